@@ -1,0 +1,5 @@
+//! kseek: a Kafka client for reading by time, written from the wire protocol up.
+//!
+//! The wire format lives in [`kseek_protocol`], re-exported here as [`protocol`].
+
+pub use kseek_protocol as protocol;
