@@ -20,7 +20,9 @@ pub mod error_code;
 pub mod frame;
 pub mod header;
 pub mod messages;
+pub mod negotiate;
 pub mod primitives;
+pub mod records;
 
 pub use api_key::ApiKey;
 pub use error::{Error, Result};

@@ -8,6 +8,14 @@
 
 use bytes::{Bytes, BytesMut};
 
+pub mod api_versions;
+pub mod fetch;
+pub mod find_coordinator;
+pub mod list_offsets;
+pub mod metadata;
+pub mod offset_commit;
+pub mod offset_fetch;
+
 use crate::api_key::ApiKey;
 use crate::error::{Error, Result};
 use crate::header::{RequestHeader, ResponseHeader};
