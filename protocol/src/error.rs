@@ -116,6 +116,15 @@ pub enum Error {
         /// Our highest version.
         ours_max: i16,
     },
+    /// The broker answered with a top-level error where a result was needed (for example an
+    /// ApiVersions response carrying an error, handed to [`crate::negotiate::negotiate`]).
+    #[error("{api} failed: broker returned {error_code}")]
+    BrokerError {
+        /// The API whose response carried the error.
+        api: &'static str,
+        /// The broker's error code.
+        error_code: crate::error_code::ErrorCode,
+    },
     /// The broker does not support an API at all.
     #[error("the broker does not support {api}")]
     ApiNotSupported {
