@@ -1,1 +1,1051 @@
-//! Placeholder: being written.
+//! ListOffsets (API key 2), versions 1–11: the offset of a partition at a timestamp, or at one
+//! of the special positions (latest, earliest, max timestamp, earliest local, latest tiered,
+//! earliest pending upload).
+//!
+//! The special timestamps are sent only to brokers that know them: [`min_version_for_timestamp`]
+//! and [`ListOffsetsRequest::min_version`] give the lowest version that can carry a request, so
+//! a client can refuse to ask an older broker instead of getting a wrong answer.
+//!
+//! # References
+//! <https://kafka.apache.org/protocol#The_Messages_ListOffsets>, `ListOffsetsRequest.json` and
+//! `ListOffsetsResponse.json` (Kafka 4.2.1), KIP-734 (max timestamp), KIP-405 (earliest local),
+//! KIP-1005 (latest tiered), KIP-1075 (timeout), KIP-1023 (earliest pending upload).
+
+use bytes::{BufMut, Bytes, BytesMut};
+
+use crate::api_key::ApiKey;
+use crate::error::{Error, Result};
+use crate::messages::{Message, Request, VersionRange};
+use crate::primitives::{
+    get_array, get_i16, get_i32, get_i64, get_i8, get_string, get_unknown_tagged_fields, put_array,
+    put_string, put_unknown_tagged_fields, UnknownTaggedFields,
+};
+
+/// The offset of the next record to be written (the high watermark, or the last stable offset
+/// under read-committed). Any version.
+pub const LATEST: i64 = -1;
+/// The log start offset. Any version.
+pub const EARLIEST: i64 = -2;
+/// The offset of the record with the largest timestamp (KIP-734). ListOffsets v7+.
+pub const MAX_TIMESTAMP: i64 = -3;
+/// The start offset of the broker's local log, after tiered segments (KIP-405). ListOffsets v8+.
+pub const EARLIEST_LOCAL: i64 = -4;
+/// The highest offset copied to tiered storage (KIP-1005). ListOffsets v9+.
+pub const LATEST_TIERED: i64 = -5;
+/// The first offset not yet copied to tiered storage (KIP-1023). ListOffsets v11+.
+pub const EARLIEST_PENDING_UPLOAD: i64 = -6;
+
+/// The `ReplicaId` a consumer (not a follower broker) sends.
+pub const CONSUMER_REPLICA_ID: i32 = -1;
+
+/// The lowest ListOffsets version that can carry `timestamp` in a partition's `Timestamp`.
+///
+/// A real timestamp (zero or more milliseconds since the epoch), [`LATEST`] and [`EARLIEST`]
+/// need v1; [`MAX_TIMESTAMP`] v7, [`EARLIEST_LOCAL`] v8, [`LATEST_TIERED`] v9 and
+/// [`EARLIEST_PENDING_UPLOAD`] v11. `None` for a negative value that no version defines.
+///
+/// # References
+/// READING-BY-TIME.md point 8; Kafka's `ListOffsetsRequest.Builder.forConsumer`.
+pub const fn min_version_for_timestamp(timestamp: i64) -> Option<i16> {
+    match timestamp {
+        0.. | LATEST | EARLIEST => Some(1),
+        MAX_TIMESTAMP => Some(7),
+        EARLIEST_LOCAL => Some(8),
+        LATEST_TIERED => Some(9),
+        EARLIEST_PENDING_UPLOAD => Some(11),
+        _ => None,
+    }
+}
+
+/// The transaction isolation of a read: an open newtype over the wire's `int8`, so a value this
+/// crate doesn't name still survives decoding.
+///
+/// # References
+/// KIP-98; the `IsolationLevel` field of ListOffsets (v2+) and Fetch (v4+).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct IsolationLevel(pub i8);
+
+impl IsolationLevel {
+    /// All records are visible, including those of open and aborted transactions.
+    pub const READ_UNCOMMITTED: IsolationLevel = IsolationLevel(0);
+    /// Only non-transactional and committed transactional records are visible; reads stop at
+    /// the last stable offset.
+    pub const READ_COMMITTED: IsolationLevel = IsolationLevel(1);
+}
+
+/// Fails with [`Error::FieldNotInVersion`] when a non-ignorable field absent from `version`
+/// holds something other than its default.
+fn absent<T: PartialEq>(value: &T, default: &T, what: &'static str, version: i16) -> Result<()> {
+    if value == default {
+        Ok(())
+    } else {
+        Err(Error::FieldNotInVersion { what, version })
+    }
+}
+
+/// Minimum encoded size of a string (its length prefix).
+const fn min_string(flexible: bool) -> usize {
+    if flexible {
+        1
+    } else {
+        2
+    }
+}
+
+/// Minimum encoded size of an array (its length prefix) or, in flexible versions, of an
+/// empty tagged section.
+const fn min_array(flexible: bool) -> usize {
+    if flexible {
+        1
+    } else {
+        4
+    }
+}
+
+/// Size of an empty tagged section: one byte in flexible versions, nothing otherwise.
+const fn min_tags(flexible: bool) -> usize {
+    if flexible {
+        1
+    } else {
+        0
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request
+// ---------------------------------------------------------------------------------------------
+
+/// A ListOffsets request: for each partition, the offset at a timestamp.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ListOffsetsRequest {
+    /// The broker ID of the requester, or [`CONSUMER_REPLICA_ID`] (-1) for a normal consumer.
+    /// The schema default is 0, which a consumer must not send.
+    pub replica_id: i32,
+    /// The visibility of transactional records (v2+; not ignorable, so read-committed cannot
+    /// be sent in v1).
+    pub isolation_level: IsolationLevel,
+    /// Each topic in the request.
+    pub topics: Vec<ListOffsetsTopic>,
+    /// How long the broker may wait for remote (tiered) storage, in milliseconds (v10+,
+    /// ignorable).
+    pub timeout_ms: i32,
+    /// Tagged fields this crate doesn't know (v6+).
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+/// One topic of a [`ListOffsetsRequest`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ListOffsetsTopic {
+    /// The topic name.
+    pub name: String,
+    /// Each partition in the request.
+    pub partitions: Vec<ListOffsetsPartition>,
+    /// Tagged fields this crate doesn't know (v6+).
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+/// One partition of a [`ListOffsetsTopic`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListOffsetsPartition {
+    /// The partition index.
+    pub partition_index: i32,
+    /// The leader epoch the client knows, for fencing (v4+, ignorable); -1 for none.
+    pub current_leader_epoch: i32,
+    /// The target: a millisecond timestamp or one of the special values ([`LATEST`],
+    /// [`EARLIEST`], ...; see [`min_version_for_timestamp`]).
+    pub timestamp: i64,
+    /// Tagged fields this crate doesn't know (v6+).
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+impl Default for ListOffsetsPartition {
+    fn default() -> Self {
+        ListOffsetsPartition {
+            partition_index: 0,
+            current_leader_epoch: -1,
+            timestamp: 0,
+            unknown_tagged_fields: UnknownTaggedFields::default(),
+        }
+    }
+}
+
+impl ListOffsetsRequest {
+    /// The lowest version that can carry this request: the highest
+    /// [`min_version_for_timestamp`] over its partitions, and v2 for read-committed.
+    /// `None` if a partition's timestamp is a negative value no version defines.
+    pub fn min_version(&self) -> Option<i16> {
+        let mut min = if self.isolation_level == IsolationLevel::default() {
+            1
+        } else {
+            2
+        };
+        for partition in self.topics.iter().flat_map(|t| &t.partitions) {
+            min = min.max(min_version_for_timestamp(partition.timestamp)?);
+        }
+        Some(min)
+    }
+}
+
+impl Message for ListOffsetsRequest {
+    const API_KEY: ApiKey = ApiKey::LIST_OFFSETS;
+    const VERSIONS: VersionRange = VersionRange { min: 1, max: 11 };
+    const FIRST_FLEXIBLE_VERSION: i16 = 6;
+    const NAME: &'static str = "ListOffsetsRequest";
+
+    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
+        Self::check_version(version)?;
+        let flexible = Self::is_flexible(version);
+        buf.put_i32(self.replica_id);
+        if version >= 2 {
+            buf.put_i8(self.isolation_level.0);
+        } else {
+            absent(
+                &self.isolation_level,
+                &IsolationLevel::default(),
+                "ListOffsetsRequest.isolation_level",
+                version,
+            )?;
+        }
+        put_array(
+            buf,
+            &self.topics,
+            flexible,
+            "ListOffsetsRequest.topics",
+            |b, t| t.encode(b, version, flexible),
+        )?;
+        if version >= 10 {
+            buf.put_i32(self.timeout_ms);
+        }
+        if flexible {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
+        Self::check_version(version)?;
+        let flexible = Self::is_flexible(version);
+        let replica_id = get_i32(buf, "ListOffsetsRequest.replica_id")?;
+        let isolation_level = if version >= 2 {
+            IsolationLevel(get_i8(buf, "ListOffsetsRequest.isolation_level")?)
+        } else {
+            IsolationLevel::default()
+        };
+        let topics = get_array(
+            buf,
+            flexible,
+            ListOffsetsTopic::min_size(flexible),
+            "ListOffsetsRequest.topics",
+            |b| ListOffsetsTopic::decode(b, version, flexible),
+        )?;
+        let timeout_ms = if version >= 10 {
+            get_i32(buf, "ListOffsetsRequest.timeout_ms")?
+        } else {
+            0
+        };
+        let unknown_tagged_fields = if flexible {
+            get_unknown_tagged_fields(buf, "ListOffsetsRequest")?
+        } else {
+            UnknownTaggedFields::default()
+        };
+        Ok(ListOffsetsRequest {
+            replica_id,
+            isolation_level,
+            topics,
+            timeout_ms,
+            unknown_tagged_fields,
+        })
+    }
+}
+
+impl Request for ListOffsetsRequest {
+    type Response = ListOffsetsResponse;
+}
+
+impl ListOffsetsTopic {
+    const fn min_size(flexible: bool) -> usize {
+        min_string(flexible) + min_array(flexible) + min_tags(flexible)
+    }
+
+    fn encode(&self, buf: &mut BytesMut, version: i16, flexible: bool) -> Result<()> {
+        put_string(buf, &self.name, flexible, "ListOffsetsRequest.topics.name")?;
+        put_array(
+            buf,
+            &self.partitions,
+            flexible,
+            "ListOffsetsRequest.topics.partitions",
+            |b, p| {
+                p.encode(b, version, flexible);
+                Ok(())
+            },
+        )?;
+        if flexible {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode(buf: &mut Bytes, version: i16, flexible: bool) -> Result<Self> {
+        let name = get_string(buf, flexible, "ListOffsetsRequest.topics.name")?;
+        let partitions = get_array(
+            buf,
+            flexible,
+            ListOffsetsPartition::min_size(version, flexible),
+            "ListOffsetsRequest.topics.partitions",
+            |b| ListOffsetsPartition::decode(b, version, flexible),
+        )?;
+        let unknown_tagged_fields = if flexible {
+            get_unknown_tagged_fields(buf, "ListOffsetsRequest.topics")?
+        } else {
+            UnknownTaggedFields::default()
+        };
+        Ok(ListOffsetsTopic {
+            name,
+            partitions,
+            unknown_tagged_fields,
+        })
+    }
+}
+
+impl ListOffsetsPartition {
+    const fn min_size(version: i16, flexible: bool) -> usize {
+        4 + if version >= 4 { 4 } else { 0 } + 8 + min_tags(flexible)
+    }
+
+    fn encode(&self, buf: &mut BytesMut, version: i16, flexible: bool) {
+        buf.put_i32(self.partition_index);
+        // CurrentLeaderEpoch is ignorable: dropped before v4.
+        if version >= 4 {
+            buf.put_i32(self.current_leader_epoch);
+        }
+        buf.put_i64(self.timestamp);
+        if flexible {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+    }
+
+    fn decode(buf: &mut Bytes, version: i16, flexible: bool) -> Result<Self> {
+        let partition_index = get_i32(buf, "ListOffsetsRequest.partitions.partition_index")?;
+        let current_leader_epoch = if version >= 4 {
+            get_i32(buf, "ListOffsetsRequest.partitions.current_leader_epoch")?
+        } else {
+            -1
+        };
+        let timestamp = get_i64(buf, "ListOffsetsRequest.partitions.timestamp")?;
+        let unknown_tagged_fields = if flexible {
+            get_unknown_tagged_fields(buf, "ListOffsetsRequest.partitions")?
+        } else {
+            UnknownTaggedFields::default()
+        };
+        Ok(ListOffsetsPartition {
+            partition_index,
+            current_leader_epoch,
+            timestamp,
+            unknown_tagged_fields,
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Response
+// ---------------------------------------------------------------------------------------------
+
+/// A ListOffsets response: for each partition, the offset found and its timestamp.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ListOffsetsResponse {
+    /// How long the request was throttled for a quota, in milliseconds (v2+, ignorable).
+    pub throttle_time_ms: i32,
+    /// Each topic in the response.
+    pub topics: Vec<ListOffsetsTopicResponse>,
+    /// Tagged fields this crate doesn't know (v6+).
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+/// One topic of a [`ListOffsetsResponse`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ListOffsetsTopicResponse {
+    /// The topic name.
+    pub name: String,
+    /// Each partition in the response.
+    pub partitions: Vec<ListOffsetsPartitionResponse>,
+    /// Tagged fields this crate doesn't know (v6+).
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+/// One partition of a [`ListOffsetsTopicResponse`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListOffsetsPartitionResponse {
+    /// The partition index.
+    pub partition_index: i32,
+    /// The partition's error code (see [`crate::ErrorCode`]), or 0.
+    pub error_code: i16,
+    /// The timestamp of the record at the returned offset, or -1.
+    pub timestamp: i64,
+    /// The returned offset, or -1 when there is none (e.g. no record at or after the
+    /// timestamp).
+    pub offset: i64,
+    /// The leader epoch of the returned offset (v4+, not ignorable), or -1.
+    pub leader_epoch: i32,
+    /// Tagged fields this crate doesn't know (v6+).
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+impl Default for ListOffsetsPartitionResponse {
+    fn default() -> Self {
+        ListOffsetsPartitionResponse {
+            partition_index: 0,
+            error_code: 0,
+            timestamp: -1,
+            offset: -1,
+            leader_epoch: -1,
+            unknown_tagged_fields: UnknownTaggedFields::default(),
+        }
+    }
+}
+
+impl Message for ListOffsetsResponse {
+    const API_KEY: ApiKey = ApiKey::LIST_OFFSETS;
+    const VERSIONS: VersionRange = VersionRange { min: 1, max: 11 };
+    const FIRST_FLEXIBLE_VERSION: i16 = 6;
+    const NAME: &'static str = "ListOffsetsResponse";
+
+    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
+        Self::check_version(version)?;
+        let flexible = Self::is_flexible(version);
+        if version >= 2 {
+            buf.put_i32(self.throttle_time_ms);
+        }
+        put_array(
+            buf,
+            &self.topics,
+            flexible,
+            "ListOffsetsResponse.topics",
+            |b, t| t.encode(b, version, flexible),
+        )?;
+        if flexible {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
+        Self::check_version(version)?;
+        let flexible = Self::is_flexible(version);
+        let throttle_time_ms = if version >= 2 {
+            get_i32(buf, "ListOffsetsResponse.throttle_time_ms")?
+        } else {
+            0
+        };
+        let topics = get_array(
+            buf,
+            flexible,
+            ListOffsetsTopicResponse::min_size(flexible),
+            "ListOffsetsResponse.topics",
+            |b| ListOffsetsTopicResponse::decode(b, version, flexible),
+        )?;
+        let unknown_tagged_fields = if flexible {
+            get_unknown_tagged_fields(buf, "ListOffsetsResponse")?
+        } else {
+            UnknownTaggedFields::default()
+        };
+        Ok(ListOffsetsResponse {
+            throttle_time_ms,
+            topics,
+            unknown_tagged_fields,
+        })
+    }
+}
+
+impl ListOffsetsTopicResponse {
+    const fn min_size(flexible: bool) -> usize {
+        min_string(flexible) + min_array(flexible) + min_tags(flexible)
+    }
+
+    fn encode(&self, buf: &mut BytesMut, version: i16, flexible: bool) -> Result<()> {
+        put_string(buf, &self.name, flexible, "ListOffsetsResponse.topics.name")?;
+        put_array(
+            buf,
+            &self.partitions,
+            flexible,
+            "ListOffsetsResponse.topics.partitions",
+            |b, p| p.encode(b, version, flexible),
+        )?;
+        if flexible {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode(buf: &mut Bytes, version: i16, flexible: bool) -> Result<Self> {
+        let name = get_string(buf, flexible, "ListOffsetsResponse.topics.name")?;
+        let partitions = get_array(
+            buf,
+            flexible,
+            ListOffsetsPartitionResponse::min_size(version, flexible),
+            "ListOffsetsResponse.topics.partitions",
+            |b| ListOffsetsPartitionResponse::decode(b, version, flexible),
+        )?;
+        let unknown_tagged_fields = if flexible {
+            get_unknown_tagged_fields(buf, "ListOffsetsResponse.topics")?
+        } else {
+            UnknownTaggedFields::default()
+        };
+        Ok(ListOffsetsTopicResponse {
+            name,
+            partitions,
+            unknown_tagged_fields,
+        })
+    }
+}
+
+impl ListOffsetsPartitionResponse {
+    const fn min_size(version: i16, flexible: bool) -> usize {
+        4 + 2 + 8 + 8 + if version >= 4 { 4 } else { 0 } + min_tags(flexible)
+    }
+
+    fn encode(&self, buf: &mut BytesMut, version: i16, flexible: bool) -> Result<()> {
+        buf.put_i32(self.partition_index);
+        buf.put_i16(self.error_code);
+        buf.put_i64(self.timestamp);
+        buf.put_i64(self.offset);
+        if version >= 4 {
+            buf.put_i32(self.leader_epoch);
+        } else {
+            absent(
+                &self.leader_epoch,
+                &-1,
+                "ListOffsetsResponse.partitions.leader_epoch",
+                version,
+            )?;
+        }
+        if flexible {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode(buf: &mut Bytes, version: i16, flexible: bool) -> Result<Self> {
+        let partition_index = get_i32(buf, "ListOffsetsResponse.partitions.partition_index")?;
+        let error_code = get_i16(buf, "ListOffsetsResponse.partitions.error_code")?;
+        let timestamp = get_i64(buf, "ListOffsetsResponse.partitions.timestamp")?;
+        let offset = get_i64(buf, "ListOffsetsResponse.partitions.offset")?;
+        let leader_epoch = if version >= 4 {
+            get_i32(buf, "ListOffsetsResponse.partitions.leader_epoch")?
+        } else {
+            -1
+        };
+        let unknown_tagged_fields = if flexible {
+            get_unknown_tagged_fields(buf, "ListOffsetsResponse.partitions")?
+        } else {
+            UnknownTaggedFields::default()
+        };
+        Ok(ListOffsetsPartitionResponse {
+            partition_index,
+            error_code,
+            timestamp,
+            offset,
+            leader_epoch,
+            unknown_tagged_fields,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::messages::decode_exact;
+    use crate::primitives::RawTaggedField;
+    use proptest::prelude::*;
+
+    // --- helpers ------------------------------------------------------------------------------
+
+    fn encode<M: Message>(m: &M, version: i16) -> Vec<u8> {
+        let mut buf = BytesMut::new();
+        m.encode(&mut buf, version).unwrap();
+        buf.to_vec()
+    }
+
+    /// Asserts that `bytes` decodes to `value` at `version` and that `value` encodes to `bytes`.
+    fn assert_wire<M: Message + PartialEq + core::fmt::Debug>(
+        value: &M,
+        version: i16,
+        bytes: &[u8],
+    ) {
+        let decoded: M = decode_exact(Bytes::copy_from_slice(bytes), version).unwrap();
+        assert_eq!(&decoded, value);
+        assert_eq!(encode(value, version), bytes);
+    }
+
+    /// Every strict prefix fails; one trailing byte is `TrailingBytes`.
+    fn assert_prefixes_fail<M: Message + core::fmt::Debug>(bytes: &[u8], version: i16) {
+        for end in 0..bytes.len() {
+            let r = decode_exact::<M>(Bytes::copy_from_slice(&bytes[..end]), version);
+            assert!(r.is_err(), "prefix of {end} bytes decoded: {r:?}");
+        }
+        let mut longer = bytes.to_vec();
+        longer.push(0);
+        assert!(matches!(
+            decode_exact::<M>(Bytes::from(longer), version),
+            Err(Error::TrailingBytes { count: 1, .. })
+        ));
+    }
+
+    fn arb_unknown_tags(flexible: bool) -> BoxedStrategy<UnknownTaggedFields> {
+        if !flexible {
+            return Just(UnknownTaggedFields::default()).boxed();
+        }
+        proptest::collection::btree_map(
+            0u32..300,
+            proptest::collection::vec(any::<u8>(), 0..6),
+            0..3,
+        )
+        .prop_map(|m| {
+            UnknownTaggedFields(
+                m.into_iter()
+                    .map(|(tag, data)| RawTaggedField {
+                        tag,
+                        data: Bytes::from(data),
+                    })
+                    .collect(),
+            )
+        })
+        .boxed()
+    }
+
+    fn flexible(version: i16) -> bool {
+        version >= 6
+    }
+
+    fn arb_request(version: i16) -> impl Strategy<Value = ListOffsetsRequest> {
+        let flex = flexible(version);
+        let partition = (
+            any::<i32>(),
+            any::<i32>(),
+            any::<i64>(),
+            arb_unknown_tags(flex),
+        )
+            .prop_map(move |(partition_index, epoch, timestamp, tags)| {
+                ListOffsetsPartition {
+                    partition_index,
+                    current_leader_epoch: if version >= 4 { epoch } else { -1 },
+                    timestamp,
+                    unknown_tagged_fields: tags,
+                }
+            });
+        let topic = (
+            ".{0,12}",
+            proptest::collection::vec(partition, 0..4),
+            arb_unknown_tags(flex),
+        )
+            .prop_map(|(name, partitions, tags)| ListOffsetsTopic {
+                name,
+                partitions,
+                unknown_tagged_fields: tags,
+            });
+        (
+            any::<i32>(),
+            any::<i8>(),
+            proptest::collection::vec(topic, 0..4),
+            any::<i32>(),
+            arb_unknown_tags(flex),
+        )
+            .prop_map(move |(replica_id, isolation, topics, timeout_ms, tags)| {
+                ListOffsetsRequest {
+                    replica_id,
+                    isolation_level: IsolationLevel(if version >= 2 { isolation } else { 0 }),
+                    topics,
+                    timeout_ms: if version >= 10 { timeout_ms } else { 0 },
+                    unknown_tagged_fields: tags,
+                }
+            })
+    }
+
+    fn arb_response(version: i16) -> impl Strategy<Value = ListOffsetsResponse> {
+        let flex = flexible(version);
+        let partition = (
+            any::<i32>(),
+            any::<i16>(),
+            any::<i64>(),
+            any::<i64>(),
+            any::<i32>(),
+            arb_unknown_tags(flex),
+        )
+            .prop_map(
+                move |(partition_index, error_code, timestamp, offset, epoch, tags)| {
+                    ListOffsetsPartitionResponse {
+                        partition_index,
+                        error_code,
+                        timestamp,
+                        offset,
+                        leader_epoch: if version >= 4 { epoch } else { -1 },
+                        unknown_tagged_fields: tags,
+                    }
+                },
+            );
+        let topic = (
+            ".{0,12}",
+            proptest::collection::vec(partition, 0..4),
+            arb_unknown_tags(flex),
+        )
+            .prop_map(|(name, partitions, tags)| ListOffsetsTopicResponse {
+                name,
+                partitions,
+                unknown_tagged_fields: tags,
+            });
+        (
+            any::<i32>(),
+            proptest::collection::vec(topic, 0..4),
+            arb_unknown_tags(flex),
+        )
+            .prop_map(move |(throttle, topics, tags)| ListOffsetsResponse {
+                throttle_time_ms: if version >= 2 { throttle } else { 0 },
+                topics,
+                unknown_tagged_fields: tags,
+            })
+    }
+
+    fn check_round_trip<M: Message + PartialEq + core::fmt::Debug>(
+        value: &M,
+        version: i16,
+    ) -> core::result::Result<(), TestCaseError> {
+        let bytes = encode(value, version);
+        let decoded: M = decode_exact(Bytes::from(bytes.clone()), version)
+            .map_err(|e| TestCaseError::fail(format!("{e}")))?;
+        prop_assert_eq!(&decoded, value);
+        prop_assert_eq!(encode(&decoded, version), bytes);
+        Ok(())
+    }
+
+    /// Runs `check_round_trip` on 256 generated values at each version in `versions`, so every
+    /// version is covered, not just those a random pick happens to hit.
+    fn round_trip_every_version<M, S>(
+        versions: core::ops::RangeInclusive<i16>,
+        strategy: impl Fn(i16) -> S,
+    ) where
+        M: Message + PartialEq + core::fmt::Debug,
+        S: Strategy<Value = M>,
+    {
+        for version in versions {
+            let mut runner = proptest::test_runner::TestRunner::default();
+            let result = runner.run(&strategy(version), |value| {
+                check_round_trip(&value, version)
+            });
+            if let Err(e) = result {
+                panic!("version {version}: {e}");
+            }
+        }
+    }
+
+    // --- 1. round trips at every version --------------------------------------------------------
+
+    #[test]
+    fn request_round_trips_at_every_version() {
+        round_trip_every_version(1..=11, arb_request);
+    }
+
+    #[test]
+    fn response_round_trips_at_every_version() {
+        round_trip_every_version(1..=11, arb_response);
+    }
+
+    proptest! {
+        // --- 6. arbitrary bytes never panic -------------------------------------------------
+
+        #[test]
+        fn decoding_arbitrary_bytes_never_panics(
+            data in proptest::collection::vec(any::<u8>(), 0..128),
+            version in 1i16..=11,
+        ) {
+            let _ = decode_exact::<ListOffsetsRequest>(Bytes::from(data.clone()), version);
+            let _ = decode_exact::<ListOffsetsResponse>(Bytes::from(data), version);
+        }
+    }
+
+    // --- 2. hand-derived byte vectors ----------------------------------------------------------
+
+    /// v1, classic: replica -1, topic "t", partition 0 at EARLIEST.
+    const REQUEST_V1: &[u8] = &[
+        0xff, 0xff, 0xff, 0xff, // replica_id -1
+        0x00, 0x00, 0x00, 0x01, // topics: 1
+        0x00, 0x01, b't', // name "t"
+        0x00, 0x00, 0x00, 0x01, // partitions: 1
+        0x00, 0x00, 0x00, 0x00, // partition_index 0
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe, // timestamp -2
+    ];
+
+    fn request_v1() -> ListOffsetsRequest {
+        ListOffsetsRequest {
+            replica_id: CONSUMER_REPLICA_ID,
+            topics: vec![ListOffsetsTopic {
+                name: "t".into(),
+                partitions: vec![ListOffsetsPartition {
+                    partition_index: 0,
+                    timestamp: EARLIEST,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    /// v10, flexible: read-committed, partition 3 at epoch 5 for MAX_TIMESTAMP, timeout 1000,
+    /// and an unknown tag 5 of two bytes in the body's tagged section.
+    const REQUEST_V10: &[u8] = &[
+        0xff, 0xff, 0xff, 0xff, // replica_id -1
+        0x01, // isolation_level READ_COMMITTED
+        0x02, // topics: compact 1
+        0x02, b't', // name "t"
+        0x02, // partitions: compact 1
+        0x00, 0x00, 0x00, 0x03, // partition_index 3
+        0x00, 0x00, 0x00, 0x05, // current_leader_epoch 5
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfd, // timestamp -3
+        0x00, // partition tags
+        0x00, // topic tags
+        0x00, 0x00, 0x03, 0xe8, // timeout_ms 1000
+        0x01, 0x05, 0x02, 0xab, 0xcd, // body tags: {5: ab cd}
+    ];
+
+    fn request_v10() -> ListOffsetsRequest {
+        ListOffsetsRequest {
+            replica_id: -1,
+            isolation_level: IsolationLevel::READ_COMMITTED,
+            topics: vec![ListOffsetsTopic {
+                name: "t".into(),
+                partitions: vec![ListOffsetsPartition {
+                    partition_index: 3,
+                    current_leader_epoch: 5,
+                    timestamp: MAX_TIMESTAMP,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            timeout_ms: 1000,
+            unknown_tagged_fields: UnknownTaggedFields(vec![RawTaggedField {
+                tag: 5,
+                data: Bytes::from_static(&[0xab, 0xcd]),
+            }]),
+        }
+    }
+
+    /// v2, classic: throttle 7, topic "ab", partition 1 with error 0 at offset 42, ts 1000.
+    const RESPONSE_V2: &[u8] = &[
+        0x00, 0x00, 0x00, 0x07, // throttle_time_ms 7
+        0x00, 0x00, 0x00, 0x01, // topics: 1
+        0x00, 0x02, b'a', b'b', // name "ab"
+        0x00, 0x00, 0x00, 0x01, // partitions: 1
+        0x00, 0x00, 0x00, 0x01, // partition_index 1
+        0x00, 0x00, // error_code 0
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xe8, // timestamp 1000
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x2a, // offset 42
+    ];
+
+    fn response_v2() -> ListOffsetsResponse {
+        ListOffsetsResponse {
+            throttle_time_ms: 7,
+            topics: vec![ListOffsetsTopicResponse {
+                name: "ab".into(),
+                partitions: vec![ListOffsetsPartitionResponse {
+                    partition_index: 1,
+                    error_code: 0,
+                    timestamp: 1000,
+                    offset: 42,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    /// v8, flexible: no throttle, topic "t" partition 0 with OFFSET_NOT_AVAILABLE (78), no
+    /// offset, leader epoch 9; an unknown tag 0 (one byte) on the partition.
+    const RESPONSE_V8: &[u8] = &[
+        0x00, 0x00, 0x00, 0x00, // throttle_time_ms 0
+        0x02, // topics: compact 1
+        0x02, b't', // name "t"
+        0x02, // partitions: compact 1
+        0x00, 0x00, 0x00, 0x00, // partition_index 0
+        0x00, 0x4e, // error_code 78
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, // timestamp -1
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, // offset -1
+        0x00, 0x00, 0x00, 0x09, // leader_epoch 9
+        0x01, 0x00, 0x01, 0x7f, // partition tags: {0: 7f}
+        0x00, // topic tags
+        0x00, // body tags
+    ];
+
+    fn response_v8() -> ListOffsetsResponse {
+        ListOffsetsResponse {
+            throttle_time_ms: 0,
+            topics: vec![ListOffsetsTopicResponse {
+                name: "t".into(),
+                partitions: vec![ListOffsetsPartitionResponse {
+                    partition_index: 0,
+                    error_code: 78,
+                    timestamp: -1,
+                    offset: -1,
+                    leader_epoch: 9,
+                    unknown_tagged_fields: UnknownTaggedFields(vec![RawTaggedField {
+                        tag: 0,
+                        data: Bytes::from_static(&[0x7f]),
+                    }]),
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn request_v1_matches_hand_written_bytes() {
+        assert_wire(&request_v1(), 1, REQUEST_V1);
+    }
+
+    #[test]
+    fn request_v10_matches_hand_written_bytes() {
+        assert_wire(&request_v10(), 10, REQUEST_V10);
+    }
+
+    #[test]
+    fn response_v2_matches_hand_written_bytes() {
+        assert_wire(&response_v2(), 2, RESPONSE_V2);
+    }
+
+    #[test]
+    fn response_v8_matches_hand_written_bytes() {
+        assert_wire(&response_v8(), 8, RESPONSE_V8);
+    }
+
+    // --- 3. prefixes and trailing bytes --------------------------------------------------------
+
+    #[test]
+    fn truncations_and_trailing_bytes_fail() {
+        assert_prefixes_fail::<ListOffsetsRequest>(REQUEST_V1, 1);
+        assert_prefixes_fail::<ListOffsetsRequest>(REQUEST_V10, 10);
+        assert_prefixes_fail::<ListOffsetsResponse>(RESPONSE_V2, 2);
+        assert_prefixes_fail::<ListOffsetsResponse>(RESPONSE_V8, 8);
+    }
+
+    // --- 4. length bombs -----------------------------------------------------------------------
+
+    #[test]
+    fn length_bombs_fail_at_once() {
+        // Request v1: topics count 0x7fffffff.
+        let bomb = [0xff, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0, 0];
+        assert!(matches!(
+            decode_exact::<ListOffsetsRequest>(Bytes::copy_from_slice(&bomb), 1),
+            Err(Error::InvalidLength { .. })
+        ));
+        // Request v6: compact topics count 0xffffffff.
+        let bomb = [0xff, 0xff, 0xff, 0xff, 0x00, 0xff, 0xff, 0xff, 0xff, 0x0f];
+        assert!(matches!(
+            decode_exact::<ListOffsetsRequest>(Bytes::copy_from_slice(&bomb), 6),
+            Err(Error::InvalidLength { .. })
+        ));
+        // Request v1: topic name length 0x7fff.
+        let bomb = [
+            0xff, 0xff, 0xff, 0xff, 0, 0, 0, 1, 0x7f, 0xff, 0, 0, 0, 0, 0, 0,
+        ];
+        assert!(matches!(
+            decode_exact::<ListOffsetsRequest>(Bytes::copy_from_slice(&bomb), 1),
+            Err(Error::InvalidLength { .. })
+        ));
+        // Response v1: partitions count 0x7fffffff inside a one-topic array.
+        let bomb = [0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0];
+        assert!(matches!(
+            decode_exact::<ListOffsetsResponse>(Bytes::copy_from_slice(&bomb), 1),
+            Err(Error::InvalidLength { .. })
+        ));
+        // Response v7: compact topic name length 0xffffffff.
+        let bomb = [0, 0, 0, 0, 0x02, 0xff, 0xff, 0xff, 0xff, 0x0f];
+        assert!(matches!(
+            decode_exact::<ListOffsetsResponse>(Bytes::copy_from_slice(&bomb), 7),
+            Err(Error::InvalidLength { .. })
+        ));
+    }
+
+    // --- 5. non-ignorable fields absent from a version -----------------------------------------
+
+    #[test]
+    fn non_ignorable_fields_refuse_old_versions() {
+        let mut req = request_v1();
+        req.isolation_level = IsolationLevel::READ_COMMITTED;
+        let mut buf = BytesMut::new();
+        assert_eq!(
+            req.encode(&mut buf, 1),
+            Err(Error::FieldNotInVersion {
+                what: "ListOffsetsRequest.isolation_level",
+                version: 1
+            })
+        );
+        assert!(req.encode(&mut BytesMut::new(), 2).is_ok());
+
+        let mut resp = response_v2();
+        resp.topics[0].partitions[0].leader_epoch = 3;
+        assert_eq!(
+            resp.encode(&mut BytesMut::new(), 3),
+            Err(Error::FieldNotInVersion {
+                what: "ListOffsetsResponse.partitions.leader_epoch",
+                version: 3
+            })
+        );
+        assert!(resp.encode(&mut BytesMut::new(), 4).is_ok());
+    }
+
+    #[test]
+    fn ignorable_fields_are_dropped_in_old_versions() {
+        let mut req = request_v1();
+        req.timeout_ms = 500;
+        req.topics[0].partitions[0].current_leader_epoch = 4;
+        assert_eq!(encode(&req, 1), REQUEST_V1);
+        let mut resp = response_v2();
+        resp.throttle_time_ms = 0;
+        let v1 = encode(&resp, 1);
+        resp.throttle_time_ms = 99;
+        assert_eq!(encode(&resp, 1), v1);
+    }
+
+    #[test]
+    fn versions_outside_the_range_are_refused() {
+        for v in [0, 12] {
+            assert!(matches!(
+                request_v1().encode(&mut BytesMut::new(), v),
+                Err(Error::UnsupportedVersion { .. })
+            ));
+            assert!(matches!(
+                decode_exact::<ListOffsetsResponse>(Bytes::from_static(RESPONSE_V2), v),
+                Err(Error::UnsupportedVersion { .. })
+            ));
+        }
+    }
+
+    // --- special timestamps --------------------------------------------------------------------
+
+    #[test]
+    fn special_timestamps_need_their_versions() {
+        assert_eq!(min_version_for_timestamp(0), Some(1));
+        assert_eq!(min_version_for_timestamp(1_700_000_000_000), Some(1));
+        assert_eq!(min_version_for_timestamp(LATEST), Some(1));
+        assert_eq!(min_version_for_timestamp(EARLIEST), Some(1));
+        assert_eq!(min_version_for_timestamp(MAX_TIMESTAMP), Some(7));
+        assert_eq!(min_version_for_timestamp(EARLIEST_LOCAL), Some(8));
+        assert_eq!(min_version_for_timestamp(LATEST_TIERED), Some(9));
+        assert_eq!(min_version_for_timestamp(EARLIEST_PENDING_UPLOAD), Some(11));
+        assert_eq!(min_version_for_timestamp(-7), None);
+        assert_eq!(min_version_for_timestamp(i64::MIN), None);
+
+        let mut req = request_v1();
+        assert_eq!(req.min_version(), Some(1));
+        req.isolation_level = IsolationLevel::READ_COMMITTED;
+        assert_eq!(req.min_version(), Some(2));
+        req.topics[0].partitions.push(ListOffsetsPartition {
+            partition_index: 1,
+            timestamp: LATEST_TIERED,
+            ..Default::default()
+        });
+        assert_eq!(req.min_version(), Some(9));
+        req.topics[0].partitions[0].timestamp = -100;
+        assert_eq!(req.min_version(), None);
+    }
+}
