@@ -1,1 +1,599 @@
-//! Placeholder: being written.
+//! Version negotiation: which version of each API to speak to one broker.
+//!
+//! A connection starts with an ApiVersions request at our highest version. The broker answers
+//! with the version range of every API it knows; for each API the client then speaks the
+//! highest version both sides implement. A broker older than our ApiVersions request answers
+//! error 35 (`UNSUPPORTED_VERSION`) in a v0 body that lists its own ApiVersions range, and the
+//! client asks again at a version it knows
+//! ([`decode_api_versions_response`] returns [`ApiVersionsReply::Retry`]).
+//!
+//! # Example
+//!
+//! ```
+//! use bytes::{Bytes, BytesMut};
+//! use kseek_protocol::messages::api_versions::{
+//!     ApiVersion, ApiVersionsRequest, ApiVersionsResponse,
+//! };
+//! use kseek_protocol::messages::find_coordinator::FindCoordinatorRequest;
+//! use kseek_protocol::negotiate::{decode_api_versions_response, negotiate, ApiVersionsReply};
+//! use kseek_protocol::{ApiKey, Error, ErrorCode, Message};
+//!
+//! // A stand-in for the network: an old broker that knows ApiVersions 0..=2, Fetch 4..=12 and
+//! // FindCoordinator 0..=2. It returns the response body (after the response header).
+//! fn broker(version: i16) -> Bytes {
+//!     let api = |key: ApiKey, min_version, max_version| ApiVersion {
+//!         api_key: key.0,
+//!         min_version,
+//!         max_version,
+//!         ..Default::default()
+//!     };
+//!     let mut body = BytesMut::new();
+//!     if version > 2 {
+//!         // KIP-511: a v0 body with UNSUPPORTED_VERSION and the broker's own range.
+//!         let refusal = ApiVersionsResponse {
+//!             error_code: ErrorCode::UNSUPPORTED_VERSION.0,
+//!             api_keys: vec![api(ApiKey::API_VERSIONS, 0, 2)],
+//!             ..Default::default()
+//!         };
+//!         refusal.encode(&mut body, 0).unwrap();
+//!     } else {
+//!         let answer = ApiVersionsResponse {
+//!             api_keys: vec![
+//!                 api(ApiKey::API_VERSIONS, 0, 2),
+//!                 api(ApiKey::FETCH, 4, 12),
+//!                 api(ApiKey::FIND_COORDINATOR, 0, 2),
+//!             ],
+//!             ..Default::default()
+//!         };
+//!         answer.encode(&mut body, version).unwrap();
+//!     }
+//!     body.freeze()
+//! }
+//!
+//! # fn main() -> kseek_protocol::Result<()> {
+//! // Start at our highest ApiVersions version and step down while the broker refuses it.
+//! // Each retry is at a strictly lower version, so this loop ends.
+//! let mut version = ApiVersionsRequest::VERSIONS.max;
+//! let response = loop {
+//!     // Real code: encode_request_frame(.., version, &ApiVersionsRequest { .. }), send it,
+//!     // read the frame, decode the response header (always v0 here), then:
+//!     let body = broker(version);
+//!     match decode_api_versions_response(body, version)? {
+//!         ApiVersionsReply::Response(response) => break response,
+//!         ApiVersionsReply::Retry { version: lower } => version = lower,
+//!     }
+//! };
+//! assert_eq!(version, 2);
+//!
+//! let versions = negotiate(&response)?;
+//! assert_eq!(versions.version(ApiKey::FETCH)?, 12);
+//! assert_eq!(versions.version_for::<FindCoordinatorRequest>()?, 2);
+//! // An API the broker doesn't list is an error that names it.
+//! assert_eq!(
+//!     versions.version(ApiKey::OFFSET_COMMIT),
+//!     Err(Error::ApiNotSupported { api: "OffsetCommit" })
+//! );
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # References
+//! <https://kafka.apache.org/protocol#api_versions>, KIP-35, KIP-511; Kafka's
+//! `NetworkClient.handleApiVersionsResponse` and `ApiVersionsResponse.parse` (the v0 fallback).
+
+use bytes::Bytes;
+
+use crate::api_key::ApiKey;
+use crate::error::{Error, Result};
+use crate::error_code::ErrorCode;
+use crate::messages::api_versions::{ApiVersionsRequest, ApiVersionsResponse};
+use crate::messages::find_coordinator::FindCoordinatorRequest;
+use crate::messages::{decode_exact, Message, Request, VersionRange};
+
+/// One API kseek implements, with the versions it implements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SupportedApi {
+    /// The API.
+    pub api_key: ApiKey,
+    /// Kafka's name for it, for errors.
+    pub name: &'static str,
+    /// The versions kseek encodes and decodes.
+    pub versions: VersionRange,
+}
+
+/// The APIs kseek implements and their version ranges, in API key order.
+///
+/// ApiVersions, Metadata and FindCoordinator come from their request types' `VERSIONS`.
+/// ListOffsets, Fetch, OffsetCommit and OffsetFetch are literals: keep them in sync with
+/// `ListOffsetsRequest::VERSIONS`, `FetchRequest::VERSIONS`, `OffsetCommitRequest::VERSIONS`
+/// and `OffsetFetchRequest::VERSIONS` (a unit test compares them).
+pub const SUPPORTED_APIS: [SupportedApi; 7] = [
+    // keep in sync: FetchRequest::VERSIONS
+    SupportedApi {
+        api_key: ApiKey::FETCH,
+        name: "Fetch",
+        versions: VersionRange { min: 4, max: 18 },
+    },
+    // keep in sync: ListOffsetsRequest::VERSIONS
+    SupportedApi {
+        api_key: ApiKey::LIST_OFFSETS,
+        name: "ListOffsets",
+        versions: VersionRange { min: 1, max: 11 },
+    },
+    SupportedApi {
+        api_key: ApiKey::METADATA,
+        name: "Metadata",
+        versions: VersionRange { min: 1, max: 13 },
+    },
+    // keep in sync: OffsetCommitRequest::VERSIONS
+    SupportedApi {
+        api_key: ApiKey::OFFSET_COMMIT,
+        name: "OffsetCommit",
+        versions: VersionRange { min: 2, max: 10 },
+    },
+    // keep in sync: OffsetFetchRequest::VERSIONS
+    SupportedApi {
+        api_key: ApiKey::OFFSET_FETCH,
+        name: "OffsetFetch",
+        versions: VersionRange { min: 1, max: 10 },
+    },
+    SupportedApi {
+        api_key: ApiKey::FIND_COORDINATOR,
+        name: "FindCoordinator",
+        versions: <FindCoordinatorRequest as Message>::VERSIONS,
+    },
+    SupportedApi {
+        api_key: ApiKey::API_VERSIONS,
+        name: "ApiVersions",
+        versions: <ApiVersionsRequest as Message>::VERSIONS,
+    },
+];
+
+/// The entry of [`SUPPORTED_APIS`] for `api_key`, if kseek implements the API.
+pub fn supported_api(api_key: ApiKey) -> Option<&'static SupportedApi> {
+    SUPPORTED_APIS.iter().find(|a| a.api_key == api_key)
+}
+
+/// What [`decode_api_versions_response`] made of an ApiVersions response body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApiVersionsReply {
+    /// The broker answered (possibly with an error code other than `UNSUPPORTED_VERSION`,
+    /// which [`negotiate`] reports).
+    Response(ApiVersionsResponse),
+    /// The broker doesn't support the version we sent; send the request again at `version`,
+    /// which is always lower than the version sent.
+    Retry {
+        /// The ApiVersions version to send next.
+        version: i16,
+    },
+}
+
+/// Decodes the body of an ApiVersions response to a request sent at `sent_version`, handling
+/// the broker's refusal of that version.
+///
+/// The body is decoded at `sent_version`. If that fails, or the error code is 35
+/// (`UNSUPPORTED_VERSION`), it is decoded again as v0, the form a broker uses to refuse a
+/// version it doesn't know (KIP-511). A refusal yields [`ApiVersionsReply::Retry`] with the
+/// broker's highest ApiVersions version, capped at ours and below `sent_version` (so retrying
+/// always terminates); a refusal without the broker's range (brokers before 2.4) retries at 0.
+/// A refusal of version 0 is returned as a [`ApiVersionsReply::Response`] with its error.
+///
+/// # Errors
+/// The decoding error at `sent_version`, when the body isn't an error answer in v0 either;
+/// [`Error::NoCommonVersion`] when the broker's ApiVersions range and ours don't meet.
+///
+/// # References
+/// KIP-511; Kafka's `ApiVersionsResponse.parse` and `NetworkClient.handleApiVersionsResponse`.
+pub fn decode_api_versions_response(body: Bytes, sent_version: i16) -> Result<ApiVersionsReply> {
+    let unsupported = ErrorCode::UNSUPPORTED_VERSION.0;
+    let response = match decode_exact::<ApiVersionsResponse>(body.clone(), sent_version) {
+        Ok(r) if r.error_code != unsupported => return Ok(ApiVersionsReply::Response(r)),
+        Ok(r) if sent_version == 0 => r,
+        // A refusal decoded at the sent version: prefer the v0 reading, which is the form
+        // brokers actually send, but keep this one if the bytes aren't a v0 body.
+        Ok(r) => decode_exact::<ApiVersionsResponse>(body, 0).unwrap_or(r),
+        Err(e) if sent_version == 0 => return Err(e),
+        Err(e) => match decode_exact::<ApiVersionsResponse>(body, 0) {
+            // Only an error answer justifies the v0 reading; a "successful" v0 body that
+            // didn't decode at the version sent is malformed.
+            Ok(r) if r.error_code != 0 => r,
+            _ => return Err(e),
+        },
+    };
+    if response.error_code != unsupported || sent_version == 0 {
+        return Ok(ApiVersionsReply::Response(response));
+    }
+    let ours = ApiVersionsRequest::VERSIONS;
+    let broker = response
+        .range_of(ApiKey::API_VERSIONS)
+        .unwrap_or(VersionRange { min: 0, max: 0 });
+    let version = broker.max.min(ours.max).min(sent_version - 1);
+    if version < broker.min.max(ours.min) {
+        return Err(Error::NoCommonVersion {
+            api: "ApiVersions",
+            broker_min: broker.min,
+            broker_max: broker.max,
+            ours_min: ours.min,
+            ours_max: ours.max,
+        });
+    }
+    Ok(ApiVersionsReply::Retry { version })
+}
+
+/// Builds the version map for one broker from its ApiVersions response.
+///
+/// # Errors
+/// [`Error::BrokerError`] when the response carries an error code. APIs without a common
+/// version are not an error here; asking [`ApiVersionMap::version`] for one is.
+pub fn negotiate(response: &ApiVersionsResponse) -> Result<ApiVersionMap> {
+    if response.error_code != 0 {
+        return Err(Error::BrokerError {
+            api: "ApiVersions",
+            error_code: ErrorCode(response.error_code),
+        });
+    }
+    let mut broker: Vec<(ApiKey, VersionRange)> = Vec::with_capacity(response.api_keys.len());
+    for k in &response.api_keys {
+        // A key listed twice keeps its first range, as a lookup by key would.
+        if !broker.iter().any(|(key, _)| key.0 == k.api_key) {
+            broker.push((
+                ApiKey(k.api_key),
+                VersionRange {
+                    min: k.min_version,
+                    max: k.max_version,
+                },
+            ));
+        }
+    }
+    Ok(ApiVersionMap { broker })
+}
+
+/// The APIs one broker supports, answering "which version of API X do we speak".
+///
+/// Built by [`negotiate`]. Lookups pick the highest version both the broker and kseek
+/// implement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiVersionMap {
+    broker: Vec<(ApiKey, VersionRange)>,
+}
+
+impl ApiVersionMap {
+    /// The version of `api_key` to use: the highest version in both the broker's range and
+    /// kseek's ([`SUPPORTED_APIS`]).
+    ///
+    /// # Errors
+    /// [`Error::ApiNotSupported`] when the broker doesn't list the API, or kseek doesn't
+    /// implement it; [`Error::NoCommonVersion`] when the ranges don't meet.
+    pub fn version(&self, api_key: ApiKey) -> Result<i16> {
+        match supported_api(api_key) {
+            Some(api) => self.version_within(api_key, api.name, api.versions),
+            None => Err(Error::ApiNotSupported {
+                api: api_key.name().unwrap_or("an API unknown to kseek"),
+            }),
+        }
+    }
+
+    /// The version to use for request type `R`: the highest version in both the broker's range
+    /// and `R::VERSIONS`.
+    ///
+    /// # Errors
+    /// As [`ApiVersionMap::version`].
+    pub fn version_for<R: Request>(&self) -> Result<i16> {
+        let name = R::API_KEY.name().unwrap_or(R::NAME);
+        self.version_within(R::API_KEY, name, R::VERSIONS)
+    }
+
+    /// The highest version of `api_key` in both the broker's range and `ours`; `name` is
+    /// used in errors.
+    ///
+    /// # Errors
+    /// As [`ApiVersionMap::version`].
+    pub fn version_within(
+        &self,
+        api_key: ApiKey,
+        name: &'static str,
+        ours: VersionRange,
+    ) -> Result<i16> {
+        let broker = self
+            .broker_range(api_key)
+            .ok_or(Error::ApiNotSupported { api: name })?;
+        let highest = broker.max.min(ours.max);
+        if highest < broker.min.max(ours.min) {
+            return Err(Error::NoCommonVersion {
+                api: name,
+                broker_min: broker.min,
+                broker_max: broker.max,
+                ours_min: ours.min,
+                ours_max: ours.max,
+            });
+        }
+        Ok(highest)
+    }
+
+    /// The broker's advertised range for `api_key`, if it lists the API.
+    pub fn broker_range(&self, api_key: ApiKey) -> Option<VersionRange> {
+        self.broker
+            .iter()
+            .find(|(key, _)| *key == api_key)
+            .map(|(_, range)| *range)
+    }
+
+    /// Every API the broker listed, with its range, in the broker's order.
+    pub fn broker_ranges(&self) -> impl Iterator<Item = (ApiKey, VersionRange)> + '_ {
+        self.broker.iter().copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::messages::api_versions::ApiVersion;
+    use bytes::BytesMut;
+
+    fn api(key: ApiKey, min_version: i16, max_version: i16) -> ApiVersion {
+        ApiVersion {
+            api_key: key.0,
+            min_version,
+            max_version,
+            ..Default::default()
+        }
+    }
+
+    fn response(api_keys: Vec<ApiVersion>) -> ApiVersionsResponse {
+        ApiVersionsResponse {
+            api_keys,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn table_matches_the_brief_and_is_sorted_by_key() {
+        let expect = [
+            (ApiKey::FETCH, 4, 18),
+            (ApiKey::LIST_OFFSETS, 1, 11),
+            (ApiKey::METADATA, 1, 13),
+            (ApiKey::OFFSET_COMMIT, 2, 10),
+            (ApiKey::OFFSET_FETCH, 1, 10),
+            (ApiKey::FIND_COORDINATOR, 0, 6),
+            (ApiKey::API_VERSIONS, 0, 4),
+        ];
+        for (api, (key, min, max)) in SUPPORTED_APIS.iter().zip(expect) {
+            assert_eq!(api.api_key, key);
+            assert_eq!(api.versions, VersionRange { min, max }, "{}", api.name);
+            assert_eq!(Some(api.name), key.name());
+        }
+        assert!(SUPPORTED_APIS
+            .windows(2)
+            .all(|w| w[0].api_key < w[1].api_key));
+    }
+
+    #[test]
+    fn picks_the_highest_common_version() {
+        let map = negotiate(&response(vec![
+            api(ApiKey::FETCH, 0, 17),          // older broker: its max
+            api(ApiKey::METADATA, 0, 20),       // newer broker: our max
+            api(ApiKey::LIST_OFFSETS, 9, 11),   // same top
+            api(ApiKey::OFFSET_COMMIT, 11, 12), // only newer than ours
+            api(ApiKey::OFFSET_FETCH, 0, 0),    // only older than ours
+        ]))
+        .unwrap();
+        assert_eq!(map.version(ApiKey::FETCH), Ok(17));
+        assert_eq!(map.version(ApiKey::METADATA), Ok(13));
+        assert_eq!(map.version(ApiKey::LIST_OFFSETS), Ok(11));
+        assert_eq!(
+            map.version(ApiKey::OFFSET_COMMIT),
+            Err(Error::NoCommonVersion {
+                api: "OffsetCommit",
+                broker_min: 11,
+                broker_max: 12,
+                ours_min: 2,
+                ours_max: 10,
+            })
+        );
+        assert!(matches!(
+            map.version(ApiKey::OFFSET_FETCH),
+            Err(Error::NoCommonVersion {
+                api: "OffsetFetch",
+                ..
+            })
+        ));
+        assert_eq!(
+            map.version(ApiKey::FIND_COORDINATOR),
+            Err(Error::ApiNotSupported {
+                api: "FindCoordinator"
+            })
+        );
+        // An API kseek doesn't implement.
+        assert_eq!(
+            map.version(ApiKey::PRODUCE),
+            Err(Error::ApiNotSupported { api: "Produce" })
+        );
+        assert_eq!(
+            map.broker_range(ApiKey::FETCH),
+            Some(VersionRange { min: 0, max: 17 })
+        );
+        assert_eq!(map.broker_ranges().count(), 5);
+    }
+
+    #[test]
+    fn version_for_uses_the_request_type() {
+        let map = negotiate(&response(vec![
+            api(ApiKey::FIND_COORDINATOR, 0, 5),
+            api(ApiKey::API_VERSIONS, 0, 3),
+        ]))
+        .unwrap();
+        assert_eq!(map.version_for::<FindCoordinatorRequest>(), Ok(5));
+        assert_eq!(map.version_for::<ApiVersionsRequest>(), Ok(3));
+    }
+
+    #[test]
+    fn a_key_listed_twice_keeps_its_first_range() {
+        let map = negotiate(&response(vec![
+            api(ApiKey::FETCH, 4, 12),
+            api(ApiKey::FETCH, 4, 18),
+        ]))
+        .unwrap();
+        assert_eq!(map.version(ApiKey::FETCH), Ok(12));
+    }
+
+    #[test]
+    fn an_error_response_does_not_negotiate() {
+        let mut r = response(vec![api(ApiKey::FETCH, 4, 18)]);
+        r.error_code = 35;
+        assert_eq!(
+            negotiate(&r),
+            Err(Error::BrokerError {
+                api: "ApiVersions",
+                error_code: ErrorCode::UNSUPPORTED_VERSION,
+            })
+        );
+    }
+
+    // ---- the UNSUPPORTED_VERSION fallback, from hand-made bytes ----
+
+    /// A v0 refusal: error 35, one entry for ApiVersions with the broker's range.
+    fn refusal_v0(min: u8, max: u8) -> Bytes {
+        Bytes::from(vec![
+            0x00, 0x23, // error_code 35
+            0x00, 0x00, 0x00, 0x01, // one api key (int32 count)
+            0x00, 0x12, 0x00, min, 0x00, max, // ApiVersions (18): min..=max
+        ])
+    }
+
+    #[test]
+    fn refusal_in_v0_asks_for_a_retry_at_the_brokers_max() {
+        assert_eq!(
+            decode_api_versions_response(refusal_v0(0, 2), 4),
+            Ok(ApiVersionsReply::Retry { version: 2 })
+        );
+        assert_eq!(
+            decode_api_versions_response(refusal_v0(0, 2), 3),
+            Ok(ApiVersionsReply::Retry { version: 2 })
+        );
+    }
+
+    #[test]
+    fn retry_is_capped_at_ours_and_below_the_version_sent() {
+        // A broker claiming to know more than we do, yet refusing v3: step down to 2.
+        assert_eq!(
+            decode_api_versions_response(refusal_v0(0, 9), 3),
+            Ok(ApiVersionsReply::Retry { version: 2 })
+        );
+        // Sent v1, refused with a v0 body that doesn't even decode at v1 (no throttle time).
+        assert_eq!(
+            decode_api_versions_response(refusal_v0(0, 4), 1),
+            Ok(ApiVersionsReply::Retry { version: 0 })
+        );
+    }
+
+    #[test]
+    fn refusal_without_a_range_retries_at_zero() {
+        // Pre-2.4 brokers: error 35 and an empty array.
+        let body = Bytes::from_static(&[0x00, 0x23, 0x00, 0x00, 0x00, 0x00]);
+        assert_eq!(
+            decode_api_versions_response(body, 3),
+            Ok(ApiVersionsReply::Retry { version: 0 })
+        );
+    }
+
+    #[test]
+    fn refusal_with_a_range_above_what_we_can_send_errors() {
+        // Broker supports ApiVersions 5..=7 only (hypothetical): nothing we can send.
+        assert!(matches!(
+            decode_api_versions_response(refusal_v0(5, 7), 4),
+            Err(Error::NoCommonVersion {
+                api: "ApiVersions",
+                broker_min: 5,
+                broker_max: 7,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn refusal_of_version_zero_is_a_response_with_its_error() {
+        let reply = decode_api_versions_response(refusal_v0(0, 4), 0).unwrap();
+        let ApiVersionsReply::Response(r) = reply else {
+            panic!("expected a response, got {reply:?}");
+        };
+        assert_eq!(r.error_code, 35);
+        assert!(matches!(negotiate(&r), Err(Error::BrokerError { .. })));
+    }
+
+    #[test]
+    fn refusal_encoded_at_the_sent_version_still_retries() {
+        // A v3 body (compact array, tagged section) carrying error 35 and range 0..=2.
+        let body = Bytes::from_static(&[
+            0x00, 0x23, // error_code 35
+            0x02, // one api key (compact)
+            0x00, 0x12, 0x00, 0x00, 0x00, 0x02, 0x00, // ApiVersions 0..=2, tagged section
+            0x00, 0x00, 0x00, 0x00, // throttle
+            0x00, // tagged section
+        ]);
+        assert_eq!(
+            decode_api_versions_response(body, 3),
+            Ok(ApiVersionsReply::Retry { version: 2 })
+        );
+    }
+
+    #[test]
+    fn a_good_v3_answer_is_returned() {
+        let body = Bytes::from_static(&[
+            0x00, 0x00, // error_code
+            0x03, // two api keys
+            0x00, 0x01, 0x00, 0x04, 0x00, 0x11, 0x00, // Fetch 4..=17
+            0x00, 0x12, 0x00, 0x00, 0x00, 0x04, 0x00, // ApiVersions 0..=4
+            0x00, 0x00, 0x00, 0x00, // throttle
+            0x00, // tagged section
+        ]);
+        let reply = decode_api_versions_response(body, 3).unwrap();
+        let ApiVersionsReply::Response(r) = reply else {
+            panic!("expected a response, got {reply:?}");
+        };
+        let map = negotiate(&r).unwrap();
+        assert_eq!(map.version(ApiKey::FETCH), Ok(17));
+        assert_eq!(map.version(ApiKey::API_VERSIONS), Ok(4));
+    }
+
+    #[test]
+    fn other_errors_are_returned_as_responses() {
+        // v0-style body with a different error (e.g. 33 UNSUPPORTED_SASL_MECHANISM) after a v3
+        // request: handed back for the caller to report, as the Java client does.
+        let body = Bytes::from_static(&[0x00, 0x21, 0x00, 0x00, 0x00, 0x00]);
+        let reply = decode_api_versions_response(body, 3).unwrap();
+        assert!(matches!(reply, ApiVersionsReply::Response(ref r) if r.error_code == 33));
+    }
+
+    #[test]
+    fn garbage_is_a_decoding_error() {
+        for (body, v) in [
+            (&[][..], 3),
+            (&[0x00][..], 0),
+            (&[0x00, 0x00, 0x00, 0x00, 0x00, 0x00][..], 3), // v0 success body after a v3 request
+            (&[0x00, 0x23, 0x00][..], 3),
+        ] {
+            assert!(
+                decode_api_versions_response(Bytes::copy_from_slice(body), v).is_err(),
+                "{body:?} at v{v}"
+            );
+        }
+    }
+
+    #[test]
+    fn encoded_refusal_round_trips_through_the_fallback() {
+        // What a broker's encoder produces for every version we might send.
+        for sent in 1..=4 {
+            let refusal = ApiVersionsResponse {
+                error_code: 35,
+                api_keys: vec![api(ApiKey::API_VERSIONS, 0, sent - 1)],
+                ..Default::default()
+            };
+            let mut body = BytesMut::new();
+            refusal.encode(&mut body, 0).unwrap();
+            assert_eq!(
+                decode_api_versions_response(body.freeze(), sent),
+                Ok(ApiVersionsReply::Retry { version: sent - 1 })
+            );
+        }
+    }
+}
