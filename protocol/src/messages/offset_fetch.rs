@@ -1,1 +1,1521 @@
-//! Placeholder: being written.
+//! OffsetFetch (API key 9), versions 1–10: the offsets a consumer group has committed.
+//!
+//! Versions 1–7 ask about one group (`group_id` + `topics`, where null topics means "all",
+//! from v2); versions 8+ ask about several groups at once (`groups`), v9 adds the member id and
+//! epoch of the new consumer protocol (KIP-848), and v10 names topics by id instead of by name.
+//! The response follows the same split: `topics` + a top-level `error_code` up to v7, `groups`
+//! from v8.
+//!
+//! # References
+//! <https://kafka.apache.org/protocol#The_Messages_OffsetFetch>, `OffsetFetchRequest.json` and
+//! `OffsetFetchResponse.json` (Kafka 4.2.1), KIP-447 (require stable), KIP-709 (multiple
+//! groups), KIP-848.
+
+use bytes::{BufMut, Bytes, BytesMut};
+
+use crate::api_key::ApiKey;
+use crate::error::{Error, Result};
+use crate::messages::{Message, Request, VersionRange};
+use crate::primitives::{
+    get_array, get_bool, get_i16, get_i32, get_i64, get_nullable_array, get_nullable_string,
+    get_string, get_unknown_tagged_fields, get_uuid, put_array, put_bool, put_nullable_array,
+    put_nullable_string, put_string, put_unknown_tagged_fields, put_uuid, UnknownTaggedFields,
+    Uuid,
+};
+
+/// Fails with [`Error::FieldNotInVersion`] when a non-ignorable field absent from `version`
+/// holds something other than its default.
+fn absent<T: PartialEq>(value: &T, default: &T, what: &'static str, version: i16) -> Result<()> {
+    if value == default {
+        Ok(())
+    } else {
+        Err(Error::FieldNotInVersion { what, version })
+    }
+}
+
+/// Minimum encoded size of a string (its length prefix).
+const fn min_string(flexible: bool) -> usize {
+    if flexible {
+        1
+    } else {
+        2
+    }
+}
+
+/// Minimum encoded size of an array (its length prefix).
+const fn min_array(flexible: bool) -> usize {
+    if flexible {
+        1
+    } else {
+        4
+    }
+}
+
+/// Size of an empty tagged section: one byte in flexible versions, nothing otherwise.
+const fn min_tags(flexible: bool) -> usize {
+    if flexible {
+        1
+    } else {
+        0
+    }
+}
+
+/// Reads an array of `int32` partition indexes.
+fn get_partition_indexes(buf: &mut Bytes, flexible: bool, what: &'static str) -> Result<Vec<i32>> {
+    get_array(buf, flexible, 4, what, |b| get_i32(b, what))
+}
+
+/// Writes an array of `int32` partition indexes.
+fn put_partition_indexes(
+    buf: &mut BytesMut,
+    indexes: &[i32],
+    flexible: bool,
+    what: &'static str,
+) -> Result<()> {
+    put_array(buf, indexes, flexible, what, |b, i| {
+        b.put_i32(*i);
+        Ok(())
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request
+// ---------------------------------------------------------------------------------------------
+
+/// An OffsetFetch request: the committed offsets of one group (v1–7) or of several (v8+).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OffsetFetchRequest {
+    /// The group to fetch offsets for (v1–7; not ignorable).
+    pub group_id: String,
+    /// The topics to fetch offsets for (v1–7; not ignorable), or `None` for all topics (v2+).
+    /// Defaults to an empty list.
+    pub topics: Option<Vec<OffsetFetchRequestTopic>>,
+    /// The groups to fetch offsets for (v8+; not ignorable).
+    pub groups: Vec<OffsetFetchRequestGroup>,
+    /// Whether the broker should answer UNSTABLE_OFFSET_COMMIT for partitions with pending
+    /// transactional commits instead of returning them (v7+; not ignorable).
+    pub require_stable: bool,
+    /// Tagged fields this crate doesn't know (v6+).
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+impl Default for OffsetFetchRequest {
+    fn default() -> Self {
+        OffsetFetchRequest {
+            group_id: String::new(),
+            topics: Some(Vec::new()),
+            groups: Vec::new(),
+            require_stable: false,
+            unknown_tagged_fields: UnknownTaggedFields::default(),
+        }
+    }
+}
+
+/// One topic of a single-group [`OffsetFetchRequest`] (v1–7).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct OffsetFetchRequestTopic {
+    /// The topic name.
+    pub name: String,
+    /// The partitions to fetch offsets for.
+    pub partition_indexes: Vec<i32>,
+    /// Tagged fields this crate doesn't know (v6+).
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+/// One group of a multi-group [`OffsetFetchRequest`] (v8+).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OffsetFetchRequestGroup {
+    /// The group id.
+    pub group_id: String,
+    /// The member id, with the consumer protocol of KIP-848 (v9+, ignorable); `None` otherwise.
+    pub member_id: Option<String>,
+    /// The member epoch with the KIP-848 consumer protocol (v9+, ignorable), or -1.
+    pub member_epoch: i32,
+    /// The topics to fetch offsets for, or `None` for all topics.
+    pub topics: Option<Vec<OffsetFetchRequestTopics>>,
+    /// Tagged fields this crate doesn't know.
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+impl Default for OffsetFetchRequestGroup {
+    fn default() -> Self {
+        OffsetFetchRequestGroup {
+            group_id: String::new(),
+            member_id: None,
+            member_epoch: -1,
+            topics: Some(Vec::new()),
+            unknown_tagged_fields: UnknownTaggedFields::default(),
+        }
+    }
+}
+
+/// One topic of an [`OffsetFetchRequestGroup`] (v8+).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct OffsetFetchRequestTopics {
+    /// The topic name (v8–9, ignorable).
+    pub name: String,
+    /// The topic id (v10+, ignorable).
+    pub topic_id: Uuid,
+    /// The partitions to fetch offsets for.
+    pub partition_indexes: Vec<i32>,
+    /// Tagged fields this crate doesn't know.
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+impl Message for OffsetFetchRequest {
+    const API_KEY: ApiKey = ApiKey::OFFSET_FETCH;
+    const VERSIONS: VersionRange = VersionRange { min: 1, max: 10 };
+    const FIRST_FLEXIBLE_VERSION: i16 = 6;
+    const NAME: &'static str = "OffsetFetchRequest";
+
+    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
+        Self::check_version(version)?;
+        let flexible = Self::is_flexible(version);
+        if version <= 7 {
+            put_string(buf, &self.group_id, flexible, "OffsetFetchRequest.group_id")?;
+            if self.topics.is_none() && version < 2 {
+                return Err(Error::UnexpectedNull {
+                    what: "OffsetFetchRequest.topics",
+                    version,
+                });
+            }
+            put_nullable_array(
+                buf,
+                self.topics.as_deref(),
+                flexible,
+                "OffsetFetchRequest.topics",
+                |b, t| t.encode(b, flexible),
+            )?;
+            absent(
+                &self.groups,
+                &Vec::new(),
+                "OffsetFetchRequest.groups",
+                version,
+            )?;
+        } else {
+            absent(
+                &self.group_id,
+                &String::new(),
+                "OffsetFetchRequest.group_id",
+                version,
+            )?;
+            absent(
+                &self.topics,
+                &Some(Vec::new()),
+                "OffsetFetchRequest.topics",
+                version,
+            )?;
+            put_array(
+                buf,
+                &self.groups,
+                flexible,
+                "OffsetFetchRequest.groups",
+                |b, g| g.encode(b, version),
+            )?;
+        }
+        if version >= 7 {
+            put_bool(buf, self.require_stable);
+        } else {
+            absent(
+                &self.require_stable,
+                &false,
+                "OffsetFetchRequest.require_stable",
+                version,
+            )?;
+        }
+        if flexible {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
+        Self::check_version(version)?;
+        let flexible = Self::is_flexible(version);
+        let mut request = OffsetFetchRequest::default();
+        if version <= 7 {
+            request.group_id = get_string(buf, flexible, "OffsetFetchRequest.group_id")?;
+            request.topics = get_nullable_array(
+                buf,
+                flexible,
+                OffsetFetchRequestTopic::min_size(flexible),
+                "OffsetFetchRequest.topics",
+                |b| OffsetFetchRequestTopic::decode(b, flexible),
+            )?;
+            if request.topics.is_none() && version < 2 {
+                return Err(Error::UnexpectedNull {
+                    what: "OffsetFetchRequest.topics",
+                    version,
+                });
+            }
+        } else {
+            request.groups = get_array(
+                buf,
+                flexible,
+                OffsetFetchRequestGroup::min_size(version),
+                "OffsetFetchRequest.groups",
+                |b| OffsetFetchRequestGroup::decode(b, version),
+            )?;
+        }
+        if version >= 7 {
+            request.require_stable = get_bool(buf, "OffsetFetchRequest.require_stable")?;
+        }
+        if flexible {
+            request.unknown_tagged_fields = get_unknown_tagged_fields(buf, "OffsetFetchRequest")?;
+        }
+        Ok(request)
+    }
+}
+
+impl Request for OffsetFetchRequest {
+    type Response = OffsetFetchResponse;
+}
+
+impl OffsetFetchRequestTopic {
+    const fn min_size(flexible: bool) -> usize {
+        min_string(flexible) + min_array(flexible) + min_tags(flexible)
+    }
+
+    fn encode(&self, buf: &mut BytesMut, flexible: bool) -> Result<()> {
+        put_string(buf, &self.name, flexible, "OffsetFetchRequest.topics.name")?;
+        put_partition_indexes(
+            buf,
+            &self.partition_indexes,
+            flexible,
+            "OffsetFetchRequest.topics.partition_indexes",
+        )?;
+        if flexible {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode(buf: &mut Bytes, flexible: bool) -> Result<Self> {
+        let name = get_string(buf, flexible, "OffsetFetchRequest.topics.name")?;
+        let partition_indexes =
+            get_partition_indexes(buf, flexible, "OffsetFetchRequest.topics.partition_indexes")?;
+        let unknown_tagged_fields = if flexible {
+            get_unknown_tagged_fields(buf, "OffsetFetchRequest.topics")?
+        } else {
+            UnknownTaggedFields::default()
+        };
+        Ok(OffsetFetchRequestTopic {
+            name,
+            partition_indexes,
+            unknown_tagged_fields,
+        })
+    }
+}
+
+// Groups exist only from v8, so everything below is flexible.
+impl OffsetFetchRequestGroup {
+    const fn min_size(version: i16) -> usize {
+        1 + if version >= 9 { 1 + 4 } else { 0 } + 1 + 1
+    }
+
+    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
+        put_string(
+            buf,
+            &self.group_id,
+            true,
+            "OffsetFetchRequest.groups.group_id",
+        )?;
+        // MemberId and MemberEpoch are ignorable: dropped before v9.
+        if version >= 9 {
+            put_nullable_string(
+                buf,
+                self.member_id.as_deref(),
+                true,
+                "OffsetFetchRequest.groups.member_id",
+            )?;
+            buf.put_i32(self.member_epoch);
+        }
+        put_nullable_array(
+            buf,
+            self.topics.as_deref(),
+            true,
+            "OffsetFetchRequest.groups.topics",
+            |b, t| t.encode(b, version),
+        )?;
+        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        Ok(())
+    }
+
+    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
+        let mut group = OffsetFetchRequestGroup {
+            group_id: get_string(buf, true, "OffsetFetchRequest.groups.group_id")?,
+            ..Default::default()
+        };
+        if version >= 9 {
+            group.member_id =
+                get_nullable_string(buf, true, "OffsetFetchRequest.groups.member_id")?;
+            group.member_epoch = get_i32(buf, "OffsetFetchRequest.groups.member_epoch")?;
+        }
+        group.topics = get_nullable_array(
+            buf,
+            true,
+            OffsetFetchRequestTopics::min_size(version),
+            "OffsetFetchRequest.groups.topics",
+            |b| OffsetFetchRequestTopics::decode(b, version),
+        )?;
+        group.unknown_tagged_fields = get_unknown_tagged_fields(buf, "OffsetFetchRequest.groups")?;
+        Ok(group)
+    }
+}
+
+impl OffsetFetchRequestTopics {
+    const fn min_size(version: i16) -> usize {
+        (if version <= 9 { 1 } else { 16 }) + 1 + 1
+    }
+
+    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
+        // Name (v8–9) and TopicId (v10+) are both ignorable.
+        if version <= 9 {
+            put_string(
+                buf,
+                &self.name,
+                true,
+                "OffsetFetchRequest.groups.topics.name",
+            )?;
+        } else {
+            put_uuid(buf, &self.topic_id);
+        }
+        put_partition_indexes(
+            buf,
+            &self.partition_indexes,
+            true,
+            "OffsetFetchRequest.groups.topics.partition_indexes",
+        )?;
+        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        Ok(())
+    }
+
+    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
+        let mut topic = OffsetFetchRequestTopics::default();
+        if version <= 9 {
+            topic.name = get_string(buf, true, "OffsetFetchRequest.groups.topics.name")?;
+        } else {
+            topic.topic_id = get_uuid(buf, "OffsetFetchRequest.groups.topics.topic_id")?;
+        }
+        topic.partition_indexes = get_partition_indexes(
+            buf,
+            true,
+            "OffsetFetchRequest.groups.topics.partition_indexes",
+        )?;
+        topic.unknown_tagged_fields =
+            get_unknown_tagged_fields(buf, "OffsetFetchRequest.groups.topics")?;
+        Ok(topic)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Response
+// ---------------------------------------------------------------------------------------------
+
+/// An OffsetFetch response: committed offsets per topic (v1–7) or per group (v8+).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct OffsetFetchResponse {
+    /// How long the request was throttled for a quota, in milliseconds (v3+, ignorable).
+    pub throttle_time_ms: i32,
+    /// The committed offsets per topic (v1–7; not ignorable).
+    pub topics: Vec<OffsetFetchResponseTopic>,
+    /// The group-level error code, or 0 (v2–7, ignorable).
+    pub error_code: i16,
+    /// The committed offsets per group (v8+; not ignorable).
+    pub groups: Vec<OffsetFetchResponseGroup>,
+    /// Tagged fields this crate doesn't know (v6+).
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+/// One topic of a single-group [`OffsetFetchResponse`] (v1–7).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct OffsetFetchResponseTopic {
+    /// The topic name.
+    pub name: String,
+    /// The committed offsets per partition.
+    pub partitions: Vec<OffsetFetchResponsePartition>,
+    /// Tagged fields this crate doesn't know (v6+).
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+/// One partition of an [`OffsetFetchResponseTopic`] (v1–7).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OffsetFetchResponsePartition {
+    /// The partition index.
+    pub partition_index: i32,
+    /// The committed offset, or -1 if the group has none for this partition.
+    pub committed_offset: i64,
+    /// The leader epoch of the committed offset (v5+, ignorable), or -1.
+    pub committed_leader_epoch: i32,
+    /// The metadata committed with the offset.
+    pub metadata: Option<String>,
+    /// The partition's error code (see [`crate::ErrorCode`]), or 0.
+    pub error_code: i16,
+    /// Tagged fields this crate doesn't know (v6+).
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+impl Default for OffsetFetchResponsePartition {
+    fn default() -> Self {
+        OffsetFetchResponsePartition {
+            partition_index: 0,
+            committed_offset: 0,
+            committed_leader_epoch: -1,
+            metadata: Some(String::new()),
+            error_code: 0,
+            unknown_tagged_fields: UnknownTaggedFields::default(),
+        }
+    }
+}
+
+/// One group of a multi-group [`OffsetFetchResponse`] (v8+).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct OffsetFetchResponseGroup {
+    /// The group id.
+    pub group_id: String,
+    /// The committed offsets per topic.
+    pub topics: Vec<OffsetFetchResponseTopics>,
+    /// The group-level error code, or 0.
+    pub error_code: i16,
+    /// Tagged fields this crate doesn't know.
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+/// One topic of an [`OffsetFetchResponseGroup`] (v8+).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct OffsetFetchResponseTopics {
+    /// The topic name (v8–9, ignorable).
+    pub name: String,
+    /// The topic id (v10+, ignorable).
+    pub topic_id: Uuid,
+    /// The committed offsets per partition.
+    pub partitions: Vec<OffsetFetchResponsePartitions>,
+    /// Tagged fields this crate doesn't know.
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+/// One partition of an [`OffsetFetchResponseTopics`] (v8+).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OffsetFetchResponsePartitions {
+    /// The partition index.
+    pub partition_index: i32,
+    /// The committed offset, or -1 if the group has none for this partition.
+    pub committed_offset: i64,
+    /// The leader epoch of the committed offset, or -1.
+    pub committed_leader_epoch: i32,
+    /// The metadata committed with the offset.
+    pub metadata: Option<String>,
+    /// The partition's error code (see [`crate::ErrorCode`]), or 0.
+    pub error_code: i16,
+    /// Tagged fields this crate doesn't know.
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+impl Default for OffsetFetchResponsePartitions {
+    fn default() -> Self {
+        OffsetFetchResponsePartitions {
+            partition_index: 0,
+            committed_offset: 0,
+            committed_leader_epoch: -1,
+            metadata: Some(String::new()),
+            error_code: 0,
+            unknown_tagged_fields: UnknownTaggedFields::default(),
+        }
+    }
+}
+
+impl Message for OffsetFetchResponse {
+    const API_KEY: ApiKey = ApiKey::OFFSET_FETCH;
+    const VERSIONS: VersionRange = VersionRange { min: 1, max: 10 };
+    const FIRST_FLEXIBLE_VERSION: i16 = 6;
+    const NAME: &'static str = "OffsetFetchResponse";
+
+    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
+        Self::check_version(version)?;
+        let flexible = Self::is_flexible(version);
+        if version >= 3 {
+            buf.put_i32(self.throttle_time_ms);
+        }
+        if version <= 7 {
+            put_array(
+                buf,
+                &self.topics,
+                flexible,
+                "OffsetFetchResponse.topics",
+                |b, t| t.encode(b, version, flexible),
+            )?;
+            // ErrorCode is ignorable: dropped in v1.
+            if version >= 2 {
+                buf.put_i16(self.error_code);
+            }
+            absent(
+                &self.groups,
+                &Vec::new(),
+                "OffsetFetchResponse.groups",
+                version,
+            )?;
+        } else {
+            absent(
+                &self.topics,
+                &Vec::new(),
+                "OffsetFetchResponse.topics",
+                version,
+            )?;
+            put_array(
+                buf,
+                &self.groups,
+                flexible,
+                "OffsetFetchResponse.groups",
+                |b, g| g.encode(b, version),
+            )?;
+        }
+        if flexible {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
+        Self::check_version(version)?;
+        let flexible = Self::is_flexible(version);
+        let mut response = OffsetFetchResponse::default();
+        if version >= 3 {
+            response.throttle_time_ms = get_i32(buf, "OffsetFetchResponse.throttle_time_ms")?;
+        }
+        if version <= 7 {
+            response.topics = get_array(
+                buf,
+                flexible,
+                OffsetFetchResponseTopic::min_size(flexible),
+                "OffsetFetchResponse.topics",
+                |b| OffsetFetchResponseTopic::decode(b, version, flexible),
+            )?;
+            if version >= 2 {
+                response.error_code = get_i16(buf, "OffsetFetchResponse.error_code")?;
+            }
+        } else {
+            response.groups = get_array(
+                buf,
+                flexible,
+                OffsetFetchResponseGroup::MIN_SIZE,
+                "OffsetFetchResponse.groups",
+                |b| OffsetFetchResponseGroup::decode(b, version),
+            )?;
+        }
+        if flexible {
+            response.unknown_tagged_fields = get_unknown_tagged_fields(buf, "OffsetFetchResponse")?;
+        }
+        Ok(response)
+    }
+}
+
+impl OffsetFetchResponseTopic {
+    const fn min_size(flexible: bool) -> usize {
+        min_string(flexible) + min_array(flexible) + min_tags(flexible)
+    }
+
+    fn encode(&self, buf: &mut BytesMut, version: i16, flexible: bool) -> Result<()> {
+        put_string(buf, &self.name, flexible, "OffsetFetchResponse.topics.name")?;
+        put_array(
+            buf,
+            &self.partitions,
+            flexible,
+            "OffsetFetchResponse.topics.partitions",
+            |b, p| p.encode(b, version, flexible),
+        )?;
+        if flexible {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode(buf: &mut Bytes, version: i16, flexible: bool) -> Result<Self> {
+        let name = get_string(buf, flexible, "OffsetFetchResponse.topics.name")?;
+        let partitions = get_array(
+            buf,
+            flexible,
+            OffsetFetchResponsePartition::min_size(version, flexible),
+            "OffsetFetchResponse.topics.partitions",
+            |b| OffsetFetchResponsePartition::decode(b, version, flexible),
+        )?;
+        let unknown_tagged_fields = if flexible {
+            get_unknown_tagged_fields(buf, "OffsetFetchResponse.topics")?
+        } else {
+            UnknownTaggedFields::default()
+        };
+        Ok(OffsetFetchResponseTopic {
+            name,
+            partitions,
+            unknown_tagged_fields,
+        })
+    }
+}
+
+impl OffsetFetchResponsePartition {
+    const fn min_size(version: i16, flexible: bool) -> usize {
+        4 + 8 + if version >= 5 { 4 } else { 0 } + min_string(flexible) + 2 + min_tags(flexible)
+    }
+
+    fn encode(&self, buf: &mut BytesMut, version: i16, flexible: bool) -> Result<()> {
+        buf.put_i32(self.partition_index);
+        buf.put_i64(self.committed_offset);
+        // CommittedLeaderEpoch is ignorable: dropped before v5.
+        if version >= 5 {
+            buf.put_i32(self.committed_leader_epoch);
+        }
+        put_nullable_string(
+            buf,
+            self.metadata.as_deref(),
+            flexible,
+            "OffsetFetchResponse.partitions.metadata",
+        )?;
+        buf.put_i16(self.error_code);
+        if flexible {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode(buf: &mut Bytes, version: i16, flexible: bool) -> Result<Self> {
+        let partition_index = get_i32(buf, "OffsetFetchResponse.partitions.partition_index")?;
+        let committed_offset = get_i64(buf, "OffsetFetchResponse.partitions.committed_offset")?;
+        let committed_leader_epoch = if version >= 5 {
+            get_i32(buf, "OffsetFetchResponse.partitions.committed_leader_epoch")?
+        } else {
+            -1
+        };
+        let metadata =
+            get_nullable_string(buf, flexible, "OffsetFetchResponse.partitions.metadata")?;
+        let error_code = get_i16(buf, "OffsetFetchResponse.partitions.error_code")?;
+        let unknown_tagged_fields = if flexible {
+            get_unknown_tagged_fields(buf, "OffsetFetchResponse.partitions")?
+        } else {
+            UnknownTaggedFields::default()
+        };
+        Ok(OffsetFetchResponsePartition {
+            partition_index,
+            committed_offset,
+            committed_leader_epoch,
+            metadata,
+            error_code,
+            unknown_tagged_fields,
+        })
+    }
+}
+
+// Groups exist only from v8, so everything below is flexible.
+impl OffsetFetchResponseGroup {
+    const MIN_SIZE: usize = 1 + 1 + 2 + 1;
+
+    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
+        put_string(
+            buf,
+            &self.group_id,
+            true,
+            "OffsetFetchResponse.groups.group_id",
+        )?;
+        put_array(
+            buf,
+            &self.topics,
+            true,
+            "OffsetFetchResponse.groups.topics",
+            |b, t| t.encode(b, version),
+        )?;
+        buf.put_i16(self.error_code);
+        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        Ok(())
+    }
+
+    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
+        let group_id = get_string(buf, true, "OffsetFetchResponse.groups.group_id")?;
+        let topics = get_array(
+            buf,
+            true,
+            OffsetFetchResponseTopics::min_size(version),
+            "OffsetFetchResponse.groups.topics",
+            |b| OffsetFetchResponseTopics::decode(b, version),
+        )?;
+        let error_code = get_i16(buf, "OffsetFetchResponse.groups.error_code")?;
+        let unknown_tagged_fields = get_unknown_tagged_fields(buf, "OffsetFetchResponse.groups")?;
+        Ok(OffsetFetchResponseGroup {
+            group_id,
+            topics,
+            error_code,
+            unknown_tagged_fields,
+        })
+    }
+}
+
+impl OffsetFetchResponseTopics {
+    const fn min_size(version: i16) -> usize {
+        (if version <= 9 { 1 } else { 16 }) + 1 + 1
+    }
+
+    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
+        // Name (v8–9) and TopicId (v10+) are both ignorable.
+        if version <= 9 {
+            put_string(
+                buf,
+                &self.name,
+                true,
+                "OffsetFetchResponse.groups.topics.name",
+            )?;
+        } else {
+            put_uuid(buf, &self.topic_id);
+        }
+        put_array(
+            buf,
+            &self.partitions,
+            true,
+            "OffsetFetchResponse.groups.topics.partitions",
+            |b, p| p.encode(b),
+        )?;
+        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        Ok(())
+    }
+
+    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
+        let mut topic = OffsetFetchResponseTopics::default();
+        if version <= 9 {
+            topic.name = get_string(buf, true, "OffsetFetchResponse.groups.topics.name")?;
+        } else {
+            topic.topic_id = get_uuid(buf, "OffsetFetchResponse.groups.topics.topic_id")?;
+        }
+        topic.partitions = get_array(
+            buf,
+            true,
+            OffsetFetchResponsePartitions::MIN_SIZE,
+            "OffsetFetchResponse.groups.topics.partitions",
+            OffsetFetchResponsePartitions::decode,
+        )?;
+        topic.unknown_tagged_fields =
+            get_unknown_tagged_fields(buf, "OffsetFetchResponse.groups.topics")?;
+        Ok(topic)
+    }
+}
+
+impl OffsetFetchResponsePartitions {
+    const MIN_SIZE: usize = 4 + 8 + 4 + 1 + 2 + 1;
+
+    fn encode(&self, buf: &mut BytesMut) -> Result<()> {
+        buf.put_i32(self.partition_index);
+        buf.put_i64(self.committed_offset);
+        buf.put_i32(self.committed_leader_epoch);
+        put_nullable_string(
+            buf,
+            self.metadata.as_deref(),
+            true,
+            "OffsetFetchResponse.groups.partitions.metadata",
+        )?;
+        buf.put_i16(self.error_code);
+        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        Ok(())
+    }
+
+    fn decode(buf: &mut Bytes) -> Result<Self> {
+        Ok(OffsetFetchResponsePartitions {
+            partition_index: get_i32(buf, "OffsetFetchResponse.groups.partitions.partition_index")?,
+            committed_offset: get_i64(
+                buf,
+                "OffsetFetchResponse.groups.partitions.committed_offset",
+            )?,
+            committed_leader_epoch: get_i32(
+                buf,
+                "OffsetFetchResponse.groups.partitions.committed_leader_epoch",
+            )?,
+            metadata: get_nullable_string(
+                buf,
+                true,
+                "OffsetFetchResponse.groups.partitions.metadata",
+            )?,
+            error_code: get_i16(buf, "OffsetFetchResponse.groups.partitions.error_code")?,
+            unknown_tagged_fields: get_unknown_tagged_fields(
+                buf,
+                "OffsetFetchResponse.groups.partitions",
+            )?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::messages::decode_exact;
+    use crate::primitives::RawTaggedField;
+    use proptest::collection::vec;
+    use proptest::option;
+    use proptest::prelude::*;
+
+    // --- helpers ------------------------------------------------------------------------------
+
+    fn encode<M: Message>(m: &M, version: i16) -> Vec<u8> {
+        let mut buf = BytesMut::new();
+        m.encode(&mut buf, version).unwrap();
+        buf.to_vec()
+    }
+
+    /// Asserts that `bytes` decodes to `value` at `version` and that `value` encodes to `bytes`.
+    fn assert_wire<M: Message + PartialEq + core::fmt::Debug>(
+        value: &M,
+        version: i16,
+        bytes: &[u8],
+    ) {
+        let decoded: M = decode_exact(Bytes::copy_from_slice(bytes), version).unwrap();
+        assert_eq!(&decoded, value);
+        assert_eq!(encode(value, version), bytes);
+    }
+
+    /// Every strict prefix fails; one trailing byte is `TrailingBytes`.
+    fn assert_prefixes_fail<M: Message + core::fmt::Debug>(bytes: &[u8], version: i16) {
+        for end in 0..bytes.len() {
+            let r = decode_exact::<M>(Bytes::copy_from_slice(&bytes[..end]), version);
+            assert!(r.is_err(), "prefix of {end} bytes decoded: {r:?}");
+        }
+        let mut longer = bytes.to_vec();
+        longer.push(0);
+        assert!(matches!(
+            decode_exact::<M>(Bytes::from(longer), version),
+            Err(Error::TrailingBytes { count: 1, .. })
+        ));
+    }
+
+    fn arb_unknown_tags(flexible: bool) -> BoxedStrategy<UnknownTaggedFields> {
+        if !flexible {
+            return Just(UnknownTaggedFields::default()).boxed();
+        }
+        proptest::collection::btree_map(0u32..300, vec(any::<u8>(), 0..6), 0..3)
+            .prop_map(|m| {
+                UnknownTaggedFields(
+                    m.into_iter()
+                        .map(|(tag, data)| RawTaggedField {
+                            tag,
+                            data: Bytes::from(data),
+                        })
+                        .collect(),
+                )
+            })
+            .boxed()
+    }
+
+    fn check_round_trip<M: Message + PartialEq + core::fmt::Debug>(
+        value: &M,
+        version: i16,
+    ) -> core::result::Result<(), TestCaseError> {
+        let bytes = encode(value, version);
+        let decoded: M = decode_exact(Bytes::from(bytes.clone()), version)
+            .map_err(|e| TestCaseError::fail(format!("{e}")))?;
+        prop_assert_eq!(&decoded, value);
+        prop_assert_eq!(encode(&decoded, version), bytes);
+        Ok(())
+    }
+
+    /// Runs `check_round_trip` on 256 generated values at each version in `versions`, so every
+    /// version is covered, not just those a random pick happens to hit.
+    fn round_trip_every_version<M, S>(
+        versions: core::ops::RangeInclusive<i16>,
+        strategy: impl Fn(i16) -> S,
+    ) where
+        M: Message + PartialEq + core::fmt::Debug,
+        S: Strategy<Value = M>,
+    {
+        for version in versions {
+            let mut runner = proptest::test_runner::TestRunner::default();
+            let result = runner.run(&strategy(version), |value| {
+                check_round_trip(&value, version)
+            });
+            if let Err(e) = result {
+                panic!("version {version}: {e}");
+            }
+        }
+    }
+
+    fn arb_uuid() -> impl Strategy<Value = Uuid> {
+        any::<[u8; 16]>().prop_map(Uuid)
+    }
+
+    fn arb_request(version: i16) -> impl Strategy<Value = OffsetFetchRequest> {
+        let flex = version >= 6;
+        let topic = (".{0,8}", vec(any::<i32>(), 0..4), arb_unknown_tags(flex)).prop_map(
+            |(name, partition_indexes, tags)| OffsetFetchRequestTopic {
+                name,
+                partition_indexes,
+                unknown_tagged_fields: tags,
+            },
+        );
+        let topics = (
+            ".{0,8}",
+            arb_uuid(),
+            vec(any::<i32>(), 0..4),
+            arb_unknown_tags(true),
+        )
+            .prop_map(move |(name, id, partition_indexes, tags)| {
+                OffsetFetchRequestTopics {
+                    name: if version <= 9 { name } else { String::new() },
+                    topic_id: if version >= 10 { id } else { Uuid::ZERO },
+                    partition_indexes,
+                    unknown_tagged_fields: tags,
+                }
+            });
+        let group = (
+            ".{0,8}",
+            option::of(".{0,8}"),
+            any::<i32>(),
+            option::of(vec(topics, 0..3)),
+            arb_unknown_tags(true),
+        )
+            .prop_map(move |(group_id, member_id, epoch, topics, tags)| {
+                let v9 = version >= 9;
+                OffsetFetchRequestGroup {
+                    group_id,
+                    member_id: if v9 { member_id } else { None },
+                    member_epoch: if v9 { epoch } else { -1 },
+                    topics,
+                    unknown_tagged_fields: tags,
+                }
+            });
+        (
+            ".{0,8}",
+            option::of(vec(topic, 0..3)),
+            vec(group, 0..3),
+            any::<bool>(),
+            arb_unknown_tags(flex),
+        )
+            .prop_map(move |(group_id, topics, groups, stable, tags)| {
+                let single = version <= 7;
+                OffsetFetchRequest {
+                    group_id: if single { group_id } else { String::new() },
+                    topics: match topics {
+                        None if version < 2 => Some(Vec::new()),
+                        t if single => t,
+                        _ => Some(Vec::new()),
+                    },
+                    groups: if single { Vec::new() } else { groups },
+                    require_stable: version >= 7 && stable,
+                    unknown_tagged_fields: tags,
+                }
+            })
+    }
+
+    fn arb_response(version: i16) -> impl Strategy<Value = OffsetFetchResponse> {
+        let flex = version >= 6;
+        let partition = (
+            any::<i32>(),
+            any::<i64>(),
+            any::<i32>(),
+            option::of(".{0,8}"),
+            any::<i16>(),
+            arb_unknown_tags(flex),
+        )
+            .prop_map(
+                move |(partition_index, committed_offset, epoch, metadata, error_code, tags)| {
+                    OffsetFetchResponsePartition {
+                        partition_index,
+                        committed_offset,
+                        committed_leader_epoch: if version >= 5 { epoch } else { -1 },
+                        metadata,
+                        error_code,
+                        unknown_tagged_fields: tags,
+                    }
+                },
+            );
+        let topic = (".{0,8}", vec(partition, 0..3), arb_unknown_tags(flex)).prop_map(
+            |(name, partitions, tags)| OffsetFetchResponseTopic {
+                name,
+                partitions,
+                unknown_tagged_fields: tags,
+            },
+        );
+        let partitions = (
+            any::<i32>(),
+            any::<i64>(),
+            any::<i32>(),
+            option::of(".{0,8}"),
+            any::<i16>(),
+            arb_unknown_tags(true),
+        )
+            .prop_map(
+                |(
+                    partition_index,
+                    committed_offset,
+                    committed_leader_epoch,
+                    metadata,
+                    error_code,
+                    tags,
+                )| {
+                    OffsetFetchResponsePartitions {
+                        partition_index,
+                        committed_offset,
+                        committed_leader_epoch,
+                        metadata,
+                        error_code,
+                        unknown_tagged_fields: tags,
+                    }
+                },
+            );
+        let topics = (
+            ".{0,8}",
+            arb_uuid(),
+            vec(partitions, 0..3),
+            arb_unknown_tags(true),
+        )
+            .prop_map(
+                move |(name, id, partitions, tags)| OffsetFetchResponseTopics {
+                    name: if version <= 9 { name } else { String::new() },
+                    topic_id: if version >= 10 { id } else { Uuid::ZERO },
+                    partitions,
+                    unknown_tagged_fields: tags,
+                },
+            );
+        let group = (
+            ".{0,8}",
+            vec(topics, 0..3),
+            any::<i16>(),
+            arb_unknown_tags(true),
+        )
+            .prop_map(
+                |(group_id, topics, error_code, tags)| OffsetFetchResponseGroup {
+                    group_id,
+                    topics,
+                    error_code,
+                    unknown_tagged_fields: tags,
+                },
+            );
+        (
+            any::<i32>(),
+            vec(topic, 0..3),
+            any::<i16>(),
+            vec(group, 0..3),
+            arb_unknown_tags(flex),
+        )
+            .prop_map(move |(throttle, topics, error_code, groups, tags)| {
+                let single = version <= 7;
+                OffsetFetchResponse {
+                    throttle_time_ms: if version >= 3 { throttle } else { 0 },
+                    topics: if single { topics } else { Vec::new() },
+                    error_code: if (2..=7).contains(&version) {
+                        error_code
+                    } else {
+                        0
+                    },
+                    groups: if single { Vec::new() } else { groups },
+                    unknown_tagged_fields: tags,
+                }
+            })
+    }
+
+    // --- 1. round trips at every version --------------------------------------------------------
+
+    #[test]
+    fn request_round_trips_at_every_version() {
+        round_trip_every_version(1..=10, arb_request);
+    }
+
+    #[test]
+    fn response_round_trips_at_every_version() {
+        round_trip_every_version(1..=10, arb_response);
+    }
+
+    // --- 6. arbitrary bytes never panic ---------------------------------------------------------
+
+    proptest! {
+        #[test]
+        fn decoding_arbitrary_bytes_never_panics(
+            data in vec(any::<u8>(), 0..128),
+            version in 1i16..=10,
+        ) {
+            let _ = decode_exact::<OffsetFetchRequest>(Bytes::from(data.clone()), version);
+            let _ = decode_exact::<OffsetFetchResponse>(Bytes::from(data), version);
+        }
+    }
+
+    // --- 2. hand-derived byte vectors ----------------------------------------------------------
+
+    /// v1, classic: group "g", topic "t", partitions 0 and 1.
+    const REQUEST_V1: &[u8] = &[
+        0x00, 0x01, b'g', // group_id "g"
+        0x00, 0x00, 0x00, 0x01, // topics: 1
+        0x00, 0x01, b't', // name "t"
+        0x00, 0x00, 0x00, 0x02, // partition_indexes: 2
+        0x00, 0x00, 0x00, 0x00, // 0
+        0x00, 0x00, 0x00, 0x01, // 1
+    ];
+
+    fn request_v1() -> OffsetFetchRequest {
+        OffsetFetchRequest {
+            group_id: "g".into(),
+            topics: Some(vec![OffsetFetchRequestTopic {
+                name: "t".into(),
+                partition_indexes: vec![0, 1],
+                ..Default::default()
+            }]),
+            ..Default::default()
+        }
+    }
+
+    /// v3, classic: group "g", null topics (all of them).
+    const REQUEST_V3_ALL_TOPICS: &[u8] = &[
+        0x00, 0x01, b'g', // group_id "g"
+        0xff, 0xff, 0xff, 0xff, // topics: null
+    ];
+
+    /// v7, flexible single-group form: group "g", null topics, require stable.
+    const REQUEST_V7: &[u8] = &[
+        0x02, b'g', // group_id "g"
+        0x00, // topics: compact null
+        0x01, // require_stable true
+        0x00, // body tags
+    ];
+
+    /// v9, multi-group form: group "g" as member "m1" epoch 7, topic "t" partition 0.
+    const REQUEST_V9: &[u8] = &[
+        0x02, // groups: compact 1
+        0x02, b'g', // group_id "g"
+        0x03, b'm', b'1', // member_id "m1"
+        0x00, 0x00, 0x00, 0x07, // member_epoch 7
+        0x02, // topics: compact 1
+        0x02, b't', // name "t"
+        0x02, 0x00, 0x00, 0x00, 0x00, // partition_indexes: [0]
+        0x00, // topic tags
+        0x00, // group tags
+        0x00, // require_stable false
+        0x00, // body tags
+    ];
+
+    fn request_v9() -> OffsetFetchRequest {
+        OffsetFetchRequest {
+            groups: vec![OffsetFetchRequestGroup {
+                group_id: "g".into(),
+                member_id: Some("m1".into()),
+                member_epoch: 7,
+                topics: Some(vec![OffsetFetchRequestTopics {
+                    name: "t".into(),
+                    partition_indexes: vec![0],
+                    ..Default::default()
+                }]),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    const TOPIC_ID: [u8; 16] = [
+        0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e,
+        0x0f,
+    ];
+
+    /// v10: group "g" (no member), topic by id, partitions 0 and 1, require stable; a second
+    /// group "h" asking for all topics.
+    const REQUEST_V10: &[u8] = &[
+        0x03, // groups: compact 2
+        0x02, b'g', // group_id "g"
+        0x00, // member_id null
+        0xff, 0xff, 0xff, 0xff, // member_epoch -1
+        0x02, // topics: compact 1
+        0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, // topic_id
+        0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, //
+        0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, // partition_indexes: [0, 1]
+        0x00, // topic tags
+        0x00, // group tags
+        0x02, b'h', // group_id "h"
+        0x00, // member_id null
+        0xff, 0xff, 0xff, 0xff, // member_epoch -1
+        0x00, // topics: null
+        0x00, // group tags
+        0x01, // require_stable true
+        0x00, // body tags
+    ];
+
+    fn request_v10() -> OffsetFetchRequest {
+        OffsetFetchRequest {
+            groups: vec![
+                OffsetFetchRequestGroup {
+                    group_id: "g".into(),
+                    topics: Some(vec![OffsetFetchRequestTopics {
+                        topic_id: Uuid(TOPIC_ID),
+                        partition_indexes: vec![0, 1],
+                        ..Default::default()
+                    }]),
+                    ..Default::default()
+                },
+                OffsetFetchRequestGroup {
+                    group_id: "h".into(),
+                    topics: None,
+                    ..Default::default()
+                },
+            ],
+            require_stable: true,
+            ..Default::default()
+        }
+    }
+
+    /// v5, classic: throttle 10, topic "t" partition 0 committed at 100 in epoch 2 with null
+    /// metadata; no errors.
+    const RESPONSE_V5: &[u8] = &[
+        0x00, 0x00, 0x00, 0x0a, // throttle_time_ms 10
+        0x00, 0x00, 0x00, 0x01, // topics: 1
+        0x00, 0x01, b't', // name "t"
+        0x00, 0x00, 0x00, 0x01, // partitions: 1
+        0x00, 0x00, 0x00, 0x00, // partition_index 0
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x64, // committed_offset 100
+        0x00, 0x00, 0x00, 0x02, // committed_leader_epoch 2
+        0xff, 0xff, // metadata null
+        0x00, 0x00, // error_code 0
+        0x00, 0x00, // top-level error_code 0
+    ];
+
+    fn response_v5() -> OffsetFetchResponse {
+        OffsetFetchResponse {
+            throttle_time_ms: 10,
+            topics: vec![OffsetFetchResponseTopic {
+                name: "t".into(),
+                partitions: vec![OffsetFetchResponsePartition {
+                    partition_index: 0,
+                    committed_offset: 100,
+                    committed_leader_epoch: 2,
+                    metadata: None,
+                    error_code: 0,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    /// v10: group "g", topic by id, partition 1 with no committed offset and error
+    /// UNKNOWN_TOPIC_OR_PARTITION (3), empty metadata; unknown tag 2 on the group.
+    const RESPONSE_V10: &[u8] = &[
+        0x00, 0x00, 0x00, 0x00, // throttle_time_ms 0
+        0x02, // groups: compact 1
+        0x02, b'g', // group_id "g"
+        0x02, // topics: compact 1
+        0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, // topic_id
+        0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, //
+        0x02, // partitions: compact 1
+        0x00, 0x00, 0x00, 0x01, // partition_index 1
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, // committed_offset -1
+        0xff, 0xff, 0xff, 0xff, // committed_leader_epoch -1
+        0x01, // metadata ""
+        0x00, 0x03, // error_code 3
+        0x00, // partition tags
+        0x00, // topic tags
+        0x00, 0x00, // group error_code 0
+        0x01, 0x02, 0x01, 0x99, // group tags: {2: 99}
+        0x00, // body tags
+    ];
+
+    fn response_v10() -> OffsetFetchResponse {
+        OffsetFetchResponse {
+            groups: vec![OffsetFetchResponseGroup {
+                group_id: "g".into(),
+                topics: vec![OffsetFetchResponseTopics {
+                    topic_id: Uuid(TOPIC_ID),
+                    partitions: vec![OffsetFetchResponsePartitions {
+                        partition_index: 1,
+                        committed_offset: -1,
+                        committed_leader_epoch: -1,
+                        metadata: Some(String::new()),
+                        error_code: 3,
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }],
+                error_code: 0,
+                unknown_tagged_fields: UnknownTaggedFields(vec![RawTaggedField {
+                    tag: 2,
+                    data: Bytes::from_static(&[0x99]),
+                }]),
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn requests_match_hand_written_bytes() {
+        assert_wire(&request_v1(), 1, REQUEST_V1);
+        let all_topics = OffsetFetchRequest {
+            group_id: "g".into(),
+            topics: None,
+            ..Default::default()
+        };
+        assert_wire(&all_topics, 3, REQUEST_V3_ALL_TOPICS);
+        let stable = OffsetFetchRequest {
+            require_stable: true,
+            ..all_topics
+        };
+        assert_wire(&stable, 7, REQUEST_V7);
+        assert_wire(&request_v9(), 9, REQUEST_V9);
+        assert_wire(&request_v10(), 10, REQUEST_V10);
+    }
+
+    #[test]
+    fn responses_match_hand_written_bytes() {
+        assert_wire(&response_v5(), 5, RESPONSE_V5);
+        assert_wire(&response_v10(), 10, RESPONSE_V10);
+    }
+
+    // --- 3. prefixes and trailing bytes --------------------------------------------------------
+
+    #[test]
+    fn truncations_and_trailing_bytes_fail() {
+        assert_prefixes_fail::<OffsetFetchRequest>(REQUEST_V1, 1);
+        assert_prefixes_fail::<OffsetFetchRequest>(REQUEST_V3_ALL_TOPICS, 3);
+        assert_prefixes_fail::<OffsetFetchRequest>(REQUEST_V7, 7);
+        assert_prefixes_fail::<OffsetFetchRequest>(REQUEST_V9, 9);
+        assert_prefixes_fail::<OffsetFetchRequest>(REQUEST_V10, 10);
+        assert_prefixes_fail::<OffsetFetchResponse>(RESPONSE_V5, 5);
+        assert_prefixes_fail::<OffsetFetchResponse>(RESPONSE_V10, 10);
+    }
+
+    #[test]
+    fn null_topics_are_refused_in_v1() {
+        assert_eq!(
+            decode_exact::<OffsetFetchRequest>(Bytes::from_static(REQUEST_V3_ALL_TOPICS), 1),
+            Err(Error::UnexpectedNull {
+                what: "OffsetFetchRequest.topics",
+                version: 1
+            })
+        );
+        let all_topics = OffsetFetchRequest {
+            topics: None,
+            ..Default::default()
+        };
+        assert!(matches!(
+            all_topics.encode(&mut BytesMut::new(), 1),
+            Err(Error::UnexpectedNull { .. })
+        ));
+    }
+
+    // --- 4. length bombs -----------------------------------------------------------------------
+
+    #[test]
+    fn length_bombs_fail_at_once() {
+        let bad = |bytes: &'static [u8], version: i16, request: bool| {
+            let r = if request {
+                decode_exact::<OffsetFetchRequest>(Bytes::from_static(bytes), version).err()
+            } else {
+                decode_exact::<OffsetFetchResponse>(Bytes::from_static(bytes), version).err()
+            };
+            assert!(
+                matches!(r, Some(Error::InvalidLength { .. })),
+                "{bytes:?} at v{version}: {r:?}"
+            );
+        };
+        // Request v1: topics count 0x7fffffff.
+        bad(&[0, 1, b'g', 0x7f, 0xff, 0xff, 0xff, 0, 0, 0], 1, true);
+        // Request v1: partition_indexes count 0x7fffffff.
+        bad(
+            &[0, 0, 0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0],
+            1,
+            true,
+        );
+        // Request v8: compact groups count 0xffffffff.
+        bad(&[0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0, 0], 8, true);
+        // Request v8: compact group_id length 0xffffffff.
+        bad(&[0x02, 0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0], 8, true);
+        // Request v2: group_id length 0x7fff.
+        bad(&[0x7f, 0xff, 0, 0, 0, 0, 0, 0, 0, 0], 2, true);
+        // Response v3: topics count 0x7fffffff.
+        bad(&[0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0], 3, false);
+        // Response v8: compact groups count 0xffffffff.
+        bad(&[0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 0], 8, false);
+        // Response v10: compact partitions count 0xffffffff after a topic id.
+        bad(
+            &[
+                0, 0, 0, 0, 0x02, 0x02, b'g', 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                0xff, 0xff, 0xff, 0xff, 0x0f, 0,
+            ],
+            10,
+            false,
+        );
+    }
+
+    // --- 5. non-ignorable fields absent from a version -----------------------------------------
+
+    #[test]
+    fn non_ignorable_fields_refuse_versions_without_them() {
+        let refuse = |r: Result<()>, what: &'static str, version: i16| {
+            assert_eq!(r, Err(Error::FieldNotInVersion { what, version }));
+        };
+        let mut enc = BytesMut::new();
+        // The single-group fields in the multi-group versions, and back.
+        refuse(
+            request_v1().encode(&mut enc, 8),
+            "OffsetFetchRequest.group_id",
+            8,
+        );
+        let only_topics = OffsetFetchRequest {
+            group_id: String::new(),
+            ..request_v1()
+        };
+        refuse(
+            only_topics.encode(&mut enc, 9),
+            "OffsetFetchRequest.topics",
+            9,
+        );
+        refuse(
+            request_v9().encode(&mut enc, 7),
+            "OffsetFetchRequest.groups",
+            7,
+        );
+        let stable = OffsetFetchRequest {
+            require_stable: true,
+            ..request_v1()
+        };
+        refuse(
+            stable.encode(&mut enc, 6),
+            "OffsetFetchRequest.require_stable",
+            6,
+        );
+        assert!(stable.encode(&mut enc, 7).is_ok());
+
+        refuse(
+            response_v5().encode(&mut enc, 8),
+            "OffsetFetchResponse.topics",
+            8,
+        );
+        refuse(
+            response_v10().encode(&mut enc, 7),
+            "OffsetFetchResponse.groups",
+            7,
+        );
+    }
+
+    #[test]
+    fn ignorable_fields_are_dropped_in_versions_without_them() {
+        // Member id and epoch before v9, topic names in v10 and topic ids before v10.
+        let mut req = request_v9();
+        req.groups[0].topics.as_mut().unwrap()[0].topic_id = Uuid(TOPIC_ID);
+        let v8 = encode(&req, 8);
+        assert_eq!(
+            decode_exact::<OffsetFetchRequest>(Bytes::from(v8), 8)
+                .unwrap()
+                .groups[0]
+                .member_id,
+            None
+        );
+        let v10 = encode(&req, 10);
+        let back: OffsetFetchRequest = decode_exact(Bytes::from(v10), 10).unwrap();
+        assert_eq!(back.groups[0].topics.as_ref().unwrap()[0].name, "");
+        // Top-level error code and leader epoch in v1.
+        let mut resp = response_v5();
+        resp.error_code = 15;
+        let v1: OffsetFetchResponse = decode_exact(Bytes::from(encode(&resp, 1)), 1).unwrap();
+        assert_eq!(v1.error_code, 0);
+        assert_eq!(v1.topics[0].partitions[0].committed_leader_epoch, -1);
+    }
+
+    #[test]
+    fn versions_outside_the_range_are_refused() {
+        for v in [0, 11] {
+            assert!(matches!(
+                request_v1().encode(&mut BytesMut::new(), v),
+                Err(Error::UnsupportedVersion { .. })
+            ));
+            assert!(matches!(
+                decode_exact::<OffsetFetchResponse>(Bytes::from_static(RESPONSE_V5), v),
+                Err(Error::UnsupportedVersion { .. })
+            ));
+        }
+    }
+}
