@@ -1,1 +1,1129 @@
-//! Placeholder: being written.
+//! Fetch (API key 1), versions 4–18: read records from partitions.
+//!
+//! The request names partitions (by topic name up to v12, by topic id from v13) and an offset
+//! in each; the response carries, per partition, the watermarks, the aborted transactions a
+//! read_committed reader needs, and the raw `Records` bytes. Those bytes are the hot path: the
+//! decoder splits them off the input [`Bytes`] without copying, and the encoder writes them
+//! straight from the `Bytes` it holds.
+//!
+//! Versions 12 and up are flexible (compact encodings, tagged fields).
+//!
+//! # References
+//! Kafka's `FetchRequest.json` / `FetchResponse.json` (4.2.1); KIP-74 (max bytes), KIP-227
+//! (fetch sessions), KIP-392 (rack, preferred read replica), KIP-516 (topic ids), KIP-595,
+//! KIP-903 (replica state), KIP-951 (leader discovery, node endpoints).
+
+use bytes::{BufMut, Bytes, BytesMut};
+
+use crate::api_key::ApiKey;
+use crate::error::{Error, Result};
+use crate::messages::{Message, Request, VersionRange};
+use crate::primitives::{
+    get_array, get_i32, get_i64, get_i8, get_nullable_string, get_string, get_tagged_fields,
+    get_unknown_tagged_fields, get_uuid, put_array, put_nullable_string, put_string,
+    put_tagged_fields, put_unknown_tagged_fields, put_uuid, UnknownTaggedFields, Uuid,
+};
+
+/// The first flexible version of both Fetch messages.
+const FIRST_FLEXIBLE: i16 = 12;
+
+/// Fails with [`Error::FieldNotInVersion`] unless a non-ignorable field that `version` lacks
+/// holds its default.
+fn require_default(is_default: bool, what: &'static str, version: i16) -> Result<()> {
+    if is_default {
+        Ok(())
+    } else {
+        Err(Error::FieldNotInVersion { what, version })
+    }
+}
+
+/// Encoded size of an empty array or string length prefix: `int32`/`int16` classic, one byte
+/// compact.
+const fn len_prefix(flexible: bool, wide: bool) -> usize {
+    match (flexible, wide) {
+        (true, _) => 1,
+        (false, true) => 4,
+        (false, false) => 2,
+    }
+}
+
+/// Encoded size of an empty tagged section (only in flexible versions).
+const fn tags_size(flexible: bool) -> usize {
+    if flexible {
+        1
+    } else {
+        0
+    }
+}
+
+/// Encodes one known tagged field's payload with `f` and adds it to `tagged`.
+fn push_tagged(
+    tagged: &mut Vec<(u32, BytesMut)>,
+    tag: u32,
+    f: impl FnOnce(&mut BytesMut) -> Result<()>,
+) -> Result<()> {
+    let mut payload = BytesMut::new();
+    f(&mut payload)?;
+    tagged.push((tag, payload));
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request
+// ---------------------------------------------------------------------------------------------
+
+/// A Fetch request: which partitions to read from, from which offsets, and how long and how
+/// much to wait for.
+///
+/// # References
+/// <https://kafka.apache.org/protocol#The_Messages_Fetch>, `FetchRequest.json`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchRequest {
+    /// The cluster id if known (tagged, v12+). Default null.
+    pub cluster_id: Option<String>,
+    /// The broker id of the follower, or -1 for a consumer (v4–14). Default -1.
+    pub replica_id: i32,
+    /// The state of the replica in the follower (tagged, v15+).
+    pub replica_state: ReplicaState,
+    /// The maximum time in milliseconds to wait for the response.
+    pub max_wait_ms: i32,
+    /// The minimum bytes to accumulate in the response.
+    pub min_bytes: i32,
+    /// The maximum bytes to fetch (KIP-74). Default `0x7fffffff`.
+    pub max_bytes: i32,
+    /// 0 = read_uncommitted, 1 = read_committed.
+    pub isolation_level: i8,
+    /// The fetch session id (v7+). Default 0.
+    pub session_id: i32,
+    /// The fetch session epoch (v7+). Default -1.
+    pub session_epoch: i32,
+    /// The topics to fetch.
+    pub topics: Vec<FetchTopic>,
+    /// In an incremental fetch request, the partitions to remove (v7+).
+    pub forgotten_topics_data: Vec<ForgottenTopic>,
+    /// The rack of the consumer making this request (v11+). Default empty.
+    pub rack_id: String,
+    /// Tagged fields this crate doesn't know (v12+).
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+impl Default for FetchRequest {
+    fn default() -> Self {
+        FetchRequest {
+            cluster_id: None,
+            replica_id: -1,
+            replica_state: ReplicaState::default(),
+            max_wait_ms: 0,
+            min_bytes: 0,
+            max_bytes: 0x7fff_ffff,
+            isolation_level: 0,
+            session_id: 0,
+            session_epoch: -1,
+            topics: Vec::new(),
+            forgotten_topics_data: Vec::new(),
+            rack_id: String::new(),
+            unknown_tagged_fields: UnknownTaggedFields::default(),
+        }
+    }
+}
+
+/// The state of a follower replica (request v15+, tagged).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplicaState {
+    /// The replica id of the follower, or -1 for a consumer. Default -1.
+    pub replica_id: i32,
+    /// The epoch of this follower, or -1 if not available. Default -1.
+    pub replica_epoch: i64,
+    /// Tagged fields this crate doesn't know.
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+impl Default for ReplicaState {
+    fn default() -> Self {
+        ReplicaState {
+            replica_id: -1,
+            replica_epoch: -1,
+            unknown_tagged_fields: UnknownTaggedFields::default(),
+        }
+    }
+}
+
+/// A topic to fetch.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FetchTopic {
+    /// The topic name (v4–12).
+    pub topic: String,
+    /// The topic id (v13+).
+    pub topic_id: Uuid,
+    /// The partitions to fetch.
+    pub partitions: Vec<FetchPartition>,
+    /// Tagged fields this crate doesn't know (v12+).
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+/// A partition to fetch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchPartition {
+    /// The partition index.
+    pub partition: i32,
+    /// The current leader epoch of the partition (v9+). Default -1.
+    pub current_leader_epoch: i32,
+    /// The offset to fetch from.
+    pub fetch_offset: i64,
+    /// The epoch of the last fetched record, or -1 if there is none (v12+). Default -1.
+    pub last_fetched_epoch: i32,
+    /// The earliest available offset of the follower replica (v5+). Default -1.
+    pub log_start_offset: i64,
+    /// The maximum bytes to fetch from this partition (KIP-74).
+    pub partition_max_bytes: i32,
+    /// The directory id of the follower fetching (tagged, v17+).
+    pub replica_directory_id: Uuid,
+    /// The high watermark known by the replica (tagged, v18+). Default `i64::MAX` ("not
+    /// supported").
+    pub high_watermark: i64,
+    /// Tagged fields this crate doesn't know (v12+).
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+impl Default for FetchPartition {
+    fn default() -> Self {
+        FetchPartition {
+            partition: 0,
+            current_leader_epoch: -1,
+            fetch_offset: 0,
+            last_fetched_epoch: -1,
+            log_start_offset: -1,
+            partition_max_bytes: 0,
+            replica_directory_id: Uuid::ZERO,
+            high_watermark: i64::MAX,
+            unknown_tagged_fields: UnknownTaggedFields::default(),
+        }
+    }
+}
+
+/// Partitions to remove from an incremental fetch session (v7+).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ForgottenTopic {
+    /// The topic name (v7–12).
+    pub topic: String,
+    /// The topic id (v13+).
+    pub topic_id: Uuid,
+    /// The partition indexes to forget.
+    pub partitions: Vec<i32>,
+    /// Tagged fields this crate doesn't know (v12+).
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+impl Message for FetchRequest {
+    const API_KEY: ApiKey = ApiKey::FETCH;
+    const VERSIONS: VersionRange = VersionRange { min: 4, max: 18 };
+    const FIRST_FLEXIBLE_VERSION: i16 = FIRST_FLEXIBLE;
+    const NAME: &'static str = "FetchRequest";
+
+    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
+        Self::check_version(version)?;
+        let flexible = Self::is_flexible(version);
+        // Non-ignorable fields the version lacks are refused before anything is written.
+        if version >= 15 {
+            require_default(self.replica_id == -1, "FetchRequest.replica_id", version)?;
+        } else {
+            require_default(
+                self.replica_state == ReplicaState::default(),
+                "FetchRequest.replica_state",
+                version,
+            )?;
+        }
+        if version < 7 {
+            require_default(
+                self.forgotten_topics_data.is_empty(),
+                "FetchRequest.forgotten_topics_data",
+                version,
+            )?;
+        }
+
+        if version <= 14 {
+            buf.put_i32(self.replica_id);
+        }
+        buf.put_i32(self.max_wait_ms);
+        buf.put_i32(self.min_bytes);
+        buf.put_i32(self.max_bytes);
+        buf.put_i8(self.isolation_level);
+        if version >= 7 {
+            buf.put_i32(self.session_id);
+            buf.put_i32(self.session_epoch);
+        }
+        put_array(
+            buf,
+            &self.topics,
+            flexible,
+            "FetchRequest.topics",
+            |b, t| t.encode(b, version),
+        )?;
+        if version >= 7 {
+            put_array(
+                buf,
+                &self.forgotten_topics_data,
+                flexible,
+                "FetchRequest.forgotten_topics_data",
+                |b, t| t.encode(b, version),
+            )?;
+        }
+        if version >= 11 {
+            put_string(buf, &self.rack_id, flexible, "FetchRequest.rack_id")?;
+        }
+        if flexible {
+            let mut tagged = Vec::new();
+            if let Some(cluster_id) = &self.cluster_id {
+                push_tagged(&mut tagged, 0, |b| {
+                    put_nullable_string(b, Some(cluster_id), true, "FetchRequest.cluster_id")
+                })?;
+            }
+            if version >= 15 && self.replica_state != ReplicaState::default() {
+                push_tagged(&mut tagged, 1, |b| {
+                    self.replica_state.encode(b);
+                    Ok(())
+                })?;
+            }
+            put_tagged_fields(buf, tagged, &self.unknown_tagged_fields, "FetchRequest")?;
+        }
+        Ok(())
+    }
+
+    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
+        Self::check_version(version)?;
+        let flexible = Self::is_flexible(version);
+        let mut msg = FetchRequest::default();
+        if version <= 14 {
+            msg.replica_id = get_i32(buf, "FetchRequest.replica_id")?;
+        }
+        msg.max_wait_ms = get_i32(buf, "FetchRequest.max_wait_ms")?;
+        msg.min_bytes = get_i32(buf, "FetchRequest.min_bytes")?;
+        msg.max_bytes = get_i32(buf, "FetchRequest.max_bytes")?;
+        msg.isolation_level = get_i8(buf, "FetchRequest.isolation_level")?;
+        if version >= 7 {
+            msg.session_id = get_i32(buf, "FetchRequest.session_id")?;
+            msg.session_epoch = get_i32(buf, "FetchRequest.session_epoch")?;
+        }
+        msg.topics = get_array(
+            buf,
+            flexible,
+            FetchTopic::min_size(version),
+            "FetchRequest.topics",
+            |b| FetchTopic::decode(b, version),
+        )?;
+        if version >= 7 {
+            msg.forgotten_topics_data = get_array(
+                buf,
+                flexible,
+                ForgottenTopic::min_size(version),
+                "FetchRequest.forgotten_topics_data",
+                |b| ForgottenTopic::decode(b, version),
+            )?;
+        }
+        if version >= 11 {
+            msg.rack_id = get_string(buf, flexible, "FetchRequest.rack_id")?;
+        }
+        if flexible {
+            msg.unknown_tagged_fields = get_tagged_fields(buf, "FetchRequest", |tag, data| {
+                match tag {
+                    0 => {
+                        msg.cluster_id =
+                            get_nullable_string(data, true, "FetchRequest.cluster_id")?;
+                    }
+                    1 if version >= 15 => msg.replica_state = ReplicaState::decode(data)?,
+                    _ => return Ok(false),
+                }
+                Ok(true)
+            })?;
+        }
+        Ok(msg)
+    }
+}
+
+impl Request for FetchRequest {
+    type Response = FetchResponse;
+}
+
+impl ReplicaState {
+    /// Encodes the struct (it only exists in flexible versions).
+    fn encode(&self, buf: &mut BytesMut) {
+        buf.put_i32(self.replica_id);
+        buf.put_i64(self.replica_epoch);
+        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+    }
+
+    fn decode(buf: &mut Bytes) -> Result<Self> {
+        Ok(ReplicaState {
+            replica_id: get_i32(buf, "FetchRequest.replica_state.replica_id")?,
+            replica_epoch: get_i64(buf, "FetchRequest.replica_state.replica_epoch")?,
+            unknown_tagged_fields: get_unknown_tagged_fields(buf, "FetchRequest.replica_state")?,
+        })
+    }
+}
+
+impl FetchTopic {
+    /// The smallest encoding of one topic at `version`.
+    const fn min_size(version: i16) -> usize {
+        let flexible = version >= FIRST_FLEXIBLE;
+        let name = if version >= 13 {
+            16
+        } else {
+            len_prefix(flexible, false)
+        };
+        name + len_prefix(flexible, true) + tags_size(flexible)
+    }
+
+    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
+        let flexible = version >= FIRST_FLEXIBLE;
+        if version <= 12 {
+            put_string(buf, &self.topic, flexible, "FetchRequest.topics.topic")?;
+        } else {
+            put_uuid(buf, &self.topic_id);
+        }
+        put_array(
+            buf,
+            &self.partitions,
+            flexible,
+            "FetchRequest.topics.partitions",
+            |b, p| p.encode(b, version),
+        )?;
+        if flexible {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
+        let flexible = version >= FIRST_FLEXIBLE;
+        let mut topic = FetchTopic::default();
+        if version <= 12 {
+            topic.topic = get_string(buf, flexible, "FetchRequest.topics.topic")?;
+        } else {
+            topic.topic_id = get_uuid(buf, "FetchRequest.topics.topic_id")?;
+        }
+        topic.partitions = get_array(
+            buf,
+            flexible,
+            FetchPartition::min_size(version),
+            "FetchRequest.topics.partitions",
+            |b| FetchPartition::decode(b, version),
+        )?;
+        if flexible {
+            topic.unknown_tagged_fields = get_unknown_tagged_fields(buf, "FetchRequest.topics")?;
+        }
+        Ok(topic)
+    }
+}
+
+impl FetchPartition {
+    /// The smallest encoding of one partition at `version`.
+    const fn min_size(version: i16) -> usize {
+        let flexible = version >= FIRST_FLEXIBLE;
+        let mut size = 4 + 8 + 4; // partition, fetch_offset, partition_max_bytes
+        if version >= 9 {
+            size += 4; // current_leader_epoch
+        }
+        if version >= 12 {
+            size += 4; // last_fetched_epoch
+        }
+        if version >= 5 {
+            size += 8; // log_start_offset
+        }
+        size + tags_size(flexible)
+    }
+
+    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
+        let flexible = version >= FIRST_FLEXIBLE;
+        if version < 12 {
+            require_default(
+                self.last_fetched_epoch == -1,
+                "FetchRequest.topics.partitions.last_fetched_epoch",
+                version,
+            )?;
+        }
+        buf.put_i32(self.partition);
+        if version >= 9 {
+            buf.put_i32(self.current_leader_epoch);
+        }
+        buf.put_i64(self.fetch_offset);
+        if version >= 12 {
+            buf.put_i32(self.last_fetched_epoch);
+        }
+        if version >= 5 {
+            buf.put_i64(self.log_start_offset);
+        }
+        buf.put_i32(self.partition_max_bytes);
+        if flexible {
+            let mut tagged = Vec::new();
+            if version >= 17 && !self.replica_directory_id.is_zero() {
+                push_tagged(&mut tagged, 0, |b| {
+                    put_uuid(b, &self.replica_directory_id);
+                    Ok(())
+                })?;
+            }
+            if version >= 18 && self.high_watermark != i64::MAX {
+                push_tagged(&mut tagged, 1, |b| {
+                    b.put_i64(self.high_watermark);
+                    Ok(())
+                })?;
+            }
+            put_tagged_fields(
+                buf,
+                tagged,
+                &self.unknown_tagged_fields,
+                "FetchRequest.topics.partitions",
+            )?;
+        }
+        Ok(())
+    }
+
+    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
+        let flexible = version >= FIRST_FLEXIBLE;
+        let mut p = FetchPartition {
+            partition: get_i32(buf, "FetchRequest.topics.partitions.partition")?,
+            ..FetchPartition::default()
+        };
+        if version >= 9 {
+            p.current_leader_epoch =
+                get_i32(buf, "FetchRequest.topics.partitions.current_leader_epoch")?;
+        }
+        p.fetch_offset = get_i64(buf, "FetchRequest.topics.partitions.fetch_offset")?;
+        if version >= 12 {
+            p.last_fetched_epoch =
+                get_i32(buf, "FetchRequest.topics.partitions.last_fetched_epoch")?;
+        }
+        if version >= 5 {
+            p.log_start_offset = get_i64(buf, "FetchRequest.topics.partitions.log_start_offset")?;
+        }
+        p.partition_max_bytes = get_i32(buf, "FetchRequest.topics.partitions.partition_max_bytes")?;
+        if flexible {
+            p.unknown_tagged_fields =
+                get_tagged_fields(buf, "FetchRequest.topics.partitions", |tag, data| {
+                    match tag {
+                        0 if version >= 17 => {
+                            p.replica_directory_id = get_uuid(
+                                data,
+                                "FetchRequest.topics.partitions.replica_directory_id",
+                            )?;
+                        }
+                        1 if version >= 18 => {
+                            p.high_watermark =
+                                get_i64(data, "FetchRequest.topics.partitions.high_watermark")?;
+                        }
+                        _ => return Ok(false),
+                    }
+                    Ok(true)
+                })?;
+        }
+        Ok(p)
+    }
+}
+
+impl ForgottenTopic {
+    /// The smallest encoding of one forgotten topic at `version`.
+    const fn min_size(version: i16) -> usize {
+        let flexible = version >= FIRST_FLEXIBLE;
+        let name = if version >= 13 {
+            16
+        } else {
+            len_prefix(flexible, false)
+        };
+        name + len_prefix(flexible, true) + tags_size(flexible)
+    }
+
+    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
+        let flexible = version >= FIRST_FLEXIBLE;
+        if version <= 12 {
+            put_string(
+                buf,
+                &self.topic,
+                flexible,
+                "FetchRequest.forgotten_topics_data.topic",
+            )?;
+        } else {
+            put_uuid(buf, &self.topic_id);
+        }
+        put_array(
+            buf,
+            &self.partitions,
+            flexible,
+            "FetchRequest.forgotten_topics_data.partitions",
+            |b, p| {
+                b.put_i32(*p);
+                Ok(())
+            },
+        )?;
+        if flexible {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
+        let flexible = version >= FIRST_FLEXIBLE;
+        let mut topic = ForgottenTopic::default();
+        if version <= 12 {
+            topic.topic = get_string(buf, flexible, "FetchRequest.forgotten_topics_data.topic")?;
+        } else {
+            topic.topic_id = get_uuid(buf, "FetchRequest.forgotten_topics_data.topic_id")?;
+        }
+        topic.partitions = get_array(
+            buf,
+            flexible,
+            4,
+            "FetchRequest.forgotten_topics_data.partitions",
+            |b| get_i32(b, "FetchRequest.forgotten_topics_data.partitions"),
+        )?;
+        if flexible {
+            topic.unknown_tagged_fields =
+                get_unknown_tagged_fields(buf, "FetchRequest.forgotten_topics_data")?;
+        }
+        Ok(topic)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Response
+// ---------------------------------------------------------------------------------------------
+
+/// A Fetch response. Placeholder until the response codec lands.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FetchResponse {}
+
+impl Message for FetchResponse {
+    const API_KEY: ApiKey = ApiKey::FETCH;
+    const VERSIONS: VersionRange = VersionRange { min: 4, max: 18 };
+    const FIRST_FLEXIBLE_VERSION: i16 = FIRST_FLEXIBLE;
+    const NAME: &'static str = "FetchResponse";
+
+    fn encode(&self, _buf: &mut BytesMut, version: i16) -> Result<()> {
+        Self::check_version(version)?;
+        Err(Error::UnsupportedVersion {
+            api: Self::NAME,
+            version,
+        })
+    }
+
+    fn decode(_buf: &mut Bytes, version: i16) -> Result<Self> {
+        Self::check_version(version)?;
+        Err(Error::UnsupportedVersion {
+            api: Self::NAME,
+            version,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+
+    use super::*;
+    use crate::messages::decode_exact;
+    use crate::primitives::RawTaggedField;
+
+    const ALL_VERSIONS: core::ops::RangeInclusive<i16> = 4..=18;
+
+    // ---- helpers ----------------------------------------------------------------------------
+
+    fn encode<M: Message>(msg: &M, version: i16) -> Bytes {
+        let mut buf = BytesMut::new();
+        msg.encode(&mut buf, version).unwrap();
+        buf.freeze()
+    }
+
+    /// Encode → decode_exact equals the value, and re-encoding gives the same bytes.
+    fn check_round_trip<M: Message + PartialEq + core::fmt::Debug>(
+        msg: &M,
+        version: i16,
+    ) -> core::result::Result<(), TestCaseError> {
+        let mut buf = BytesMut::new();
+        msg.encode(&mut buf, version)
+            .map_err(|e| TestCaseError::fail(format!("encode v{version}: {e}")))?;
+        let bytes = buf.freeze();
+        let decoded: M = decode_exact(bytes.clone(), version)
+            .map_err(|e| TestCaseError::fail(format!("decode v{version}: {e}")))?;
+        prop_assert_eq!(&decoded, msg, "version {}", version);
+        let mut again = BytesMut::new();
+        decoded
+            .encode(&mut again, version)
+            .map_err(|e| TestCaseError::fail(format!("re-encode v{version}: {e}")))?;
+        prop_assert_eq!(&again[..], &bytes[..], "version {}", version);
+        Ok(())
+    }
+
+    /// Runs `strategy(version)` through [`check_round_trip`] at every version.
+    fn round_trip_every_version<M, S>(strategy: impl Fn(i16) -> S)
+    where
+        M: Message + PartialEq + core::fmt::Debug,
+        S: Strategy<Value = M>,
+    {
+        for version in ALL_VERSIONS {
+            let mut runner = TestRunner::new(Config {
+                cases: 64,
+                failure_persistence: None,
+                ..Config::default()
+            });
+            runner
+                .run(&strategy(version), |msg| check_round_trip(&msg, version))
+                .unwrap_or_else(|e| panic!("version {version}: {e}"));
+        }
+    }
+
+    /// Every strict prefix fails to decode; one trailing byte is `TrailingBytes`.
+    fn check_prefixes_and_trailing<M: Message + core::fmt::Debug>(bytes: &[u8], version: i16) {
+        for n in 0..bytes.len() {
+            let r = M::decode(&mut Bytes::copy_from_slice(&bytes[..n]), version);
+            assert!(
+                r.is_err(),
+                "prefix of {n}/{} bytes decoded: {r:?}",
+                bytes.len()
+            );
+        }
+        let mut long = bytes.to_vec();
+        long.push(0);
+        assert!(matches!(
+            decode_exact::<M>(Bytes::from(long), version),
+            Err(Error::TrailingBytes { count: 1, .. })
+        ));
+    }
+
+    /// Unknown tagged fields with tags from `min_tag` up (clear of the known ones), only in
+    /// flexible versions.
+    fn unknown_tags(flexible: bool, min_tag: u32) -> BoxedStrategy<UnknownTaggedFields> {
+        if !flexible {
+            return Just(UnknownTaggedFields::default()).boxed();
+        }
+        prop::collection::btree_map(
+            min_tag..min_tag + 40,
+            prop::collection::vec(any::<u8>(), 0..6),
+            0..3,
+        )
+        .prop_map(|m: BTreeMap<u32, Vec<u8>>| {
+            UnknownTaggedFields(
+                m.into_iter()
+                    .map(|(tag, data)| RawTaggedField {
+                        tag,
+                        data: Bytes::from(data),
+                    })
+                    .collect(),
+            )
+        })
+        .boxed()
+    }
+
+    fn uuid() -> impl Strategy<Value = Uuid> {
+        any::<[u8; 16]>().prop_map(Uuid)
+    }
+
+    fn name() -> impl Strategy<Value = String> {
+        "\\PC{0,8}"
+    }
+
+    // ---- request strategies -----------------------------------------------------------------
+
+    fn replica_state(v: i16) -> BoxedStrategy<ReplicaState> {
+        if v < 15 {
+            return Just(ReplicaState::default()).boxed();
+        }
+        prop_oneof![
+            Just(ReplicaState::default()),
+            (any::<i32>(), any::<i64>(), unknown_tags(true, 0)).prop_map(|(id, epoch, u)| {
+                ReplicaState {
+                    replica_id: id,
+                    replica_epoch: epoch,
+                    unknown_tagged_fields: u,
+                }
+            }),
+        ]
+        .boxed()
+    }
+
+    fn fetch_partition(v: i16) -> impl Strategy<Value = FetchPartition> {
+        (
+            (any::<i32>(), any::<i32>(), any::<i64>(), any::<i32>()),
+            (any::<i64>(), any::<i32>()),
+            (
+                prop::option::of(uuid()),
+                prop::option::of(any::<i64>()),
+                unknown_tags(v >= 12, 2),
+            ),
+        )
+            .prop_map(
+                move |((partition, cle, fo, lfe), (lso, pmb), (dir, hw, u))| FetchPartition {
+                    partition,
+                    current_leader_epoch: if v >= 9 { cle } else { -1 },
+                    fetch_offset: fo,
+                    last_fetched_epoch: if v >= 12 { lfe } else { -1 },
+                    log_start_offset: if v >= 5 { lso } else { -1 },
+                    partition_max_bytes: pmb,
+                    replica_directory_id: dir.filter(|_| v >= 17).unwrap_or(Uuid::ZERO),
+                    high_watermark: hw.filter(|_| v >= 18).unwrap_or(i64::MAX),
+                    unknown_tagged_fields: u,
+                },
+            )
+    }
+
+    fn fetch_topic(v: i16) -> impl Strategy<Value = FetchTopic> {
+        (
+            name(),
+            uuid(),
+            prop::collection::vec(fetch_partition(v), 0..3),
+            unknown_tags(v >= 12, 0),
+        )
+            .prop_map(move |(topic, id, partitions, u)| FetchTopic {
+                topic: if v <= 12 { topic } else { String::new() },
+                topic_id: if v >= 13 { id } else { Uuid::ZERO },
+                partitions,
+                unknown_tagged_fields: u,
+            })
+    }
+
+    fn forgotten_topic(v: i16) -> impl Strategy<Value = ForgottenTopic> {
+        (
+            name(),
+            uuid(),
+            prop::collection::vec(any::<i32>(), 0..4),
+            unknown_tags(v >= 12, 0),
+        )
+            .prop_map(move |(topic, id, partitions, u)| ForgottenTopic {
+                topic: if v <= 12 { topic } else { String::new() },
+                topic_id: if v >= 13 { id } else { Uuid::ZERO },
+                partitions,
+                unknown_tagged_fields: u,
+            })
+    }
+
+    fn fetch_request(v: i16) -> impl Strategy<Value = FetchRequest> {
+        (
+            (
+                prop::option::of(name()),
+                any::<i32>(),
+                replica_state(v),
+                any::<i32>(),
+                any::<i32>(),
+                any::<i32>(),
+                any::<i8>(),
+            ),
+            (any::<i32>(), any::<i32>(), name(), unknown_tags(v >= 12, 2)),
+            (
+                prop::collection::vec(fetch_topic(v), 0..3),
+                prop::collection::vec(forgotten_topic(v), 0..3),
+            ),
+        )
+            .prop_map(
+                move |(
+                    (cluster_id, replica_id, replica_state, max_wait_ms, min_bytes, max_bytes, iso),
+                    (session_id, session_epoch, rack_id, u),
+                    (topics, forgotten),
+                )| FetchRequest {
+                    cluster_id: cluster_id.filter(|_| v >= 12),
+                    replica_id: if v <= 14 { replica_id } else { -1 },
+                    replica_state,
+                    max_wait_ms,
+                    min_bytes,
+                    max_bytes,
+                    isolation_level: iso,
+                    session_id: if v >= 7 { session_id } else { 0 },
+                    session_epoch: if v >= 7 { session_epoch } else { -1 },
+                    topics,
+                    forgotten_topics_data: if v >= 7 { forgotten } else { Vec::new() },
+                    rack_id: if v >= 11 { rack_id } else { String::new() },
+                    unknown_tagged_fields: u,
+                },
+            )
+    }
+
+    // ---- request tests ----------------------------------------------------------------------
+
+    #[test]
+    fn request_round_trips_at_every_version() {
+        round_trip_every_version(fetch_request);
+    }
+
+    /// v11 (classic), written out by hand from `FetchRequest.json`.
+    const REQUEST_V11: &[u8] = &[
+        0xff, 0xff, 0xff, 0xff, // replica_id -1
+        0x00, 0x00, 0x01, 0xf4, // max_wait_ms 500
+        0x00, 0x00, 0x00, 0x01, // min_bytes 1
+        0x03, 0x20, 0x00, 0x00, // max_bytes 50 MiB
+        0x01, // isolation_level read_committed
+        0x00, 0x00, 0x00, 0x00, // session_id 0
+        0xff, 0xff, 0xff, 0xff, // session_epoch -1
+        0x00, 0x00, 0x00, 0x01, // topics: 1
+        0x00, 0x02, b't', b'1', //   topic "t1"
+        0x00, 0x00, 0x00, 0x01, //   partitions: 1
+        0x00, 0x00, 0x00, 0x02, //     partition 2
+        0x00, 0x00, 0x00, 0x05, //     current_leader_epoch 5
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x64, // fetch_offset 100
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, // log_start_offset -1
+        0x00, 0x10, 0x00, 0x00, //     partition_max_bytes 1 MiB
+        0x00, 0x00, 0x00, 0x01, // forgotten_topics_data: 1
+        0x00, 0x02, b't', b'2', //   topic "t2"
+        0x00, 0x00, 0x00, 0x02, //   partitions: 2
+        0x00, 0x00, 0x00, 0x00, //     0
+        0x00, 0x00, 0x00, 0x03, //     3
+        0x00, 0x03, b'r', b'1', b'a', // rack_id "r1a"
+    ];
+
+    fn request_v11() -> FetchRequest {
+        FetchRequest {
+            max_wait_ms: 500,
+            min_bytes: 1,
+            max_bytes: 50 << 20,
+            isolation_level: 1,
+            topics: vec![FetchTopic {
+                topic: "t1".into(),
+                partitions: vec![FetchPartition {
+                    partition: 2,
+                    current_leader_epoch: 5,
+                    fetch_offset: 100,
+                    partition_max_bytes: 1 << 20,
+                    ..FetchPartition::default()
+                }],
+                ..FetchTopic::default()
+            }],
+            forgotten_topics_data: vec![ForgottenTopic {
+                topic: "t2".into(),
+                partitions: vec![0, 3],
+                ..ForgottenTopic::default()
+            }],
+            rack_id: "r1a".into(),
+            ..FetchRequest::default()
+        }
+    }
+
+    const TOPIC_ID: [u8; 16] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
+
+    /// v17 (flexible, topic ids, replica state, directory id, cluster id), by hand.
+    const REQUEST_V17: &[u8] = &[
+        // no replica_id from v15
+        0x00, 0x00, 0x01, 0xf4, // max_wait_ms 500
+        0x00, 0x00, 0x00, 0x01, // min_bytes 1
+        0x7f, 0xff, 0xff, 0xff, // max_bytes
+        0x00, // isolation_level
+        0x00, 0x00, 0x00, 0x07, // session_id 7
+        0x00, 0x00, 0x00, 0x02, // session_epoch 2
+        0x02, // topics: compact 1
+        1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,   // topic_id
+        0x02, //   partitions: compact 1
+        0x00, 0x00, 0x00, 0x00, //     partition 0
+        0xff, 0xff, 0xff, 0xff, //     current_leader_epoch -1
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x2a, // fetch_offset 42
+        0x00, 0x00, 0x00, 0x04, //     last_fetched_epoch 4
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, // log_start_offset -1
+        0x00, 0x10, 0x00, 0x00, //     partition_max_bytes 1 MiB
+        0x01, 0x00, 0x10, //     tagged: 1 field, tag 0 (replica_directory_id), 16 bytes
+        0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa,
+        0xaa, //
+        0x00, //   topic tagged: none
+        0x01, // forgotten_topics_data: compact 0
+        0x01, // rack_id ""
+        0x02, // tagged: 2 fields
+        0x00, 0x04, 0x04, b'a', b'b', b'c', // tag 0 cluster_id "abc"
+        0x01, 0x0d, // tag 1 replica_state, 13 bytes
+        0x00, 0x00, 0x00, 0x03, //   replica_id 3
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x09, // replica_epoch 9
+        0x00, //   tagged: none
+    ];
+
+    fn request_v17() -> FetchRequest {
+        FetchRequest {
+            cluster_id: Some("abc".into()),
+            replica_state: ReplicaState {
+                replica_id: 3,
+                replica_epoch: 9,
+                ..ReplicaState::default()
+            },
+            max_wait_ms: 500,
+            min_bytes: 1,
+            session_id: 7,
+            session_epoch: 2,
+            topics: vec![FetchTopic {
+                topic_id: Uuid(TOPIC_ID),
+                partitions: vec![FetchPartition {
+                    fetch_offset: 42,
+                    last_fetched_epoch: 4,
+                    partition_max_bytes: 1 << 20,
+                    replica_directory_id: Uuid([0xaa; 16]),
+                    ..FetchPartition::default()
+                }],
+                ..FetchTopic::default()
+            }],
+            ..FetchRequest::default()
+        }
+    }
+
+    #[test]
+    fn request_hand_written_bytes() {
+        for (bytes, value, version) in [
+            (REQUEST_V11, request_v11(), 11),
+            (REQUEST_V17, request_v17(), 17),
+        ] {
+            let decoded: FetchRequest = decode_exact(Bytes::from_static(bytes), version).unwrap();
+            assert_eq!(decoded, value, "v{version}");
+            assert_eq!(&encode(&value, version)[..], bytes, "v{version}");
+        }
+    }
+
+    #[test]
+    fn request_prefixes_and_trailing_bytes_fail() {
+        check_prefixes_and_trailing::<FetchRequest>(REQUEST_V11, 11);
+        check_prefixes_and_trailing::<FetchRequest>(REQUEST_V17, 17);
+        for version in ALL_VERSIONS {
+            let bytes = encode(&request_v17_at(version), version);
+            check_prefixes_and_trailing::<FetchRequest>(&bytes, version);
+        }
+    }
+
+    /// [`request_v17`] with what `version` lacks put back to defaults.
+    fn request_v17_at(version: i16) -> FetchRequest {
+        let mut r = request_v17();
+        if version < 15 {
+            r.replica_state = ReplicaState::default();
+        }
+        if version < 7 {
+            r.forgotten_topics_data.clear();
+        }
+        if version < 12 {
+            r.topics[0].partitions[0].last_fetched_epoch = -1;
+        }
+        r
+    }
+
+    #[test]
+    fn request_length_bombs_fail_at_once() {
+        // v4: replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, then topics.
+        let head = [0u8; 17];
+        for bomb in [&[0x7f, 0xff, 0xff, 0xff][..], &[0xff; 4][..]] {
+            let mut b = head.to_vec();
+            b.extend_from_slice(bomb);
+            b.extend_from_slice(&[0; 6]);
+            assert!(FetchRequest::decode(&mut Bytes::from(b), 4).is_err());
+        }
+        // v4 topic name with a 32 KiB length, then a partitions count of 2^31-1.
+        let mut b = head.to_vec();
+        b.extend_from_slice(&[0, 0, 0, 1, 0x7f, 0xff, 0, 0]);
+        assert!(FetchRequest::decode(&mut Bytes::from(b), 4).is_err());
+        let mut b = head.to_vec();
+        b.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0]);
+        assert!(FetchRequest::decode(&mut Bytes::from(b), 4).is_err());
+        // v17 (no replica_id): compact topics count 0xffffffff.
+        let mut b = [0u8; 21].to_vec();
+        b.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0, 0]);
+        assert!(matches!(
+            FetchRequest::decode(&mut Bytes::from(b), 17),
+            Err(Error::InvalidLength { .. })
+        ));
+        // v17 compact topics count 2^31-1.
+        let mut b = [0u8; 21].to_vec();
+        b.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x07, 0, 0, 0, 0, 0]);
+        assert!(matches!(
+            FetchRequest::decode(&mut Bytes::from(b), 17),
+            Err(Error::InvalidLength { .. })
+        ));
+    }
+
+    #[test]
+    fn request_non_ignorable_fields_refused_where_absent() {
+        let mut buf = BytesMut::new();
+        let r = FetchRequest {
+            replica_id: 1,
+            ..FetchRequest::default()
+        };
+        assert!(matches!(
+            r.encode(&mut buf, 15),
+            Err(Error::FieldNotInVersion { version: 15, .. })
+        ));
+        r.encode(&mut buf, 14).unwrap();
+
+        let r = FetchRequest {
+            replica_state: ReplicaState {
+                replica_id: 1,
+                ..ReplicaState::default()
+            },
+            ..FetchRequest::default()
+        };
+        assert!(r.encode(&mut buf, 14).is_err());
+        r.encode(&mut buf, 15).unwrap();
+
+        let r = FetchRequest {
+            forgotten_topics_data: vec![ForgottenTopic::default()],
+            ..FetchRequest::default()
+        };
+        assert!(r.encode(&mut buf, 6).is_err());
+        r.encode(&mut buf, 7).unwrap();
+
+        let r = FetchRequest {
+            topics: vec![FetchTopic {
+                partitions: vec![FetchPartition {
+                    last_fetched_epoch: 3,
+                    ..FetchPartition::default()
+                }],
+                ..FetchTopic::default()
+            }],
+            ..FetchRequest::default()
+        };
+        assert!(matches!(
+            r.encode(&mut buf, 11),
+            Err(Error::FieldNotInVersion { version: 11, .. })
+        ));
+        r.encode(&mut buf, 12).unwrap();
+
+        // Ignorable fields are dropped silently instead.
+        let r = FetchRequest {
+            cluster_id: Some("c".into()),
+            session_id: 5,
+            rack_id: "r".into(),
+            ..FetchRequest::default()
+        };
+        let decoded: FetchRequest = decode_exact(encode(&r, 4), 4).unwrap();
+        assert_eq!(decoded, FetchRequest::default());
+    }
+
+    #[test]
+    fn request_unknown_tagged_fields_survive() {
+        // v12 request carrying tag 1 (replica_state, only known from v15) and tag 9.
+        let mut r = request_v17_at(12);
+        r.topics[0].topic = "t".into();
+        r.topics[0].topic_id = Uuid::ZERO;
+        r.topics[0].partitions[0].replica_directory_id = Uuid::ZERO;
+        r.unknown_tagged_fields = UnknownTaggedFields(vec![
+            RawTaggedField {
+                tag: 1,
+                data: Bytes::from_static(&[0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 9, 0]),
+            },
+            RawTaggedField {
+                tag: 9,
+                data: Bytes::from_static(b"x"),
+            },
+        ]);
+        let bytes = encode(&r, 12);
+        let decoded: FetchRequest = decode_exact(bytes.clone(), 12).unwrap();
+        assert_eq!(decoded, r);
+        assert_eq!(encode(&decoded, 12), bytes);
+    }
+
+    proptest! {
+        #[test]
+        fn request_decode_never_panics(data in prop::collection::vec(any::<u8>(), 0..128)) {
+            for version in ALL_VERSIONS {
+                let _ = FetchRequest::decode(&mut Bytes::from(data.clone()), version);
+            }
+        }
+    }
+
+    #[test]
+    fn out_of_range_versions_refused() {
+        let mut buf = BytesMut::new();
+        for v in [3, 19] {
+            assert!(matches!(
+                FetchRequest::default().encode(&mut buf, v),
+                Err(Error::UnsupportedVersion { .. })
+            ));
+            assert!(FetchRequest::decode(&mut Bytes::new(), v).is_err());
+        }
+    }
+}
