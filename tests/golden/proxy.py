@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""A recording TCP proxy for the Kafka protocol (test utility, stdlib only).
+
+Listens on 127.0.0.1:<listen-port>, forwards every connection to the broker at <upstream>, and
+records every request and response frame (the whole frame after the 4-byte size prefix: header
+and body) under <out-dir>/, one file per frame, plus <out-dir>/log.tsv with one line per frame:
+
+    seq  conn  dir(req|resp)  correlation_id  api_key  api_version  client_id  file
+
+Responses are matched to requests by (connection, correlation id); the api key and version of a
+response are those of its request.
+
+A client learns broker addresses from Metadata and FindCoordinator responses and would then
+connect to the broker directly. So the proxy forwards those two responses with every broker
+address replaced by its own (127.0.0.1:<listen-port>); the recorded frame is the broker's
+original, unchanged. This keeps the broker's configuration untouched (the capture uses the
+project's ordinary test broker); it assumes a single-node cluster.
+
+Usage: proxy.py <listen-port> <upstream-host:port> <out-dir>
+<listen-port> 0 picks a free port. It prints "PROXY_READY <port>" on stdout once listening, and
+runs until killed.
+"""
+
+import os
+import socket
+import struct
+import sys
+import threading
+
+LOCK = threading.Lock()
+STATE = {"seq": 0, "conn": 0}
+
+
+def read_exact(sock, n):
+    """Reads exactly n bytes, or returns None at end of stream."""
+    chunks = []
+    while n > 0:
+        chunk = sock.recv(min(n, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame(sock):
+    """Returns (size prefix, frame without prefix), or None at end of stream."""
+    prefix = read_exact(sock, 4)
+    if prefix is None:
+        return None
+    (size,) = struct.unpack(">i", prefix)
+    body = read_exact(sock, size)
+    if body is None:
+        return None
+    return prefix, body
+
+
+class Recorder:
+    """Writes frames and their log lines; shared by all connections."""
+
+    def __init__(self, out_dir):
+        self.out_dir = out_dir
+        os.makedirs(out_dir, exist_ok=True)
+        self.log = open(os.path.join(out_dir, "log.tsv"), "a", encoding="utf-8")
+
+    def record(self, conn, direction, corr, api_key, api_version, client_id, frame):
+        with LOCK:
+            STATE["seq"] += 1
+            seq = STATE["seq"]
+            name = "%06d-%s.bin" % (seq, direction)
+            with open(os.path.join(self.out_dir, name), "wb") as f:
+                f.write(frame)
+            self.log.write(
+                "%d\t%d\t%s\t%d\t%d\t%d\t%s\t%s\n"
+                % (seq, conn, direction, corr, api_key, api_version, client_id, name)
+            )
+            self.log.flush()
+
+
+def parse_request_header(frame):
+    """api_key, api_version, correlation_id and client_id: the same layout in every header version."""
+    api_key, api_version, corr = struct.unpack(">hhi", frame[:8])
+    (n,) = struct.unpack(">h", frame[8:10])
+    client_id = "-" if n < 0 else frame[10 : 10 + n].decode("utf-8", "replace")
+    return api_key, api_version, corr, client_id
+
+
+class Reader:
+    """A cursor over a response body, for the few fields the rewrite needs."""
+
+    def __init__(self, data, pos):
+        self.data, self.pos = data, pos
+
+    def take(self, n):
+        if self.pos + n > len(self.data):
+            raise ValueError("truncated")
+        out = self.data[self.pos : self.pos + n]
+        self.pos += n
+        return out
+
+    def int(self, n):
+        return int.from_bytes(self.take(n), "big", signed=True)
+
+    def uvarint(self):
+        value, shift = 0, 0
+        while True:
+            b = self.take(1)[0]
+            value |= (b & 0x7F) << shift
+            if b < 0x80:
+                return value
+            shift += 7
+
+    def string(self, flexible):
+        """Skips a (nullable) string and returns its bytes, None for null."""
+        n = self.uvarint() - 1 if flexible else self.int(2)
+        return None if n < 0 else self.take(n)
+
+    def tagged(self):
+        for _ in range(self.uvarint()):
+            self.uvarint()
+            self.take(self.uvarint())
+
+    def array_len(self, flexible):
+        return self.uvarint() - 1 if flexible else self.int(4)
+
+
+def put_uvarint(n):
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def put_string(s, flexible):
+    return (put_uvarint(len(s) + 1) if flexible else struct.pack(">h", len(s))) + s
+
+
+def rewrite_addresses(api_key, version, frame, port):
+    """Returns the frame of a Metadata or FindCoordinator response with every broker address
+    replaced by 127.0.0.1:port; other frames are returned as they are."""
+    host = b"127.0.0.1"
+    if api_key == 3:
+        flexible = version >= 9
+        r = Reader(frame, 4)
+        if flexible:
+            r.tagged()
+        if version >= 3:
+            r.int(4)
+        out = bytearray(frame[: r.pos])
+        start = r.pos
+        count = r.array_len(flexible)
+        out += frame[start : r.pos]
+        for _ in range(max(count, 0)):
+            out += r.take(4)  # node_id
+            r.string(flexible)
+            r.int(4)
+            out += put_string(host, flexible) + struct.pack(">i", port)
+            start = r.pos
+            if version >= 1:
+                r.string(flexible)  # rack
+            if flexible:
+                r.tagged()
+            out += frame[start : r.pos]
+        return bytes(out + frame[r.pos :])
+    if api_key == 10:
+        flexible = version >= 3
+        r = Reader(frame, 4)
+        if flexible:
+            r.tagged()
+        if version >= 4:
+            r.int(4)  # throttle_time_ms
+            out = bytearray(frame[: r.pos])
+            start = r.pos
+            count = r.array_len(True)
+            out += frame[start : r.pos]
+            for _ in range(max(count, 0)):
+                start = r.pos
+                r.string(True)  # key
+                r.int(4)  # node_id
+                out += frame[start : r.pos]
+                r.string(True)
+                r.int(4)
+                out += put_string(host, True) + struct.pack(">i", port)
+                start = r.pos
+                r.int(2)  # error_code
+                r.string(True)  # error_message
+                r.tagged()
+                out += frame[start : r.pos]
+            return bytes(out + frame[r.pos :])
+        if version >= 1:
+            r.int(4)  # throttle_time_ms
+        r.int(2)  # error_code
+        if version >= 1:
+            r.string(flexible)  # error_message
+        r.int(4)  # node_id
+        out = bytearray(frame[: r.pos])
+        r.string(flexible)
+        r.int(4)
+        out += put_string(host, flexible) + struct.pack(">i", port)
+        return bytes(out + frame[r.pos :])
+    return frame
+
+
+def handle(client, upstream, recorder, port):
+    with LOCK:
+        STATE["conn"] += 1
+        conn = STATE["conn"]
+    try:
+        broker = socket.create_connection(upstream)
+    except OSError:
+        client.close()
+        return
+    pending = {}
+    pending_lock = threading.Lock()
+
+    def requests():
+        try:
+            while True:
+                got = read_frame(client)
+                if got is None:
+                    break
+                prefix, frame = got
+                api_key, api_version, corr, client_id = parse_request_header(frame)
+                with pending_lock:
+                    pending[corr] = (api_key, api_version, client_id)
+                recorder.record(conn, "req", corr, api_key, api_version, client_id, frame)
+                broker.sendall(prefix + frame)
+        except OSError:
+            pass
+        finally:
+            for s in (broker, client):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def responses():
+        try:
+            while True:
+                got = read_frame(broker)
+                if got is None:
+                    break
+                prefix, frame = got
+                (corr,) = struct.unpack(">i", frame[:4])
+                with pending_lock:
+                    api_key, api_version, client_id = pending.pop(corr, (-1, -1, "-"))
+                recorder.record(conn, "resp", corr, api_key, api_version, client_id, frame)
+                if api_key in (3, 10):
+                    frame = rewrite_addresses(api_key, api_version, frame, port)
+                    prefix = struct.pack(">i", len(frame))
+                client.sendall(prefix + frame)
+        except OSError:
+            pass
+        finally:
+            for s in (broker, client):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    t = threading.Thread(target=responses, daemon=True)
+    t.start()
+    requests()
+    t.join()
+    broker.close()
+    client.close()
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    port = int(sys.argv[1])
+    host, uport = sys.argv[2].rsplit(":", 1)
+    upstream = (host, int(uport))
+    recorder = Recorder(sys.argv[3])
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("127.0.0.1", port))
+    server.listen(64)
+    port = server.getsockname()[1]
+    print("PROXY_READY %d" % port, flush=True)
+    while True:
+        client, _ = server.accept()
+        args = (client, upstream, recorder, port)
+        threading.Thread(target=handle, args=args, daemon=True).start()
+
+
+if __name__ == "__main__":
+    main()
