@@ -88,6 +88,8 @@ use crate::error::{Error, Result};
 use crate::error_code::ErrorCode;
 use crate::messages::api_versions::{ApiVersionsRequest, ApiVersionsResponse};
 use crate::messages::find_coordinator::FindCoordinatorRequest;
+use crate::messages::list_offsets::ListOffsetsRequest;
+use crate::messages::metadata::MetadataRequest;
 use crate::messages::{decode_exact, Message, Request, VersionRange};
 
 /// One API kseek implements, with the versions it implements.
@@ -103,10 +105,11 @@ pub struct SupportedApi {
 
 /// The APIs kseek implements and their version ranges, in API key order.
 ///
-/// ApiVersions, Metadata and FindCoordinator come from their request types' `VERSIONS`.
-/// ListOffsets, Fetch, OffsetCommit and OffsetFetch are literals: keep them in sync with
-/// `ListOffsetsRequest::VERSIONS`, `FetchRequest::VERSIONS`, `OffsetCommitRequest::VERSIONS`
-/// and `OffsetFetchRequest::VERSIONS` (a unit test compares them).
+/// ApiVersions, Metadata, FindCoordinator and ListOffsets come from their request types'
+/// `VERSIONS`. Fetch, OffsetCommit and OffsetFetch are literals, written before those request
+/// types existed: keep them in sync with `FetchRequest::VERSIONS`,
+/// `OffsetCommitRequest::VERSIONS` and `OffsetFetchRequest::VERSIONS` (or replace them with
+/// the consts).
 pub const SUPPORTED_APIS: [SupportedApi; 7] = [
     // keep in sync: FetchRequest::VERSIONS
     SupportedApi {
@@ -114,16 +117,15 @@ pub const SUPPORTED_APIS: [SupportedApi; 7] = [
         name: "Fetch",
         versions: VersionRange { min: 4, max: 18 },
     },
-    // keep in sync: ListOffsetsRequest::VERSIONS
     SupportedApi {
         api_key: ApiKey::LIST_OFFSETS,
         name: "ListOffsets",
-        versions: VersionRange { min: 1, max: 11 },
+        versions: <ListOffsetsRequest as Message>::VERSIONS,
     },
     SupportedApi {
         api_key: ApiKey::METADATA,
         name: "Metadata",
-        versions: VersionRange { min: 1, max: 13 },
+        versions: <MetadataRequest as Message>::VERSIONS,
     },
     // keep in sync: OffsetCommitRequest::VERSIONS
     SupportedApi {
@@ -420,10 +422,12 @@ mod tests {
         let map = negotiate(&response(vec![
             api(ApiKey::FIND_COORDINATOR, 0, 5),
             api(ApiKey::API_VERSIONS, 0, 3),
+            api(ApiKey::METADATA, 0, 12),
         ]))
         .unwrap();
         assert_eq!(map.version_for::<FindCoordinatorRequest>(), Ok(5));
         assert_eq!(map.version_for::<ApiVersionsRequest>(), Ok(3));
+        assert_eq!(map.version_for::<MetadataRequest>(), Ok(12));
     }
 
     #[test]
