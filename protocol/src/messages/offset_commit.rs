@@ -1,1 +1,1047 @@
-//! Placeholder: being written.
+//! OffsetCommit (API key 8), versions 2–10: a consumer group member stores its positions.
+//!
+//! The group is identified by its id plus, for a member of the group, the generation (classic
+//! protocol) or member epoch (KIP-848 consumer protocol) and the member id; a static member
+//! adds its group instance id (v7+). Retention time is sent only in v2–4 (later the broker's
+//! configuration decides), the committed leader epoch from v6, and v10 names topics by id.
+//!
+//! # References
+//! <https://kafka.apache.org/protocol#The_Messages_OffsetCommit>, `OffsetCommitRequest.json` and
+//! `OffsetCommitResponse.json` (Kafka 4.2.1), KIP-320 (leader epoch), KIP-345 (static
+//! membership), KIP-848.
+
+use bytes::{BufMut, Bytes, BytesMut};
+
+use crate::api_key::ApiKey;
+use crate::error::{Error, Result};
+use crate::messages::{Message, Request, VersionRange};
+use crate::primitives::{
+    get_array, get_i16, get_i32, get_i64, get_nullable_string, get_string,
+    get_unknown_tagged_fields, get_uuid, put_array, put_nullable_string, put_string,
+    put_unknown_tagged_fields, put_uuid, UnknownTaggedFields, Uuid,
+};
+
+/// Fails with [`Error::FieldNotInVersion`] when a non-ignorable field absent from `version`
+/// holds something other than its default.
+fn absent<T: PartialEq>(value: &T, default: &T, what: &'static str, version: i16) -> Result<()> {
+    if value == default {
+        Ok(())
+    } else {
+        Err(Error::FieldNotInVersion { what, version })
+    }
+}
+
+/// Minimum encoded size of a string (its length prefix).
+const fn min_string(flexible: bool) -> usize {
+    if flexible {
+        1
+    } else {
+        2
+    }
+}
+
+/// Minimum encoded size of an array (its length prefix).
+const fn min_array(flexible: bool) -> usize {
+    if flexible {
+        1
+    } else {
+        4
+    }
+}
+
+/// Size of an empty tagged section: one byte in flexible versions, nothing otherwise.
+const fn min_tags(flexible: bool) -> usize {
+    if flexible {
+        1
+    } else {
+        0
+    }
+}
+
+/// Minimum encoded size of a topic's identity: its name up to v9, its 16-byte id from v10.
+const fn min_topic_key(version: i16, flexible: bool) -> usize {
+    if version >= 10 {
+        16
+    } else {
+        min_string(flexible)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request
+// ---------------------------------------------------------------------------------------------
+
+/// An OffsetCommit request: the offsets a group member commits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OffsetCommitRequest {
+    /// The group id.
+    pub group_id: String,
+    /// The generation of the group (classic protocol) or the member epoch (consumer
+    /// protocol), or -1 for a commit from outside the group.
+    pub generation_id_or_member_epoch: i32,
+    /// The member id assigned by the coordinator, or empty for a commit from outside the group.
+    pub member_id: String,
+    /// The static member's instance id (v7+; not ignorable), or `None`.
+    pub group_instance_id: Option<String>,
+    /// How long the broker keeps the offsets, in milliseconds, or -1 for its default (v2–4,
+    /// ignorable).
+    pub retention_time_ms: i64,
+    /// The topics to commit offsets for.
+    pub topics: Vec<OffsetCommitRequestTopic>,
+    /// Tagged fields this crate doesn't know (v8+).
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+impl Default for OffsetCommitRequest {
+    fn default() -> Self {
+        OffsetCommitRequest {
+            group_id: String::new(),
+            generation_id_or_member_epoch: -1,
+            member_id: String::new(),
+            group_instance_id: None,
+            retention_time_ms: -1,
+            topics: Vec::new(),
+            unknown_tagged_fields: UnknownTaggedFields::default(),
+        }
+    }
+}
+
+/// One topic of an [`OffsetCommitRequest`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct OffsetCommitRequestTopic {
+    /// The topic name (v2–9, ignorable).
+    pub name: String,
+    /// The topic id (v10+, ignorable).
+    pub topic_id: Uuid,
+    /// The partitions to commit offsets for.
+    pub partitions: Vec<OffsetCommitRequestPartition>,
+    /// Tagged fields this crate doesn't know (v8+).
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+/// One partition of an [`OffsetCommitRequestTopic`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OffsetCommitRequestPartition {
+    /// The partition index.
+    pub partition_index: i32,
+    /// The offset to commit: the next record the group should read.
+    pub committed_offset: i64,
+    /// The leader epoch of the record before the committed offset (v6+, ignorable), or -1.
+    pub committed_leader_epoch: i32,
+    /// Metadata the client wants to keep with the offset.
+    pub committed_metadata: Option<String>,
+    /// Tagged fields this crate doesn't know (v8+).
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+impl Default for OffsetCommitRequestPartition {
+    fn default() -> Self {
+        OffsetCommitRequestPartition {
+            partition_index: 0,
+            committed_offset: 0,
+            committed_leader_epoch: -1,
+            committed_metadata: Some(String::new()),
+            unknown_tagged_fields: UnknownTaggedFields::default(),
+        }
+    }
+}
+
+impl Message for OffsetCommitRequest {
+    const API_KEY: ApiKey = ApiKey::OFFSET_COMMIT;
+    const VERSIONS: VersionRange = VersionRange { min: 2, max: 10 };
+    const FIRST_FLEXIBLE_VERSION: i16 = 8;
+    const NAME: &'static str = "OffsetCommitRequest";
+
+    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
+        Self::check_version(version)?;
+        let flexible = Self::is_flexible(version);
+        put_string(
+            buf,
+            &self.group_id,
+            flexible,
+            "OffsetCommitRequest.group_id",
+        )?;
+        buf.put_i32(self.generation_id_or_member_epoch);
+        put_string(
+            buf,
+            &self.member_id,
+            flexible,
+            "OffsetCommitRequest.member_id",
+        )?;
+        if version >= 7 {
+            put_nullable_string(
+                buf,
+                self.group_instance_id.as_deref(),
+                flexible,
+                "OffsetCommitRequest.group_instance_id",
+            )?;
+        } else {
+            absent(
+                &self.group_instance_id,
+                &None,
+                "OffsetCommitRequest.group_instance_id",
+                version,
+            )?;
+        }
+        // RetentionTimeMs is ignorable: dropped from v5.
+        if version <= 4 {
+            buf.put_i64(self.retention_time_ms);
+        }
+        put_array(
+            buf,
+            &self.topics,
+            flexible,
+            "OffsetCommitRequest.topics",
+            |b, t| t.encode(b, version, flexible),
+        )?;
+        if flexible {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
+        Self::check_version(version)?;
+        let flexible = Self::is_flexible(version);
+        let mut request = OffsetCommitRequest {
+            group_id: get_string(buf, flexible, "OffsetCommitRequest.group_id")?,
+            generation_id_or_member_epoch: get_i32(
+                buf,
+                "OffsetCommitRequest.generation_id_or_member_epoch",
+            )?,
+            member_id: get_string(buf, flexible, "OffsetCommitRequest.member_id")?,
+            ..Default::default()
+        };
+        if version >= 7 {
+            request.group_instance_id =
+                get_nullable_string(buf, flexible, "OffsetCommitRequest.group_instance_id")?;
+        }
+        if version <= 4 {
+            request.retention_time_ms = get_i64(buf, "OffsetCommitRequest.retention_time_ms")?;
+        }
+        request.topics = get_array(
+            buf,
+            flexible,
+            OffsetCommitRequestTopic::min_size(version, flexible),
+            "OffsetCommitRequest.topics",
+            |b| OffsetCommitRequestTopic::decode(b, version, flexible),
+        )?;
+        if flexible {
+            request.unknown_tagged_fields = get_unknown_tagged_fields(buf, "OffsetCommitRequest")?;
+        }
+        Ok(request)
+    }
+}
+
+impl Request for OffsetCommitRequest {
+    type Response = OffsetCommitResponse;
+}
+
+impl OffsetCommitRequestTopic {
+    const fn min_size(version: i16, flexible: bool) -> usize {
+        min_topic_key(version, flexible) + min_array(flexible) + min_tags(flexible)
+    }
+
+    fn encode(&self, buf: &mut BytesMut, version: i16, flexible: bool) -> Result<()> {
+        // Name (v2–9) and TopicId (v10+) are both ignorable.
+        if version <= 9 {
+            put_string(buf, &self.name, flexible, "OffsetCommitRequest.topics.name")?;
+        } else {
+            put_uuid(buf, &self.topic_id);
+        }
+        put_array(
+            buf,
+            &self.partitions,
+            flexible,
+            "OffsetCommitRequest.topics.partitions",
+            |b, p| p.encode(b, version, flexible),
+        )?;
+        if flexible {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode(buf: &mut Bytes, version: i16, flexible: bool) -> Result<Self> {
+        let mut topic = OffsetCommitRequestTopic::default();
+        if version <= 9 {
+            topic.name = get_string(buf, flexible, "OffsetCommitRequest.topics.name")?;
+        } else {
+            topic.topic_id = get_uuid(buf, "OffsetCommitRequest.topics.topic_id")?;
+        }
+        topic.partitions = get_array(
+            buf,
+            flexible,
+            OffsetCommitRequestPartition::min_size(version, flexible),
+            "OffsetCommitRequest.topics.partitions",
+            |b| OffsetCommitRequestPartition::decode(b, version, flexible),
+        )?;
+        if flexible {
+            topic.unknown_tagged_fields =
+                get_unknown_tagged_fields(buf, "OffsetCommitRequest.topics")?;
+        }
+        Ok(topic)
+    }
+}
+
+impl OffsetCommitRequestPartition {
+    const fn min_size(version: i16, flexible: bool) -> usize {
+        4 + 8 + if version >= 6 { 4 } else { 0 } + min_string(flexible) + min_tags(flexible)
+    }
+
+    fn encode(&self, buf: &mut BytesMut, version: i16, flexible: bool) -> Result<()> {
+        buf.put_i32(self.partition_index);
+        buf.put_i64(self.committed_offset);
+        // CommittedLeaderEpoch is ignorable: dropped before v6.
+        if version >= 6 {
+            buf.put_i32(self.committed_leader_epoch);
+        }
+        put_nullable_string(
+            buf,
+            self.committed_metadata.as_deref(),
+            flexible,
+            "OffsetCommitRequest.partitions.committed_metadata",
+        )?;
+        if flexible {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode(buf: &mut Bytes, version: i16, flexible: bool) -> Result<Self> {
+        let partition_index = get_i32(buf, "OffsetCommitRequest.partitions.partition_index")?;
+        let committed_offset = get_i64(buf, "OffsetCommitRequest.partitions.committed_offset")?;
+        let committed_leader_epoch = if version >= 6 {
+            get_i32(buf, "OffsetCommitRequest.partitions.committed_leader_epoch")?
+        } else {
+            -1
+        };
+        let committed_metadata = get_nullable_string(
+            buf,
+            flexible,
+            "OffsetCommitRequest.partitions.committed_metadata",
+        )?;
+        let unknown_tagged_fields = if flexible {
+            get_unknown_tagged_fields(buf, "OffsetCommitRequest.partitions")?
+        } else {
+            UnknownTaggedFields::default()
+        };
+        Ok(OffsetCommitRequestPartition {
+            partition_index,
+            committed_offset,
+            committed_leader_epoch,
+            committed_metadata,
+            unknown_tagged_fields,
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Response
+// ---------------------------------------------------------------------------------------------
+
+/// An OffsetCommit response: an error code per partition.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct OffsetCommitResponse {
+    /// How long the request was throttled for a quota, in milliseconds (v3+, ignorable).
+    pub throttle_time_ms: i32,
+    /// The responses for each topic.
+    pub topics: Vec<OffsetCommitResponseTopic>,
+    /// Tagged fields this crate doesn't know (v8+).
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+/// One topic of an [`OffsetCommitResponse`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct OffsetCommitResponseTopic {
+    /// The topic name (v2–9, ignorable).
+    pub name: String,
+    /// The topic id (v10+, ignorable).
+    pub topic_id: Uuid,
+    /// The responses for each partition.
+    pub partitions: Vec<OffsetCommitResponsePartition>,
+    /// Tagged fields this crate doesn't know (v8+).
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+/// One partition of an [`OffsetCommitResponseTopic`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct OffsetCommitResponsePartition {
+    /// The partition index.
+    pub partition_index: i32,
+    /// The error code (see [`crate::ErrorCode`]), or 0.
+    pub error_code: i16,
+    /// Tagged fields this crate doesn't know (v8+).
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+impl Message for OffsetCommitResponse {
+    const API_KEY: ApiKey = ApiKey::OFFSET_COMMIT;
+    const VERSIONS: VersionRange = VersionRange { min: 2, max: 10 };
+    const FIRST_FLEXIBLE_VERSION: i16 = 8;
+    const NAME: &'static str = "OffsetCommitResponse";
+
+    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
+        Self::check_version(version)?;
+        let flexible = Self::is_flexible(version);
+        // ThrottleTimeMs is ignorable: dropped in v2.
+        if version >= 3 {
+            buf.put_i32(self.throttle_time_ms);
+        }
+        put_array(
+            buf,
+            &self.topics,
+            flexible,
+            "OffsetCommitResponse.topics",
+            |b, t| t.encode(b, version, flexible),
+        )?;
+        if flexible {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
+        Self::check_version(version)?;
+        let flexible = Self::is_flexible(version);
+        let throttle_time_ms = if version >= 3 {
+            get_i32(buf, "OffsetCommitResponse.throttle_time_ms")?
+        } else {
+            0
+        };
+        let topics = get_array(
+            buf,
+            flexible,
+            OffsetCommitResponseTopic::min_size(version, flexible),
+            "OffsetCommitResponse.topics",
+            |b| OffsetCommitResponseTopic::decode(b, version, flexible),
+        )?;
+        let unknown_tagged_fields = if flexible {
+            get_unknown_tagged_fields(buf, "OffsetCommitResponse")?
+        } else {
+            UnknownTaggedFields::default()
+        };
+        Ok(OffsetCommitResponse {
+            throttle_time_ms,
+            topics,
+            unknown_tagged_fields,
+        })
+    }
+}
+
+impl OffsetCommitResponseTopic {
+    const fn min_size(version: i16, flexible: bool) -> usize {
+        min_topic_key(version, flexible) + min_array(flexible) + min_tags(flexible)
+    }
+
+    fn encode(&self, buf: &mut BytesMut, version: i16, flexible: bool) -> Result<()> {
+        // Name (v2–9) and TopicId (v10+) are both ignorable.
+        if version <= 9 {
+            put_string(
+                buf,
+                &self.name,
+                flexible,
+                "OffsetCommitResponse.topics.name",
+            )?;
+        } else {
+            put_uuid(buf, &self.topic_id);
+        }
+        put_array(
+            buf,
+            &self.partitions,
+            flexible,
+            "OffsetCommitResponse.topics.partitions",
+            |b, p| {
+                b.put_i32(p.partition_index);
+                b.put_i16(p.error_code);
+                if flexible {
+                    put_unknown_tagged_fields(b, &p.unknown_tagged_fields);
+                }
+                Ok(())
+            },
+        )?;
+        if flexible {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode(buf: &mut Bytes, version: i16, flexible: bool) -> Result<Self> {
+        let mut topic = OffsetCommitResponseTopic::default();
+        if version <= 9 {
+            topic.name = get_string(buf, flexible, "OffsetCommitResponse.topics.name")?;
+        } else {
+            topic.topic_id = get_uuid(buf, "OffsetCommitResponse.topics.topic_id")?;
+        }
+        topic.partitions = get_array(
+            buf,
+            flexible,
+            4 + 2 + min_tags(flexible),
+            "OffsetCommitResponse.topics.partitions",
+            |b| {
+                Ok(OffsetCommitResponsePartition {
+                    partition_index: get_i32(b, "OffsetCommitResponse.partitions.partition_index")?,
+                    error_code: get_i16(b, "OffsetCommitResponse.partitions.error_code")?,
+                    unknown_tagged_fields: if flexible {
+                        get_unknown_tagged_fields(b, "OffsetCommitResponse.partitions")?
+                    } else {
+                        UnknownTaggedFields::default()
+                    },
+                })
+            },
+        )?;
+        if flexible {
+            topic.unknown_tagged_fields =
+                get_unknown_tagged_fields(buf, "OffsetCommitResponse.topics")?;
+        }
+        Ok(topic)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::messages::decode_exact;
+    use crate::primitives::RawTaggedField;
+    use proptest::collection::vec;
+    use proptest::option;
+    use proptest::prelude::*;
+
+    // --- helpers ------------------------------------------------------------------------------
+
+    fn encode<M: Message>(m: &M, version: i16) -> Vec<u8> {
+        let mut buf = BytesMut::new();
+        m.encode(&mut buf, version).unwrap();
+        buf.to_vec()
+    }
+
+    /// Asserts that `bytes` decodes to `value` at `version` and that `value` encodes to `bytes`.
+    fn assert_wire<M: Message + PartialEq + core::fmt::Debug>(
+        value: &M,
+        version: i16,
+        bytes: &[u8],
+    ) {
+        let decoded: M = decode_exact(Bytes::copy_from_slice(bytes), version).unwrap();
+        assert_eq!(&decoded, value);
+        assert_eq!(encode(value, version), bytes);
+    }
+
+    /// Every strict prefix fails; one trailing byte is `TrailingBytes`.
+    fn assert_prefixes_fail<M: Message + core::fmt::Debug>(bytes: &[u8], version: i16) {
+        for end in 0..bytes.len() {
+            let r = decode_exact::<M>(Bytes::copy_from_slice(&bytes[..end]), version);
+            assert!(r.is_err(), "prefix of {end} bytes decoded: {r:?}");
+        }
+        let mut longer = bytes.to_vec();
+        longer.push(0);
+        assert!(matches!(
+            decode_exact::<M>(Bytes::from(longer), version),
+            Err(Error::TrailingBytes { count: 1, .. })
+        ));
+    }
+
+    fn arb_unknown_tags(flexible: bool) -> BoxedStrategy<UnknownTaggedFields> {
+        if !flexible {
+            return Just(UnknownTaggedFields::default()).boxed();
+        }
+        proptest::collection::btree_map(0u32..300, vec(any::<u8>(), 0..6), 0..3)
+            .prop_map(|m| {
+                UnknownTaggedFields(
+                    m.into_iter()
+                        .map(|(tag, data)| RawTaggedField {
+                            tag,
+                            data: Bytes::from(data),
+                        })
+                        .collect(),
+                )
+            })
+            .boxed()
+    }
+
+    fn check_round_trip<M: Message + PartialEq + core::fmt::Debug>(
+        value: &M,
+        version: i16,
+    ) -> core::result::Result<(), TestCaseError> {
+        let bytes = encode(value, version);
+        let decoded: M = decode_exact(Bytes::from(bytes.clone()), version)
+            .map_err(|e| TestCaseError::fail(format!("{e}")))?;
+        prop_assert_eq!(&decoded, value);
+        prop_assert_eq!(encode(&decoded, version), bytes);
+        Ok(())
+    }
+
+    /// Runs `check_round_trip` on 256 generated values at each version in `versions`, so every
+    /// version is covered, not just those a random pick happens to hit.
+    fn round_trip_every_version<M, S>(
+        versions: core::ops::RangeInclusive<i16>,
+        strategy: impl Fn(i16) -> S,
+    ) where
+        M: Message + PartialEq + core::fmt::Debug,
+        S: Strategy<Value = M>,
+    {
+        for version in versions {
+            let mut runner = proptest::test_runner::TestRunner::default();
+            let result = runner.run(&strategy(version), |value| {
+                check_round_trip(&value, version)
+            });
+            if let Err(e) = result {
+                panic!("version {version}: {e}");
+            }
+        }
+    }
+
+    fn arb_uuid() -> impl Strategy<Value = Uuid> {
+        any::<[u8; 16]>().prop_map(Uuid)
+    }
+
+    fn arb_request(version: i16) -> impl Strategy<Value = OffsetCommitRequest> {
+        let flex = version >= 8;
+        let partition = (
+            any::<i32>(),
+            any::<i64>(),
+            any::<i32>(),
+            option::of(".{0,8}"),
+            arb_unknown_tags(flex),
+        )
+            .prop_map(
+                move |(partition_index, committed_offset, epoch, committed_metadata, tags)| {
+                    OffsetCommitRequestPartition {
+                        partition_index,
+                        committed_offset,
+                        committed_leader_epoch: if version >= 6 { epoch } else { -1 },
+                        committed_metadata,
+                        unknown_tagged_fields: tags,
+                    }
+                },
+            );
+        let topic = (
+            ".{0,8}",
+            arb_uuid(),
+            vec(partition, 0..3),
+            arb_unknown_tags(flex),
+        )
+            .prop_map(
+                move |(name, id, partitions, tags)| OffsetCommitRequestTopic {
+                    name: if version <= 9 { name } else { String::new() },
+                    topic_id: if version >= 10 { id } else { Uuid::ZERO },
+                    partitions,
+                    unknown_tagged_fields: tags,
+                },
+            );
+        (
+            (".{0,8}", any::<i32>(), ".{0,8}", option::of(".{0,8}")),
+            any::<i64>(),
+            vec(topic, 0..3),
+            arb_unknown_tags(flex),
+        )
+            .prop_map(
+                move |((group_id, generation, member_id, instance), retention, topics, tags)| {
+                    OffsetCommitRequest {
+                        group_id,
+                        generation_id_or_member_epoch: generation,
+                        member_id,
+                        group_instance_id: if version >= 7 { instance } else { None },
+                        retention_time_ms: if version <= 4 { retention } else { -1 },
+                        topics,
+                        unknown_tagged_fields: tags,
+                    }
+                },
+            )
+    }
+
+    fn arb_response(version: i16) -> impl Strategy<Value = OffsetCommitResponse> {
+        let flex = version >= 8;
+        let partition = (any::<i32>(), any::<i16>(), arb_unknown_tags(flex)).prop_map(
+            |(partition_index, error_code, tags)| OffsetCommitResponsePartition {
+                partition_index,
+                error_code,
+                unknown_tagged_fields: tags,
+            },
+        );
+        let topic = (
+            ".{0,8}",
+            arb_uuid(),
+            vec(partition, 0..4),
+            arb_unknown_tags(flex),
+        )
+            .prop_map(
+                move |(name, id, partitions, tags)| OffsetCommitResponseTopic {
+                    name: if version <= 9 { name } else { String::new() },
+                    topic_id: if version >= 10 { id } else { Uuid::ZERO },
+                    partitions,
+                    unknown_tagged_fields: tags,
+                },
+            );
+        (any::<i32>(), vec(topic, 0..3), arb_unknown_tags(flex)).prop_map(
+            move |(throttle, topics, tags)| OffsetCommitResponse {
+                throttle_time_ms: if version >= 3 { throttle } else { 0 },
+                topics,
+                unknown_tagged_fields: tags,
+            },
+        )
+    }
+
+    // --- 1. round trips at every version --------------------------------------------------------
+
+    #[test]
+    fn request_round_trips_at_every_version() {
+        round_trip_every_version(2..=10, arb_request);
+    }
+
+    #[test]
+    fn response_round_trips_at_every_version() {
+        round_trip_every_version(2..=10, arb_response);
+    }
+
+    // --- 6. arbitrary bytes never panic ---------------------------------------------------------
+
+    proptest! {
+        #[test]
+        fn decoding_arbitrary_bytes_never_panics(
+            data in vec(any::<u8>(), 0..128),
+            version in 2i16..=10,
+        ) {
+            let _ = decode_exact::<OffsetCommitRequest>(Bytes::from(data.clone()), version);
+            let _ = decode_exact::<OffsetCommitResponse>(Bytes::from(data), version);
+        }
+    }
+
+    // --- 2. hand-derived byte vectors ----------------------------------------------------------
+
+    /// v2, classic: group "g", generation 5, member "m", retention one day, topic "t"
+    /// partition 0 at offset 42 with null metadata.
+    const REQUEST_V2: &[u8] = &[
+        0x00, 0x01, b'g', // group_id "g"
+        0x00, 0x00, 0x00, 0x05, // generation_id_or_member_epoch 5
+        0x00, 0x01, b'm', // member_id "m"
+        0x00, 0x00, 0x00, 0x00, 0x05, 0x26, 0x5c, 0x00, // retention_time_ms 86_400_000
+        0x00, 0x00, 0x00, 0x01, // topics: 1
+        0x00, 0x01, b't', // name "t"
+        0x00, 0x00, 0x00, 0x01, // partitions: 1
+        0x00, 0x00, 0x00, 0x00, // partition_index 0
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x2a, // committed_offset 42
+        0xff, 0xff, // committed_metadata null
+    ];
+
+    fn request_v2() -> OffsetCommitRequest {
+        OffsetCommitRequest {
+            group_id: "g".into(),
+            generation_id_or_member_epoch: 5,
+            member_id: "m".into(),
+            retention_time_ms: 86_400_000,
+            topics: vec![OffsetCommitRequestTopic {
+                name: "t".into(),
+                partitions: vec![OffsetCommitRequestPartition {
+                    partition_index: 0,
+                    committed_offset: 42,
+                    committed_metadata: None,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    /// v7, classic: static member "i", partition 1 at offset 7 in leader epoch 3, metadata "x".
+    const REQUEST_V7: &[u8] = &[
+        0x00, 0x01, b'g', // group_id "g"
+        0x00, 0x00, 0x00, 0x05, // generation_id_or_member_epoch 5
+        0x00, 0x01, b'm', // member_id "m"
+        0x00, 0x01, b'i', // group_instance_id "i"
+        0x00, 0x00, 0x00, 0x01, // topics: 1
+        0x00, 0x01, b't', // name "t"
+        0x00, 0x00, 0x00, 0x01, // partitions: 1
+        0x00, 0x00, 0x00, 0x01, // partition_index 1
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07, // committed_offset 7
+        0x00, 0x00, 0x00, 0x03, // committed_leader_epoch 3
+        0x00, 0x01, b'x', // committed_metadata "x"
+    ];
+
+    fn request_v7() -> OffsetCommitRequest {
+        OffsetCommitRequest {
+            group_id: "g".into(),
+            generation_id_or_member_epoch: 5,
+            member_id: "m".into(),
+            group_instance_id: Some("i".into()),
+            topics: vec![OffsetCommitRequestTopic {
+                name: "t".into(),
+                partitions: vec![OffsetCommitRequestPartition {
+                    partition_index: 1,
+                    committed_offset: 7,
+                    committed_leader_epoch: 3,
+                    committed_metadata: Some("x".into()),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    /// v8, flexible: commit from outside the group (epoch -1, empty member, no instance),
+    /// topic "t" partition 0 at offset 42 in epoch 3 with empty metadata; unknown tag 1 (two
+    /// bytes) on the partition.
+    const REQUEST_V8: &[u8] = &[
+        0x02, b'g', // group_id "g"
+        0xff, 0xff, 0xff, 0xff, // generation_id_or_member_epoch -1
+        0x01, // member_id ""
+        0x00, // group_instance_id null
+        0x02, // topics: compact 1
+        0x02, b't', // name "t"
+        0x02, // partitions: compact 1
+        0x00, 0x00, 0x00, 0x00, // partition_index 0
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x2a, // committed_offset 42
+        0x00, 0x00, 0x00, 0x03, // committed_leader_epoch 3
+        0x01, // committed_metadata ""
+        0x01, 0x01, 0x02, 0x12, 0x34, // partition tags: {1: 12 34}
+        0x00, // topic tags
+        0x00, // body tags
+    ];
+
+    fn request_v8() -> OffsetCommitRequest {
+        OffsetCommitRequest {
+            group_id: "g".into(),
+            topics: vec![OffsetCommitRequestTopic {
+                name: "t".into(),
+                partitions: vec![OffsetCommitRequestPartition {
+                    partition_index: 0,
+                    committed_offset: 42,
+                    committed_leader_epoch: 3,
+                    committed_metadata: Some(String::new()),
+                    unknown_tagged_fields: UnknownTaggedFields(vec![RawTaggedField {
+                        tag: 1,
+                        data: Bytes::from_static(&[0x12, 0x34]),
+                    }]),
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    const TOPIC_ID: [u8; 16] = [
+        0xf0, 0xe1, 0xd2, 0xc3, 0xb4, 0xa5, 0x96, 0x87, 0x78, 0x69, 0x5a, 0x4b, 0x3c, 0x2d, 0x1e,
+        0x0f,
+    ];
+
+    /// v10: member "m" epoch 12, topic by id, partition 2 at offset 1000 with null metadata.
+    const REQUEST_V10: &[u8] = &[
+        0x02, b'g', // group_id "g"
+        0x00, 0x00, 0x00, 0x0c, // generation_id_or_member_epoch 12
+        0x02, b'm', // member_id "m"
+        0x00, // group_instance_id null
+        0x02, // topics: compact 1
+        0xf0, 0xe1, 0xd2, 0xc3, 0xb4, 0xa5, 0x96, 0x87, // topic_id
+        0x78, 0x69, 0x5a, 0x4b, 0x3c, 0x2d, 0x1e, 0x0f, //
+        0x02, // partitions: compact 1
+        0x00, 0x00, 0x00, 0x02, // partition_index 2
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xe8, // committed_offset 1000
+        0xff, 0xff, 0xff, 0xff, // committed_leader_epoch -1
+        0x00, // committed_metadata null
+        0x00, // partition tags
+        0x00, // topic tags
+        0x00, // body tags
+    ];
+
+    fn request_v10() -> OffsetCommitRequest {
+        OffsetCommitRequest {
+            group_id: "g".into(),
+            generation_id_or_member_epoch: 12,
+            member_id: "m".into(),
+            topics: vec![OffsetCommitRequestTopic {
+                topic_id: Uuid(TOPIC_ID),
+                partitions: vec![OffsetCommitRequestPartition {
+                    partition_index: 2,
+                    committed_offset: 1000,
+                    committed_metadata: None,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    /// v3, classic: throttle 1, topic "t": partition 0 OK, partition 1 ILLEGAL_GENERATION (22).
+    const RESPONSE_V3: &[u8] = &[
+        0x00, 0x00, 0x00, 0x01, // throttle_time_ms 1
+        0x00, 0x00, 0x00, 0x01, // topics: 1
+        0x00, 0x01, b't', // name "t"
+        0x00, 0x00, 0x00, 0x02, // partitions: 2
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // 0: error 0
+        0x00, 0x00, 0x00, 0x01, 0x00, 0x16, // 1: error 22
+    ];
+
+    fn response_v3() -> OffsetCommitResponse {
+        OffsetCommitResponse {
+            throttle_time_ms: 1,
+            topics: vec![OffsetCommitResponseTopic {
+                name: "t".into(),
+                partitions: vec![
+                    OffsetCommitResponsePartition {
+                        partition_index: 0,
+                        error_code: 0,
+                        ..Default::default()
+                    },
+                    OffsetCommitResponsePartition {
+                        partition_index: 1,
+                        error_code: 22,
+                        ..Default::default()
+                    },
+                ],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    /// v10: topic by id, partition 2 with STALE_MEMBER_EPOCH (113); unknown body tag 0, empty.
+    const RESPONSE_V10: &[u8] = &[
+        0x00, 0x00, 0x00, 0x00, // throttle_time_ms 0
+        0x02, // topics: compact 1
+        0xf0, 0xe1, 0xd2, 0xc3, 0xb4, 0xa5, 0x96, 0x87, // topic_id
+        0x78, 0x69, 0x5a, 0x4b, 0x3c, 0x2d, 0x1e, 0x0f, //
+        0x02, // partitions: compact 1
+        0x00, 0x00, 0x00, 0x02, 0x00, 0x71, // partition 2, error 113
+        0x00, // partition tags
+        0x00, // topic tags
+        0x01, 0x00, 0x00, // body tags: {0: empty}
+    ];
+
+    fn response_v10() -> OffsetCommitResponse {
+        OffsetCommitResponse {
+            throttle_time_ms: 0,
+            topics: vec![OffsetCommitResponseTopic {
+                topic_id: Uuid(TOPIC_ID),
+                partitions: vec![OffsetCommitResponsePartition {
+                    partition_index: 2,
+                    error_code: 113,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            unknown_tagged_fields: UnknownTaggedFields(vec![RawTaggedField {
+                tag: 0,
+                data: Bytes::new(),
+            }]),
+        }
+    }
+
+    #[test]
+    fn requests_match_hand_written_bytes() {
+        assert_wire(&request_v2(), 2, REQUEST_V2);
+        assert_wire(&request_v7(), 7, REQUEST_V7);
+        assert_wire(&request_v8(), 8, REQUEST_V8);
+        assert_wire(&request_v10(), 10, REQUEST_V10);
+    }
+
+    #[test]
+    fn responses_match_hand_written_bytes() {
+        assert_wire(&response_v3(), 3, RESPONSE_V3);
+        assert_wire(&response_v10(), 10, RESPONSE_V10);
+    }
+
+    // --- 3. prefixes and trailing bytes --------------------------------------------------------
+
+    #[test]
+    fn truncations_and_trailing_bytes_fail() {
+        assert_prefixes_fail::<OffsetCommitRequest>(REQUEST_V2, 2);
+        assert_prefixes_fail::<OffsetCommitRequest>(REQUEST_V7, 7);
+        assert_prefixes_fail::<OffsetCommitRequest>(REQUEST_V8, 8);
+        assert_prefixes_fail::<OffsetCommitRequest>(REQUEST_V10, 10);
+        assert_prefixes_fail::<OffsetCommitResponse>(RESPONSE_V3, 3);
+        assert_prefixes_fail::<OffsetCommitResponse>(RESPONSE_V10, 10);
+    }
+
+    // --- 4. length bombs -----------------------------------------------------------------------
+
+    #[test]
+    fn length_bombs_fail_at_once() {
+        let bad = |bytes: &'static [u8], version: i16, request: bool| {
+            let r = if request {
+                decode_exact::<OffsetCommitRequest>(Bytes::from_static(bytes), version).err()
+            } else {
+                decode_exact::<OffsetCommitResponse>(Bytes::from_static(bytes), version).err()
+            };
+            assert!(
+                matches!(r, Some(Error::InvalidLength { .. })),
+                "{bytes:?} at v{version}: {r:?}"
+            );
+        };
+        // Request v2: group_id length 0x7fff.
+        bad(&[0x7f, 0xff, 0, 0, 0, 0, 0, 0, 0, 0], 2, true);
+        // Request v5: topics count 0x7fffffff (group "", generation 0, member "").
+        bad(
+            &[0, 0, 0, 0, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0],
+            5,
+            true,
+        );
+        // Request v8: compact member_id length 0xffffffff.
+        bad(&[0x01, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f], 8, true);
+        // Request v10: compact partitions count 0xffffffff after a topic id.
+        bad(
+            &[
+                0x01, 0, 0, 0, 0, 0x01, 0x00, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                0xff, 0xff, 0xff, 0xff, 0x0f, 0,
+            ],
+            10,
+            true,
+        );
+        // Response v2: topics count 0x7fffffff.
+        bad(&[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0], 2, false);
+        // Response v9: compact topics count 0xffffffff.
+        bad(&[0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 0], 9, false);
+    }
+
+    // --- 5. non-ignorable fields absent from a version -----------------------------------------
+
+    #[test]
+    fn group_instance_id_refuses_versions_before_7() {
+        let mut buf = BytesMut::new();
+        assert_eq!(
+            request_v7().encode(&mut buf, 6),
+            Err(Error::FieldNotInVersion {
+                what: "OffsetCommitRequest.group_instance_id",
+                version: 6
+            })
+        );
+        assert!(request_v7().encode(&mut buf, 7).is_ok());
+    }
+
+    #[test]
+    fn ignorable_fields_are_dropped_in_versions_without_them() {
+        // The response has no non-ignorable field that is missing from any version: its
+        // throttle time (v3+), topic name (v2–9) and topic id (v10+) are all ignorable.
+        let mut resp = response_v3();
+        resp.topics[0].topic_id = Uuid(TOPIC_ID);
+        let v2: OffsetCommitResponse = decode_exact(Bytes::from(encode(&resp, 2)), 2).unwrap();
+        assert_eq!(v2.throttle_time_ms, 0);
+        assert_eq!(v2.topics[0].topic_id, Uuid::ZERO);
+        let v10: OffsetCommitResponse = decode_exact(Bytes::from(encode(&resp, 10)), 10).unwrap();
+        assert_eq!(v10.topics[0].name, "");
+        assert_eq!(v10.topics[0].topic_id, Uuid(TOPIC_ID));
+
+        // Request: retention time from v5, leader epoch before v6.
+        let mut req = request_v7();
+        req.group_instance_id = None;
+        req.retention_time_ms = 1000;
+        let v5: OffsetCommitRequest = decode_exact(Bytes::from(encode(&req, 5)), 5).unwrap();
+        assert_eq!(v5.retention_time_ms, -1);
+        assert_eq!(v5.topics[0].partitions[0].committed_leader_epoch, -1);
+    }
+
+    #[test]
+    fn versions_outside_the_range_are_refused() {
+        for v in [1, 11] {
+            assert!(matches!(
+                request_v2().encode(&mut BytesMut::new(), v),
+                Err(Error::UnsupportedVersion { .. })
+            ));
+            assert!(matches!(
+                decode_exact::<OffsetCommitResponse>(Bytes::from_static(RESPONSE_V3), v),
+                Err(Error::UnsupportedVersion { .. })
+            ));
+        }
+    }
+}
