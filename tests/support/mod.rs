@@ -1,0 +1,670 @@
+//! Helpers for integration tests against a real Apache Kafka.
+//!
+//! A test gets a broker from [`broker`] (Kafka 4.4), [`broker_39`] (Kafka 3.9) or
+//! [`brokers`] (both, for tests that must pass on each version). When the test runner
+//! (`tests/run`) has started them, their addresses come from `KSEEK_BOOTSTRAP` and
+//! `KSEEK_BOOTSTRAP_39`; otherwise the first test that asks starts one through
+//! `tests/kafka/broker` with a watchdog that stops it when the test binary exits.
+//! [`Broker::start`] makes a private cluster (say three nodes) that stops on drop.
+//!
+//! Data is written and read by Kafka's own Java client (`tests/kafka/ktool`), the
+//! independent oracle: [`Broker::produce`] returns exactly what the broker stored
+//! (partition, offset, timestamp) and [`Broker::consume`] what a Java consumer reads.
+//!
+//! Use it from a test file with `mod support;`.
+
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Value};
+
+/// A Kafka release the tests run against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KafkaVersion {
+    /// Apache Kafka 4.4.0, the default.
+    V4_4,
+    /// Apache Kafka 3.9.2, the last 3.x line.
+    V3_9,
+}
+
+impl KafkaVersion {
+    /// The `--version` argument of `tests/kafka/broker`.
+    pub(crate) fn arg(self) -> &'static str {
+        match self {
+            KafkaVersion::V4_4 => "4.4",
+            KafkaVersion::V3_9 => "3.9",
+        }
+    }
+
+    /// The environment variable that holds a running broker of this version.
+    pub(crate) fn env_var(self) -> &'static str {
+        match self {
+            KafkaVersion::V4_4 => "KSEEK_BOOTSTRAP",
+            KafkaVersion::V3_9 => "KSEEK_BOOTSTRAP_39",
+        }
+    }
+}
+
+/// The shared Kafka 4.4 broker of this test binary.
+pub(crate) fn broker() -> &'static Broker {
+    static B: OnceLock<Broker> = OnceLock::new();
+    B.get_or_init(|| Broker::shared(KafkaVersion::V4_4))
+}
+
+/// The shared Kafka 3.9 broker of this test binary.
+pub(crate) fn broker_39() -> &'static Broker {
+    static B: OnceLock<Broker> = OnceLock::new();
+    B.get_or_init(|| Broker::shared(KafkaVersion::V3_9))
+}
+
+/// Both shared brokers, newest first: for tests that must pass on every supported version.
+pub(crate) fn brokers() -> [&'static Broker; 2] {
+    [broker(), broker_39()]
+}
+
+/// A name no other test (or earlier run against the same broker) uses: `<prefix>-<unique>`.
+pub(crate) fn unique_name(prefix: &str) -> String {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!(
+        "{prefix}-{}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed),
+        nanos % 1_000_000_000
+    )
+}
+
+/// A running Kafka cluster. One started by [`Broker::start`] is stopped on drop.
+#[derive(Debug)]
+pub(crate) struct Broker {
+    version: KafkaVersion,
+    bootstrap: String,
+    /// The state directory of a cluster this process started, stopped on drop.
+    owned_dir: Option<PathBuf>,
+}
+
+impl Broker {
+    /// The broker of `version` named by its environment variable, or a new one.
+    fn shared(version: KafkaVersion) -> Broker {
+        match std::env::var(version.env_var()) {
+            Ok(bootstrap) if !bootstrap.is_empty() => Broker {
+                version,
+                bootstrap,
+                owned_dir: None,
+            },
+            _ => Broker::start(version, 1),
+        }
+    }
+
+    /// Starts a private cluster of `nodes` combined broker+controller nodes.
+    ///
+    /// It stops when the value is dropped, or when this process exits (a watchdog
+    /// watches the process id), whichever is first.
+    pub(crate) fn start(version: KafkaVersion, nodes: u32) -> Broker {
+        let dir = std::env::temp_dir().join(unique_name(&format!("kseek-kafka-{}", version.arg())));
+        let out = Command::new(kafka_script("broker"))
+            .args(["start", "--version", version.arg(), "--nodes"])
+            .arg(nodes.to_string())
+            .arg("--dir")
+            .arg(&dir)
+            .arg("--watch-pid")
+            .arg(std::process::id().to_string())
+            .stdin(Stdio::null())
+            .stderr(Stdio::inherit())
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run tests/kafka/broker: {e}"));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "tests/kafka/broker start failed ({}): {stdout}",
+            out.status
+        );
+        let bootstrap = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("BOOTSTRAP="))
+            .unwrap_or_else(|| panic!("no BOOTSTRAP= line from tests/kafka/broker: {stdout}"))
+            .to_string();
+        Broker {
+            version,
+            bootstrap,
+            owned_dir: Some(dir),
+        }
+    }
+
+    /// The bootstrap address list, `host:port[,host:port...]`.
+    pub(crate) fn bootstrap(&self) -> &str {
+        &self.bootstrap
+    }
+
+    /// The Kafka release of this cluster.
+    pub(crate) fn version(&self) -> KafkaVersion {
+        self.version
+    }
+
+    /// Creates `topic` with `partitions` partitions (replication factor 1) and the given
+    /// topic configs, and waits until every partition has a leader.
+    pub(crate) fn create_topic(&self, topic: &str, partitions: i32, configs: &[(&str, &str)]) {
+        self.create_topic_replicated(topic, partitions, 1, configs);
+    }
+
+    /// [`Broker::create_topic`] with a replication factor (for multi-node clusters).
+    pub(crate) fn create_topic_replicated(
+        &self,
+        topic: &str,
+        partitions: i32,
+        replication_factor: i16,
+        configs: &[(&str, &str)],
+    ) {
+        let mut args = vec![
+            "create-topic".to_string(),
+            "--topic".into(),
+            topic.into(),
+            "--partitions".into(),
+            partitions.to_string(),
+            "--replication-factor".into(),
+            replication_factor.to_string(),
+        ];
+        for (k, v) in configs {
+            args.push("--config".into());
+            args.push(format!("{k}={v}"));
+        }
+        self.ktool(&args, None);
+    }
+
+    /// Creates a topic with a unique name starting with `prefix` and returns the name.
+    pub(crate) fn new_topic(&self, prefix: &str, partitions: i32, configs: &[(&str, &str)]) -> String {
+        let topic = unique_name(prefix);
+        self.create_topic(&topic, partitions, configs);
+        topic
+    }
+
+    /// Deletes `topic`.
+    pub(crate) fn delete_topic(&self, topic: &str) {
+        self.ktool(&["delete-topic", "--topic", topic], None);
+    }
+
+    /// Writes `input` with the Java producer (default settings, no compression) and
+    /// returns every record as stored, in input order.
+    pub(crate) fn produce(&self, topic: &str, input: &[Input]) -> Vec<Record> {
+        self.produce_with(topic, &ProduceOptions::default(), input)
+            .into_iter()
+            .map(|w| w.record)
+            .collect()
+    }
+
+    /// Writes `input` with the Java producer configured by `options`; returns every
+    /// record as stored, in input order, with whether its transaction was aborted.
+    pub(crate) fn produce_with(&self, topic: &str, options: &ProduceOptions, input: &[Input]) -> Vec<Written> {
+        let mut args = vec!["produce".to_string(), "--topic".into(), topic.into()];
+        if let Some(c) = &options.compression {
+            args.extend(["--compression".into(), c.clone()]);
+        }
+        if let Some(n) = options.batch_size {
+            args.extend(["--batch-size".into(), n.to_string()]);
+        }
+        if let Some(n) = options.linger_ms {
+            args.extend(["--linger-ms".into(), n.to_string()]);
+        }
+        if let Some(id) = &options.transactional_id {
+            args.extend(["--transactional-id".into(), id.clone()]);
+        }
+        if let Some(acks) = &options.acks {
+            args.extend(["--acks".into(), acks.clone()]);
+        }
+        let mut stdin = String::new();
+        for line in input {
+            stdin.push_str(&line.to_json().to_string());
+            stdin.push('\n');
+        }
+        let out = self.ktool(&args, Some(&stdin));
+        json_lines(&out)
+            .map(|v| Written {
+                record: Record::from_json(&v),
+                aborted: v.get("aborted").and_then(Value::as_bool).unwrap_or(false),
+            })
+            .collect()
+    }
+
+    /// Reads every partition of `topic` from the beginning up to its current end
+    /// offset with the Java consumer (read_uncommitted), sorted by partition then offset.
+    pub(crate) fn consume(&self, topic: &str) -> Vec<Record> {
+        self.consume_with(topic, &ConsumeOptions::default())
+    }
+
+    /// Reads `topic` with the Java consumer configured by `options`.
+    pub(crate) fn consume_with(&self, topic: &str, options: &ConsumeOptions) -> Vec<Record> {
+        let mut args = vec!["consume".to_string(), "--topic".into(), topic.into()];
+        args.extend(["--isolation".into(), options.isolation.arg().into()]);
+        if let Some(g) = &options.group {
+            args.extend(["--group".into(), g.clone()]);
+        }
+        for p in &options.partitions {
+            args.extend(["--partition".into(), p.to_string()]);
+        }
+        if let Some(ts) = options.from_timestamp {
+            args.extend(["--from-timestamp".into(), ts.to_string()]);
+        }
+        if let Some(n) = options.expect {
+            args.extend(["--expect".into(), n.to_string()]);
+        }
+        if options.commit {
+            args.push("--commit".into());
+        }
+        if let Some(ms) = options.timeout_ms {
+            args.extend(["--timeout-ms".into(), ms.to_string()]);
+        }
+        json_lines(&self.ktool(&args, None))
+            .map(|v| Record::from_json(&v))
+            .collect()
+    }
+
+    /// Asks the broker (Admin ListOffsets) for the offset of every partition of `topic`
+    /// matching `query`, sorted by partition.
+    pub(crate) fn list_offsets(&self, topic: &str, query: OffsetQuery, isolation: Isolation) -> Vec<PartitionOffset> {
+        let spec = match query {
+            OffsetQuery::Earliest => "earliest".to_string(),
+            OffsetQuery::Latest => "latest".to_string(),
+            OffsetQuery::MaxTimestamp => "max-timestamp".to_string(),
+            OffsetQuery::Timestamp(ms) => ms.to_string(),
+        };
+        let args = ["list-offsets", "--topic", topic, "--spec", &spec, "--isolation", isolation.arg()];
+        json_lines(&self.ktool(&args, None))
+            .map(|v| PartitionOffset {
+                partition: int(&v, "partition") as i32,
+                offset: int(&v, "offset"),
+                timestamp: int(&v, "timestamp"),
+            })
+            .collect()
+    }
+
+    /// Commits `offset` for `topic`/`partition` in consumer group `group` (Admin API;
+    /// the group must have no active members).
+    pub(crate) fn commit(&self, group: &str, topic: &str, partition: i32, offset: i64) {
+        let (p, o) = (partition.to_string(), offset.to_string());
+        let args = ["commit", "--group", group, "--topic", topic, "--partition", &p, "--offset", &o];
+        self.ktool(&args, None);
+    }
+
+    /// The committed offsets of `group`, like `kafka-consumer-groups --describe`,
+    /// sorted by topic then partition.
+    pub(crate) fn describe_group(&self, group: &str) -> Vec<CommittedOffset> {
+        json_lines(&self.ktool(&["describe-group", "--group", group], None))
+            .map(|v| CommittedOffset {
+                topic: v["topic"].as_str().unwrap_or_default().to_string(),
+                partition: int(&v, "partition") as i32,
+                offset: v["offset"].as_i64(),
+                metadata: v["metadata"].as_str().map(str::to_string),
+                log_end_offset: int(&v, "log_end_offset"),
+            })
+            .collect()
+    }
+
+    /// Runs `tests/kafka/ktool <args> --bootstrap <this cluster>` with `stdin`,
+    /// panics (showing its stderr) unless it succeeds, and returns its stdout.
+    pub(crate) fn ktool<S: AsRef<str>>(&self, args: &[S], stdin: Option<&str>) -> String {
+        let mut cmd = Command::new(kafka_script("ktool"));
+        cmd.args(args.iter().map(AsRef::as_ref))
+            .args(["--bootstrap", &self.bootstrap])
+            .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run tests/kafka/ktool: {e}"));
+        // Feed stdin from another thread: the tool may write while we still write.
+        let feeder = child.stdin.take().map(|mut pipe| {
+            let input = stdin.unwrap_or_default().to_string();
+            std::thread::spawn(move || pipe.write_all(input.as_bytes()))
+        });
+        let out = child.wait_with_output().expect("waiting for tests/kafka/ktool");
+        if let Some(feeder) = feeder {
+            feeder
+                .join()
+                .expect("stdin feeder panicked")
+                .expect("writing to ktool's stdin");
+        }
+        let shown: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
+        assert!(
+            out.status.success(),
+            "ktool {} against {} failed ({}):\n{}",
+            shown.join(" "),
+            self.bootstrap,
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("ktool prints UTF-8")
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.owned_dir {
+            let status = Command::new(kafka_script("broker"))
+                .arg("stop")
+                .arg("--dir")
+                .arg(dir)
+                .stdin(Stdio::null())
+                .status();
+            if !matches!(status, Ok(s) if s.success()) {
+                eprintln!("tests/kafka/broker stop --dir {} failed: {status:?}", dir.display());
+            }
+        }
+    }
+}
+
+/// One line of producer input: a record or a control operation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Input {
+    /// A record to send.
+    Record(NewRecord),
+    /// `beginTransaction()` (needs [`ProduceOptions::transactional_id`]).
+    Begin,
+    /// `commitTransaction()`.
+    Commit,
+    /// `flush()` then `abortTransaction()`: the aborted records are in the log.
+    Abort,
+    /// `flush()`.
+    Flush,
+}
+
+impl Input {
+    fn to_json(&self) -> Value {
+        match self {
+            Input::Record(r) => r.to_json(),
+            Input::Begin => json!({"txn": "begin"}),
+            Input::Commit => json!({"txn": "commit"}),
+            Input::Abort => json!({"txn": "abort"}),
+            Input::Flush => json!({"flush": true}),
+        }
+    }
+}
+
+impl From<NewRecord> for Input {
+    fn from(r: NewRecord) -> Input {
+        Input::Record(r)
+    }
+}
+
+/// A record to write; every field is optional (the producer picks partition and
+/// timestamp when absent).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct NewRecord {
+    /// Target partition, or the producer's partitioner.
+    pub(crate) partition: Option<i32>,
+    /// Key bytes (`None`: a null key).
+    pub(crate) key: Option<Vec<u8>>,
+    /// Value bytes (`None`: a null value, a tombstone).
+    pub(crate) value: Option<Vec<u8>>,
+    /// Create time in milliseconds since the epoch, or the producer's clock.
+    pub(crate) timestamp: Option<i64>,
+    /// Headers in order; a `None` value is a null header value.
+    pub(crate) headers: Vec<(String, Option<Vec<u8>>)>,
+}
+
+impl NewRecord {
+    /// An empty record: null key, null value, no headers.
+    pub(crate) fn new() -> NewRecord {
+        NewRecord::default()
+    }
+
+    /// Sets the partition.
+    pub(crate) fn partition(mut self, p: i32) -> NewRecord {
+        self.partition = Some(p);
+        self
+    }
+
+    /// Sets the key.
+    pub(crate) fn key(mut self, k: impl AsRef<[u8]>) -> NewRecord {
+        self.key = Some(k.as_ref().to_vec());
+        self
+    }
+
+    /// Sets the value.
+    pub(crate) fn value(mut self, v: impl AsRef<[u8]>) -> NewRecord {
+        self.value = Some(v.as_ref().to_vec());
+        self
+    }
+
+    /// Sets the create timestamp (ms).
+    pub(crate) fn timestamp(mut self, ms: i64) -> NewRecord {
+        self.timestamp = Some(ms);
+        self
+    }
+
+    /// Appends a header.
+    pub(crate) fn header(mut self, name: &str, value: Option<&[u8]>) -> NewRecord {
+        self.headers.push((name.to_string(), value.map(<[u8]>::to_vec)));
+        self
+    }
+
+    fn to_json(&self) -> Value {
+        let mut o = serde_json::Map::new();
+        if let Some(p) = self.partition {
+            o.insert("partition".into(), p.into());
+        }
+        if let Some(ts) = self.timestamp {
+            o.insert("timestamp".into(), ts.into());
+        }
+        o.insert("key".into(), bytes_to_json(self.key.as_deref()));
+        o.insert("value".into(), bytes_to_json(self.value.as_deref()));
+        o.insert("headers".into(), headers_to_json(&self.headers));
+        Value::Object(o)
+    }
+}
+
+/// Settings of the Java producer.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ProduceOptions {
+    /// `compression.type`: none, gzip, snappy, lz4 or zstd.
+    pub(crate) compression: Option<String>,
+    /// `batch.size` in bytes.
+    pub(crate) batch_size: Option<u32>,
+    /// `linger.ms`.
+    pub(crate) linger_ms: Option<u32>,
+    /// `transactional.id`: makes the producer transactional.
+    pub(crate) transactional_id: Option<String>,
+    /// `acks`: all (default), 1 or 0.
+    pub(crate) acks: Option<String>,
+}
+
+/// A record as the broker stored it or a consumer read it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Record {
+    /// Partition.
+    pub(crate) partition: i32,
+    /// Offset in the partition.
+    pub(crate) offset: i64,
+    /// Timestamp (create time, or the broker's log append time on such topics).
+    pub(crate) timestamp: i64,
+    /// Key, `None` when null.
+    pub(crate) key: Option<Vec<u8>>,
+    /// Value, `None` when null.
+    pub(crate) value: Option<Vec<u8>>,
+    /// Headers in order.
+    pub(crate) headers: Vec<(String, Option<Vec<u8>>)>,
+}
+
+impl Record {
+    fn from_json(v: &Value) -> Record {
+        let headers = v["headers"]
+            .as_array()
+            .map(|hs| {
+                hs.iter()
+                    .map(|h| {
+                        let name = h[0].as_str().expect("header name is a string").to_string();
+                        (name, bytes_from_json(&h[1]))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Record {
+            partition: int(v, "partition") as i32,
+            offset: int(v, "offset"),
+            timestamp: int(v, "timestamp"),
+            key: bytes_from_json(&v["key"]),
+            value: bytes_from_json(&v["value"]),
+            headers,
+        }
+    }
+
+    /// The value as UTF-8 text (panics otherwise; for assertions).
+    pub(crate) fn value_str(&self) -> Option<&str> {
+        self.value
+            .as_deref()
+            .map(|v| std::str::from_utf8(v).expect("value is UTF-8"))
+    }
+}
+
+/// A record written by [`Broker::produce_with`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Written {
+    /// The record as stored.
+    pub(crate) record: Record,
+    /// Whether its transaction was aborted (it is in the log, but not committed).
+    pub(crate) aborted: bool,
+}
+
+/// Transaction isolation of a read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Isolation {
+    /// Everything up to the high watermark, aborted records included.
+    #[default]
+    ReadUncommitted,
+    /// Up to the last stable offset, without aborted records.
+    ReadCommitted,
+}
+
+impl Isolation {
+    fn arg(self) -> &'static str {
+        match self {
+            Isolation::ReadUncommitted => "read_uncommitted",
+            Isolation::ReadCommitted => "read_committed",
+        }
+    }
+}
+
+/// Settings of the Java consumer.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ConsumeOptions {
+    /// Consumer group: start from its committed offsets (else from the beginning).
+    pub(crate) group: Option<String>,
+    /// Isolation level.
+    pub(crate) isolation: Isolation,
+    /// Only these partitions (empty: all).
+    pub(crate) partitions: Vec<i32>,
+    /// Start at the first offset whose timestamp is at least this (offsetsForTimes).
+    pub(crate) from_timestamp: Option<i64>,
+    /// Stop after this many records instead of at the end offsets.
+    pub(crate) expect: Option<u64>,
+    /// Commit the final positions to [`ConsumeOptions::group`].
+    pub(crate) commit: bool,
+    /// Give up after this long (default 30 s).
+    pub(crate) timeout_ms: Option<u64>,
+}
+
+/// What [`Broker::list_offsets`] asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OffsetQuery {
+    /// The log start offset.
+    Earliest,
+    /// The end offset (high watermark, or last stable offset under read_committed).
+    Latest,
+    /// The offset of the record with the largest timestamp.
+    MaxTimestamp,
+    /// The first offset whose timestamp is at least this many ms since the epoch.
+    Timestamp(i64),
+}
+
+/// One partition's answer from [`Broker::list_offsets`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PartitionOffset {
+    /// Partition.
+    pub(crate) partition: i32,
+    /// Offset; -1 when no record matches a timestamp query.
+    pub(crate) offset: i64,
+    /// The matched record's timestamp, -1 for earliest/latest.
+    pub(crate) timestamp: i64,
+}
+
+/// One partition's committed offset from [`Broker::describe_group`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct CommittedOffset {
+    /// Topic.
+    pub(crate) topic: String,
+    /// Partition.
+    pub(crate) partition: i32,
+    /// Committed offset, `None` if there is none.
+    pub(crate) offset: Option<i64>,
+    /// Commit metadata string.
+    pub(crate) metadata: Option<String>,
+    /// The partition's current end offset.
+    pub(crate) log_end_offset: i64,
+}
+
+/// `tests/kafka/<name>` in this repository.
+fn kafka_script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kafka").join(name)
+}
+
+fn json_lines(out: &str) -> impl Iterator<Item = Value> + '_ {
+    out.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line from ktool ({e}): {l}")))
+}
+
+fn int(v: &Value, field: &str) -> i64 {
+    v[field]
+        .as_i64()
+        .unwrap_or_else(|| panic!("ktool line without integer {field}: {v}"))
+}
+
+/// Bytes as the tool's JSON: null, a UTF-8 string, or `{"hex": ".."}`.
+fn bytes_to_json(b: Option<&[u8]>) -> Value {
+    match b {
+        None => Value::Null,
+        Some(b) => match std::str::from_utf8(b) {
+            Ok(s) => Value::String(s.to_string()),
+            Err(_) => json!({ "hex": b.iter().map(|x| format!("{x:02x}")).collect::<String>() }),
+        },
+    }
+}
+
+fn bytes_from_json(v: &Value) -> Option<Vec<u8>> {
+    match v {
+        Value::Null => None,
+        Value::String(s) => Some(s.as_bytes().to_vec()),
+        Value::Object(o) => {
+            let hex = o.get("hex").and_then(Value::as_str).expect("{\"hex\": ..}");
+            let digits = hex.as_bytes();
+            assert!(digits.len() % 2 == 0, "odd hex length: {hex}");
+            Some(
+                digits
+                    .chunks(2)
+                    .map(|pair| {
+                        let s = std::str::from_utf8(pair).expect("hex is ASCII");
+                        u8::from_str_radix(s, 16).expect("hex digit")
+                    })
+                    .collect(),
+            )
+        }
+        other => panic!("not a byte field: {other}"),
+    }
+}
+
+fn headers_to_json(headers: &[(String, Option<Vec<u8>>)]) -> Value {
+    Value::Array(
+        headers
+            .iter()
+            .map(|(k, v)| json!([k, bytes_to_json(v.as_deref())]))
+            .collect(),
+    )
+}
