@@ -87,9 +87,12 @@ use crate::api_key::ApiKey;
 use crate::error::{Error, Result};
 use crate::error_code::ErrorCode;
 use crate::messages::api_versions::{ApiVersionsRequest, ApiVersionsResponse};
+use crate::messages::fetch::FetchRequest;
 use crate::messages::find_coordinator::FindCoordinatorRequest;
 use crate::messages::list_offsets::ListOffsetsRequest;
 use crate::messages::metadata::MetadataRequest;
+use crate::messages::offset_commit::OffsetCommitRequest;
+use crate::messages::offset_fetch::OffsetFetchRequest;
 use crate::messages::{decode_exact, Message, Request, VersionRange};
 
 /// One API kseek implements, with the versions it implements.
@@ -105,17 +108,13 @@ pub struct SupportedApi {
 
 /// The APIs kseek implements and their version ranges, in API key order.
 ///
-/// ApiVersions, Metadata, FindCoordinator and ListOffsets come from their request types'
-/// `VERSIONS`. Fetch, OffsetCommit and OffsetFetch are literals, written before those request
-/// types existed: keep them in sync with `FetchRequest::VERSIONS`,
-/// `OffsetCommitRequest::VERSIONS` and `OffsetFetchRequest::VERSIONS` (or replace them with
-/// the consts).
+/// Each range is the request type's [`Message::VERSIONS`], so the table can't drift from what
+/// the codecs implement.
 pub const SUPPORTED_APIS: [SupportedApi; 7] = [
-    // keep in sync: FetchRequest::VERSIONS
     SupportedApi {
         api_key: ApiKey::FETCH,
         name: "Fetch",
-        versions: VersionRange { min: 4, max: 18 },
+        versions: <FetchRequest as Message>::VERSIONS,
     },
     SupportedApi {
         api_key: ApiKey::LIST_OFFSETS,
@@ -127,17 +126,15 @@ pub const SUPPORTED_APIS: [SupportedApi; 7] = [
         name: "Metadata",
         versions: <MetadataRequest as Message>::VERSIONS,
     },
-    // keep in sync: OffsetCommitRequest::VERSIONS
     SupportedApi {
         api_key: ApiKey::OFFSET_COMMIT,
         name: "OffsetCommit",
-        versions: VersionRange { min: 2, max: 10 },
+        versions: <OffsetCommitRequest as Message>::VERSIONS,
     },
-    // keep in sync: OffsetFetchRequest::VERSIONS
     SupportedApi {
         api_key: ApiKey::OFFSET_FETCH,
         name: "OffsetFetch",
-        versions: VersionRange { min: 1, max: 10 },
+        versions: <OffsetFetchRequest as Message>::VERSIONS,
     },
     SupportedApi {
         api_key: ApiKey::FIND_COORDINATOR,
@@ -349,7 +346,7 @@ mod tests {
     }
 
     #[test]
-    fn table_matches_the_brief_and_is_sorted_by_key() {
+    fn table_has_the_promised_ranges_in_key_order() {
         let expect = [
             (ApiKey::FETCH, 4, 18),
             (ApiKey::LIST_OFFSETS, 1, 11),
@@ -487,6 +484,27 @@ mod tests {
         assert_eq!(
             decode_api_versions_response(refusal_v0(0, 4), 1),
             Ok(ApiVersionsReply::Retry { version: 0 })
+        );
+    }
+
+    #[test]
+    fn real_refusal_from_a_3_9_broker() {
+        // Captured: a 4.4 Java client sent ApiVersions v5 to a 3.9.2 broker, which answered
+        // (after the 4-byte response header) with a v0 body: error 35, ApiVersions 0..=4. The
+        // Java client then retried at v4, as this function says to.
+        let frame = include_bytes!("../tests/data/3.9.2/0001-ApiVersions-v5-response.bin");
+        let body = Bytes::copy_from_slice(&frame[4..]);
+        assert_eq!(
+            &body[..],
+            &[0x00, 0x23, 0, 0, 0, 1, 0x00, 0x12, 0x00, 0x00, 0x00, 0x04]
+        );
+        assert_eq!(
+            decode_api_versions_response(body.clone(), 5),
+            Ok(ApiVersionsReply::Retry { version: 4 })
+        );
+        assert_eq!(
+            decode_api_versions_response(body, 4),
+            Ok(ApiVersionsReply::Retry { version: 3 })
         );
     }
 
