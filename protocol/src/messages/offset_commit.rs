@@ -704,6 +704,37 @@ mod tests {
             let _ = decode_exact::<OffsetCommitRequest>(Bytes::from(data.clone()), version);
             let _ = decode_exact::<OffsetCommitResponse>(Bytes::from(data), version);
         }
+
+        /// Valid encodings with a few bytes overwritten and maybe cut short reach the deeper
+        /// decoding paths that random bytes rarely do; none may panic, at any version.
+        #[test]
+        fn mutated_encodings_never_panic(
+            which in any::<proptest::sample::Index>(),
+            edits in vec((any::<proptest::sample::Index>(), any::<u8>()), 1..4),
+            cut in any::<proptest::sample::Index>(),
+            version_shift in 0i16..3,
+        ) {
+            let samples: &[(&[u8], i16)] = &[
+                (REQUEST_V2, 2),
+                (REQUEST_V7, 7),
+                (REQUEST_V8, 8),
+                (REQUEST_V10, 10),
+                (RESPONSE_V3, 3),
+                (RESPONSE_V10, 10),
+            ];
+            let (bytes, version) = samples[which.index(samples.len())];
+            let mut data = bytes.to_vec();
+            for (at, byte) in edits {
+                let at = at.index(data.len());
+                data[at] = byte;
+            }
+            data.truncate(cut.index(data.len() + 1));
+            // Also read the mutated bytes as a neighbouring version.
+            for v in [version, version + version_shift, version - version_shift] {
+                let _ = decode_exact::<OffsetCommitRequest>(Bytes::from(data.clone()), v);
+                let _ = decode_exact::<OffsetCommitResponse>(Bytes::from(data.clone()), v);
+            }
+        }
     }
 
     // --- 2. hand-derived byte vectors ----------------------------------------------------------
