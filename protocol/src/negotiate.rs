@@ -10,17 +10,20 @@
 //! # Example
 //!
 //! ```
-//! use bytes::{Bytes, BytesMut};
+//! use bytes::{BufMut, BytesMut};
+//! use kseek_protocol::frame::split_frame;
 //! use kseek_protocol::messages::api_versions::{
 //!     ApiVersion, ApiVersionsRequest, ApiVersionsResponse,
 //! };
+//! use kseek_protocol::messages::encode_request_frame;
 //! use kseek_protocol::messages::find_coordinator::FindCoordinatorRequest;
 //! use kseek_protocol::negotiate::{decode_api_versions_response, negotiate, ApiVersionsReply};
-//! use kseek_protocol::{ApiKey, Error, ErrorCode, Message};
+//! use kseek_protocol::{ApiKey, Error, ErrorCode, Message, Request, ResponseHeader};
 //!
 //! // A stand-in for the network: an old broker that knows ApiVersions 0..=2, Fetch 4..=12 and
-//! // FindCoordinator 0..=2. It returns the response body (after the response header).
-//! fn broker(version: i16) -> Bytes {
+//! // FindCoordinator 0..=2. It takes a request frame and returns the response frame.
+//! fn old_broker(request: &[u8]) -> BytesMut {
+//!     let version = i16::from_be_bytes([request[6], request[7]]);
 //!     let api = |key: ApiKey, min_version, max_version| ApiVersion {
 //!         api_key: key.0,
 //!         min_version,
@@ -47,17 +50,29 @@
 //!         };
 //!         answer.encode(&mut body, version).unwrap();
 //!     }
-//!     body.freeze()
+//!     let mut frame = BytesMut::new();
+//!     frame.put_i32(4 + body.len() as i32);
+//!     frame.put_slice(&request[8..12]); // the correlation id (response header v0)
+//!     frame.put_slice(&body);
+//!     frame
 //! }
 //!
 //! # fn main() -> kseek_protocol::Result<()> {
 //! // Start at our highest ApiVersions version and step down while the broker refuses it.
 //! // Each retry is at a strictly lower version, so this loop ends.
 //! let mut version = ApiVersionsRequest::VERSIONS.max;
+//! let mut correlation_id = 0;
 //! let response = loop {
-//!     // Real code: encode_request_frame(.., version, &ApiVersionsRequest { .. }), send it,
-//!     // read the frame, decode the response header (always v0 here), then:
-//!     let body = broker(version);
+//!     correlation_id += 1;
+//!     let mut request = BytesMut::new();
+//!     let body = ApiVersionsRequest::kseek();
+//!     encode_request_frame(&mut request, correlation_id, Some("kseek"), version, &body)?;
+//!     let mut received = old_broker(&request); // write the frame, read the answer
+//!     let mut body = split_frame(&mut received, 1 << 20)?.expect("a whole frame");
+//!     // ApiVersions answers always use response header v0, whatever the version.
+//!     let header_version = ApiVersionsRequest::response_header_version(version);
+//!     let header = ResponseHeader::decode(&mut body, header_version)?;
+//!     assert_eq!(header.correlation_id, correlation_id);
 //!     match decode_api_versions_response(body, version)? {
 //!         ApiVersionsReply::Response(response) => break response,
 //!         ApiVersionsReply::Retry { version: lower } => version = lower,
@@ -65,6 +80,7 @@
 //! };
 //! assert_eq!(version, 2);
 //!
+//! // Then, for every request on this connection, ask the map which version to speak.
 //! let versions = negotiate(&response)?;
 //! assert_eq!(versions.version(ApiKey::FETCH)?, 12);
 //! assert_eq!(versions.version_for::<FindCoordinatorRequest>()?, 2);

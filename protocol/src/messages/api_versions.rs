@@ -25,7 +25,10 @@ use crate::primitives::{
 /// ApiVersions request body.
 ///
 /// Versions 0–2 are empty; versions 3+ name the client software (both fields ignorable: they
-/// are dropped when encoding an older version).
+/// are dropped when encoding an older version). Brokers refuse v3+ requests whose name or
+/// version doesn't match `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?` with `INVALID_REQUEST`,
+/// and the empty strings of [`Default`] don't: use [`ApiVersionsRequest::kseek`] or
+/// [`ApiVersionsRequest::for_client`].
 ///
 /// # References
 /// `ApiVersionsRequest.json`, KIP-511.
@@ -37,6 +40,40 @@ pub struct ApiVersionsRequest {
     pub client_software_version: String,
     /// Tagged fields this crate doesn't know (flexible versions).
     pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+impl ApiVersionsRequest {
+    /// A request naming the client as `name` `version` (each must match the broker's
+    /// pattern, see the type's documentation).
+    pub fn for_client(name: impl Into<String>, version: impl Into<String>) -> Self {
+        ApiVersionsRequest {
+            client_software_name: name.into(),
+            client_software_version: version.into(),
+            unknown_tagged_fields: UnknownTaggedFields::default(),
+        }
+    }
+
+    /// A request naming this crate: `kseek` and its version.
+    pub fn kseek() -> Self {
+        Self::for_client("kseek", env!("CARGO_PKG_VERSION"))
+    }
+
+    /// Whether the client name and version match the pattern brokers require from v3 on.
+    pub fn is_valid_for_brokers(&self) -> bool {
+        is_valid_software_id(&self.client_software_name)
+            && is_valid_software_id(&self.client_software_version)
+    }
+}
+
+/// `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`, Kafka's `SOFTWARE_NAME_VERSION_PATTERN`.
+fn is_valid_software_id(s: &str) -> bool {
+    let edge = |c: u8| c.is_ascii_alphanumeric();
+    let inner = |c: &u8| c.is_ascii_alphanumeric() || *c == b'-' || *c == b'.';
+    match s.as_bytes() {
+        [] => false,
+        [only] => edge(*only),
+        [first, middle @ .., last] => edge(*first) && edge(*last) && middle.iter().all(inner),
+    }
 }
 
 impl Message for ApiVersionsRequest {
@@ -604,6 +641,32 @@ mod tests {
         }
 
         #[test]
+        fn decoding_mutated_encodings_never_panics(
+            (v, req, resp) in versions().prop_flat_map(|v| (Just(v), request(v), response(v))),
+            edits in vec((any::<usize>(), any::<u8>()), 1..4),
+            cut in any::<usize>(),
+        ) {
+            // Valid encodings with a few bytes overwritten (counts, lengths, tags) and
+            // sometimes cut short reach deeper than random bytes do.
+            for mut bytes in [enc(&req, v), enc(&resp, v)] {
+                if bytes.is_empty() {
+                    continue;
+                }
+                for (i, b) in &edits {
+                    let n = bytes.len();
+                    bytes[i % n] = *b;
+                }
+                if cut % 3 == 0 {
+                    bytes.truncate(cut % (bytes.len() + 1));
+                }
+                for at in 0..=4 {
+                    let _ = decode_exact::<ApiVersionsRequest>(Bytes::from(bytes.clone()), at);
+                    let _ = decode_exact::<ApiVersionsResponse>(Bytes::from(bytes.clone()), at);
+                }
+            }
+        }
+
+        #[test]
         fn decoding_arbitrary_bytes_never_panics(data in vec(any::<u8>(), 0..96)) {
             for v in 0..=4 {
                 let _ = decode_exact::<ApiVersionsRequest>(Bytes::from(data.clone()), v);
@@ -630,6 +693,24 @@ mod tests {
                 0x00, // tagged section
             ],
         );
+    }
+
+    #[test]
+    fn software_ids_follow_the_broker_pattern() {
+        assert!(ApiVersionsRequest::kseek().is_valid_for_brokers());
+        assert!(ApiVersionsRequest::for_client("apache-kafka-java", "4.4.0").is_valid_for_brokers());
+        assert!(ApiVersionsRequest::for_client("a", "1").is_valid_for_brokers());
+        for bad in ["", "-a", "a.", "a b", "ü"] {
+            assert!(
+                !ApiVersionsRequest::for_client(bad, "1").is_valid_for_brokers(),
+                "{bad:?}"
+            );
+            assert!(
+                !ApiVersionsRequest::for_client("k", bad).is_valid_for_brokers(),
+                "{bad:?}"
+            );
+        }
+        assert!(!ApiVersionsRequest::default().is_valid_for_brokers());
     }
 
     #[test]

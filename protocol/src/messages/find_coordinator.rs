@@ -516,6 +516,32 @@ mod tests {
         }
 
         #[test]
+        fn decoding_mutated_encodings_never_panics(
+            (v, req, resp) in versions().prop_flat_map(|v| (Just(v), request(v), response(v))),
+            edits in vec((any::<usize>(), any::<u8>()), 1..4),
+            cut in any::<usize>(),
+        ) {
+            // Valid encodings with a few bytes overwritten (counts, lengths, tags) and
+            // sometimes cut short reach deeper than random bytes do.
+            for mut bytes in [enc(&req, v), enc(&resp, v)] {
+                if bytes.is_empty() {
+                    continue;
+                }
+                for (i, b) in &edits {
+                    let n = bytes.len();
+                    bytes[i % n] = *b;
+                }
+                if cut % 3 == 0 {
+                    bytes.truncate(cut % (bytes.len() + 1));
+                }
+                for at in 0..=6 {
+                    let _ = decode_exact::<FindCoordinatorRequest>(Bytes::from(bytes.clone()), at);
+                    let _ = decode_exact::<FindCoordinatorResponse>(Bytes::from(bytes.clone()), at);
+                }
+            }
+        }
+
+        #[test]
         fn decoding_arbitrary_bytes_never_panics(data in vec(any::<u8>(), 0..64)) {
             for v in 0..=6 {
                 let _ = decode_exact::<FindCoordinatorRequest>(Bytes::from(data.clone()), v);

@@ -59,16 +59,19 @@ impl Default for MetadataRequest {
 }
 
 impl MetadataRequest {
-    /// A request for every topic, without auto-creation.
+    /// A request for every topic. (Auto-creation is left at its default: a request for all
+    /// topics names none that could be created, and the default encodes at every version.)
     pub fn all_topics() -> Self {
         MetadataRequest {
             topics: None,
-            allow_auto_topic_creation: false,
             ..Self::default()
         }
     }
 
     /// A request for the named topics, without auto-creation.
+    ///
+    /// Versions before 4 can't say "don't auto-create" (brokers always may), so encoding this
+    /// below version 4 fails with [`Error::FieldNotInVersion`], as in Kafka's Java client.
     pub fn for_topics<S: Into<String>>(names: impl IntoIterator<Item = S>) -> Self {
         MetadataRequest {
             topics: Some(
@@ -981,6 +984,32 @@ mod tests {
         }
 
         #[test]
+        fn decoding_mutated_encodings_never_panics(
+            (v, req, resp) in versions().prop_flat_map(|v| (Just(v), request(v), response(v))),
+            edits in vec((any::<usize>(), any::<u8>()), 1..4),
+            cut in any::<usize>(),
+        ) {
+            // Valid encodings with a few bytes overwritten (counts, lengths, tags) and
+            // sometimes cut short reach deeper than random bytes do.
+            for mut bytes in [enc(&req, v), enc(&resp, v)] {
+                if bytes.is_empty() {
+                    continue;
+                }
+                for (i, b) in &edits {
+                    let n = bytes.len();
+                    bytes[i % n] = *b;
+                }
+                if cut % 3 == 0 {
+                    bytes.truncate(cut % (bytes.len() + 1));
+                }
+                for at in 1..=13 {
+                    let _ = decode_exact::<MetadataRequest>(Bytes::from(bytes.clone()), at);
+                    let _ = decode_exact::<MetadataResponse>(Bytes::from(bytes.clone()), at);
+                }
+            }
+        }
+
+        #[test]
         fn decoding_arbitrary_bytes_never_panics(data in vec(any::<u8>(), 0..128)) {
             for v in 1..=13 {
                 let _ = decode_exact::<MetadataRequest>(Bytes::from(data.clone()), v);
@@ -1254,7 +1283,7 @@ mod tests {
     #[test]
     fn non_ignorable_fields_absent_in_version_error() {
         let mut b = BytesMut::new();
-        let no_auto = MetadataRequest::all_topics();
+        let no_auto = MetadataRequest::for_topics(["t"]);
         assert!(matches!(
             no_auto.encode(&mut b, 3),
             Err(Error::FieldNotInVersion { version: 3, .. })
@@ -1318,6 +1347,10 @@ mod tests {
             Err(Error::UnexpectedNull { version: 9, .. })
         ));
         assert!(by_id.encode(&mut b, 10).is_ok());
+        // A request for all topics encodes at every version.
+        for v in 1..=13 {
+            assert!(MetadataRequest::all_topics().encode(&mut b, v).is_ok());
+        }
         // A null name on the wire at v1: refused.
         let wire = Bytes::from_static(&[0, 0, 0, 1, 0xff, 0xff]);
         assert!(matches!(
