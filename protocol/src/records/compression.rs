@@ -1024,4 +1024,94 @@ mod tests {
             }
         }
     }
+
+    /// Bytes written by Kafka's Java client and its codec jars; see
+    /// `protocol/tests/data/codecs/README.md`.
+    mod java {
+        use super::*;
+
+        const PAYLOAD: &[u8] = include_bytes!("../../tests/data/codecs/payload.bin");
+
+        fn check(codec: Compression, file: &[u8]) {
+            let out = decompress(codec, file, PAYLOAD.len()).unwrap();
+            assert_eq!(out.as_ref(), PAYLOAD, "{codec:?}");
+            let err = decompress(codec, file, PAYLOAD.len() - 1).unwrap_err();
+            assert!(matches!(err, Error::DecompressedTooLarge { .. }), "{err:?}");
+        }
+
+        #[test]
+        #[cfg(feature = "gzip")]
+        fn gzip() {
+            check(
+                Compression::Gzip,
+                include_bytes!("../../tests/data/codecs/java-gzip.bin"),
+            );
+        }
+
+        #[test]
+        #[cfg(feature = "snappy")]
+        fn snappy_xerial_and_raw() {
+            let xerial = include_bytes!("../../tests/data/codecs/java-snappy.bin");
+            assert!(xerial.starts_with(b"\x82SNAPPY\x00"));
+            check(Compression::Snappy, xerial);
+            check(
+                Compression::Snappy,
+                include_bytes!("../../tests/data/codecs/snappy-raw.bin"),
+            );
+        }
+
+        #[test]
+        #[cfg(feature = "lz4")]
+        fn lz4_kafka_and_standard_frames() {
+            let kafka = include_bytes!("../../tests/data/codecs/java-lz4.bin");
+            check(Compression::Lz4, kafka);
+            assert_eq!(
+                decompress_legacy_lz4(kafka, PAYLOAD.len()).unwrap(),
+                PAYLOAD
+            );
+            check(
+                Compression::Lz4,
+                include_bytes!("../../tests/data/codecs/lz4-frame-checksums.bin"),
+            );
+        }
+
+        #[test]
+        #[cfg(feature = "lz4")]
+        fn lz4_magic0_broken_header_checksum() {
+            let legacy = include_bytes!("../../tests/data/codecs/java-lz4-magic0.bin");
+            assert_eq!(
+                decompress_legacy_lz4(legacy, PAYLOAD.len()).unwrap(),
+                PAYLOAD
+            );
+            assert_eq!(
+                decompress(Compression::Lz4, legacy, PAYLOAD.len()),
+                Err(Error::Decompression {
+                    codec: "lz4",
+                    reason: "frame descriptor checksum mismatch"
+                })
+            );
+        }
+
+        #[test]
+        #[cfg(feature = "zstd")]
+        fn zstd() {
+            check(
+                Compression::Zstd,
+                include_bytes!("../../tests/data/codecs/java-zstd.bin"),
+            );
+            let with_checksum = include_bytes!("../../tests/data/codecs/zstd-checksum.bin");
+            check(Compression::Zstd, with_checksum);
+            // The content checksum is verified: flip a bit in it.
+            let mut bad = with_checksum.to_vec();
+            let last = bad.len() - 1;
+            bad[last] ^= 0x40;
+            assert_eq!(
+                decompress(Compression::Zstd, &bad, PAYLOAD.len()),
+                Err(Error::Decompression {
+                    codec: "zstd",
+                    reason: "content checksum mismatch"
+                })
+            );
+        }
+    }
 }
