@@ -203,11 +203,11 @@ pub fn decode_api_versions_response(body: Bytes, sent_version: i16) -> Result<Ap
     let unsupported = ErrorCode::UNSUPPORTED_VERSION.0;
     let response = match decode_exact::<ApiVersionsResponse>(body.clone(), sent_version) {
         Ok(r) if r.error_code != unsupported => return Ok(ApiVersionsReply::Response(r)),
-        Ok(r) if sent_version == 0 => r,
+        Ok(r) if sent_version <= 0 => r,
         // A refusal decoded at the sent version: prefer the v0 reading, which is the form
         // brokers actually send, but keep this one if the bytes aren't a v0 body.
         Ok(r) => decode_exact::<ApiVersionsResponse>(body, 0).unwrap_or(r),
-        Err(e) if sent_version == 0 => return Err(e),
+        Err(e) if sent_version <= 0 => return Err(e),
         Err(e) => match decode_exact::<ApiVersionsResponse>(body, 0) {
             // Only an error answer justifies the v0 reading; a "successful" v0 body that
             // didn't decode at the version sent is malformed.
@@ -215,14 +215,14 @@ pub fn decode_api_versions_response(body: Bytes, sent_version: i16) -> Result<Ap
             _ => return Err(e),
         },
     };
-    if response.error_code != unsupported || sent_version == 0 {
+    if response.error_code != unsupported || sent_version <= 0 {
         return Ok(ApiVersionsReply::Response(response));
     }
     let ours = ApiVersionsRequest::VERSIONS;
     let broker = response
         .range_of(ApiKey::API_VERSIONS)
         .unwrap_or(VersionRange { min: 0, max: 0 });
-    let version = broker.max.min(ours.max).min(sent_version - 1);
+    let version = broker.max.min(ours.max).min(sent_version.saturating_sub(1));
     if version < broker.min.max(ours.min) {
         return Err(Error::NoCommonVersion {
             api: "ApiVersions",
@@ -608,6 +608,33 @@ mod tests {
         let body = Bytes::from_static(&[0x00, 0x21, 0x00, 0x00, 0x00, 0x00]);
         let reply = decode_api_versions_response(body, 3).unwrap();
         assert!(matches!(reply, ApiVersionsReply::Response(ref r) if r.error_code == 33));
+    }
+
+    proptest::proptest! {
+        /// Whatever the broker sends, the fallback never panics and a retry always goes
+        /// down, so a client's retry loop ends.
+        #[test]
+        fn fallback_never_panics_and_retries_go_down(
+            body in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..48),
+            sent in -1i16..=5,
+        ) {
+            if let Ok(ApiVersionsReply::Retry { version }) =
+                decode_api_versions_response(Bytes::from(body), sent)
+            {
+                proptest::prop_assert!(version < sent && version >= 0);
+            }
+        }
+    }
+
+    #[test]
+    fn nonsense_sent_versions_do_not_panic() {
+        for sent in [i16::MIN, -1, 5, i16::MAX] {
+            let _ = decode_api_versions_response(refusal_v0(0, 4), sent);
+        }
+        assert!(matches!(
+            decode_api_versions_response(refusal_v0(0, 4), -1),
+            Err(Error::UnsupportedVersion { .. })
+        ));
     }
 
     #[test]
