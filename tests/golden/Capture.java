@@ -78,7 +78,10 @@ public class Capture {
         try (Admin admin = Admin.create(props("golden-admin"))) {
             List<NewTopic> topics = new ArrayList<>();
             for (String codec : CODECS) {
-                topics.add(new NewTopic("golden-" + codec, 1, (short) 1));
+                // The records carry timestamps of 2023: without retention.ms=-1 the broker's
+                // retention check would delete them minutes after they are written.
+                topics.add(new NewTopic("golden-" + codec, 1, (short) 1)
+                        .configs(Collections.singletonMap("retention.ms", "-1")));
             }
             admin.createTopics(topics).all().get();
             // Metadata for all topics (null topic list) and for named topics.

@@ -27,7 +27,7 @@ APIS = {
     9: ("OffsetFetch", 6),
     10: ("FindCoordinator", 3),
 }
-MAX_PER_VERSION = 6
+MAX_PER_VERSION = 4
 
 
 def uvarint(buf, pos):
