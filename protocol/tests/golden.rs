@@ -24,6 +24,9 @@ use kseek_protocol::messages::metadata::{MetadataRequest, MetadataResponse};
 use kseek_protocol::messages::offset_commit::{OffsetCommitRequest, OffsetCommitResponse};
 use kseek_protocol::messages::offset_fetch::{OffsetFetchRequest, OffsetFetchResponse};
 use kseek_protocol::negotiate::{decode_api_versions_response, ApiVersionsReply};
+use kseek_protocol::records::{
+    Batch, Batches, Compression, DecodeOptions, OwnedHeader, OwnedRecord,
+};
 use kseek_protocol::{
     decode_exact, ApiKey, Error, ErrorCode, Message, Request, RequestHeader, ResponseHeader,
 };
@@ -251,6 +254,10 @@ fn check_api_versions(x: &Exchange, seen: &mut Seen) {
             let range = resp.range_of(ApiKey(api));
             assert!(range.is_some(), "{}: broker lists API {api}", x.name);
         }
+        // A KRaft broker always has a finalized metadata.version (tagged fields, v3+).
+        let has = |name: &str| resp.finalized_features.iter().any(|f| f.name == name);
+        assert!(resp.finalized_features_epoch >= 0, "{}", x.name);
+        assert!(has("metadata.version"), "{}: {resp:?}", x.name);
         return;
     }
     // A version beyond ours: a broker that knows it answers in that version, one that doesn't
@@ -362,6 +369,77 @@ fn batch_codec(records: &[u8]) -> i16 {
     i16::from_be_bytes([records[21], records[22]]) & 0x7
 }
 
+/// Whether this build can decompress `codec` (each codec is a cargo feature).
+fn codec_enabled(codec: &str) -> bool {
+    match codec {
+        "gzip" => cfg!(feature = "gzip"),
+        "snappy" => cfg!(feature = "snappy"),
+        "lz4" => cfg!(feature = "lz4"),
+        "zstd" => cfg!(feature = "zstd"),
+        _ => true,
+    }
+}
+
+/// The records `Capture.java` wrote to `golden-<codec>`.
+fn expected_records(codec: &str) -> Vec<OwnedRecord> {
+    let b = |s: &str| Bytes::from(s.to_owned());
+    let header = |k: &str, v: Option<&str>| OwnedHeader {
+        key: b(k),
+        value: v.map(b),
+    };
+    vec![
+        OwnedRecord {
+            offset: 0,
+            timestamp: T0,
+            key: Some(b("key-0")),
+            value: Some(b(&format!("value-{codec}-0"))),
+            headers: vec![header("trace", Some("t0"))],
+        },
+        OwnedRecord {
+            offset: 1,
+            timestamp: T0 + 1000,
+            key: None,
+            value: Some(b(&format!("value-{codec}-1"))),
+            headers: vec![],
+        },
+        OwnedRecord {
+            offset: 2,
+            timestamp: T0 + 2000,
+            key: Some(b("key-2")),
+            value: Some(b(&format!("value-{codec}-2"))),
+            headers: vec![header("a", Some("1")), header("b", None)],
+        },
+    ]
+}
+
+/// Decodes the fetched batch with [`kseek_protocol::records`] and compares its records with
+/// what the capture wrote.
+fn check_records(name: &str, codec: &str, records: Bytes) {
+    let batches: Vec<Batch> = Batches::new(records, DecodeOptions::default())
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|e| panic!("{name}: batches: {e}"));
+    assert_eq!(batches.len(), 1, "{name}: one batch");
+    let batch = &batches[0];
+    let compression = match codec {
+        "gzip" => Compression::Gzip,
+        "snappy" => Compression::Snappy,
+        "lz4" => Compression::Lz4,
+        "zstd" => Compression::Zstd,
+        _ => Compression::None,
+    };
+    assert_eq!(batch.compression(), compression, "{name}");
+    assert_eq!(batch.max_timestamp(), T0 + 2000, "{name}");
+    let decoded = batch
+        .records()
+        .unwrap_or_else(|e| panic!("{name}: records: {e}"));
+    let got: Vec<OwnedRecord> = decoded
+        .iter()
+        .map(|r| r.map(|r| r.to_owned()))
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|e| panic!("{name}: record: {e}"));
+    assert_eq!(got, expected_records(codec), "{name}: records");
+}
+
 fn check_fetch(x: &Exchange, seen: &mut Seen) {
     let Some((req, resp)) = pair::<FetchRequest, FetchResponse>(x, seen) else {
         return;
@@ -403,6 +481,9 @@ fn check_fetch(x: &Exchange, seen: &mut Seen) {
                     "{}",
                     x.name
                 );
+            }
+            if codec_enabled(codec) {
+                check_records(&x.name, codec, p.records.clone().unwrap_or_default());
             }
             seen.fetched_codecs.insert(codec.to_owned(), id);
         }
