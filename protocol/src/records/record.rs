@@ -164,7 +164,7 @@ enum Inner<'a> {
 impl<'a> Iterator for RecordsIter<'a> {
     type Item = Result<Record<'a>>;
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<Result<Record<'a>>> {
         match &mut self.inner {
             Inner::V2(it) => it.next(),
@@ -394,7 +394,7 @@ struct V2Iter<'a> {
 }
 
 impl<'a> V2Iter<'a> {
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<Result<Record<'a>>> {
         if self.remaining == 0 {
             if self.data.is_empty() {
@@ -408,6 +408,9 @@ impl<'a> V2Iter<'a> {
             }));
         }
         self.remaining -= 1;
+        if let Some(r) = self.decode_fast() {
+            return Some(Ok(r));
+        }
         match self.decode() {
             Ok(r) => Some(Ok(r)),
             Err(e) => {
@@ -418,7 +421,50 @@ impl<'a> V2Iter<'a> {
         }
     }
 
+    /// The hot path: decodes a well-formed record with no error reporting at all (`None`
+    /// on anything unusual, leaving `self.data` untouched), so the common case carries no
+    /// error construction. [`V2Iter::decode`] then redoes the work with precise errors.
     #[inline(always)]
+    fn decode_fast(&mut self) -> Option<Record<'a>> {
+        let mut data = self.data;
+        let len = fast_uvarint(&mut data)?;
+        if len & 1 != 0 {
+            return None;
+        }
+        let (mut rec, rest) = data.split_at_checked((len >> 1) as usize)?;
+        let (_attributes, r) = rec.split_first()?;
+        rec = r;
+        let timestamp_delta = fast_varlong(&mut rec)?;
+        let offset_delta = fast_varint(&mut rec)?;
+        let key = fast_bytes(&mut rec)?;
+        let value = fast_bytes(&mut rec)?;
+        let header_count = fast_uvarint(&mut rec)?;
+        let headers = if header_count == 0 && rec.is_empty() {
+            0
+        } else {
+            let zigzag = ((header_count >> 1) as i32) ^ -((header_count & 1) as i32);
+            check_headers(rec, zigzag).ok()?
+        };
+        self.data = rest;
+        let timestamp = match self.log_append_time {
+            None => self.base_timestamp.wrapping_add(timestamp_delta),
+            Some(t) => t,
+        };
+        Some(Record {
+            offset: self.base_offset.wrapping_add(i64::from(offset_delta)),
+            timestamp,
+            key,
+            value,
+            headers: Headers {
+                data: rec,
+                remaining: headers,
+                buf: self.buf,
+            },
+        })
+    }
+
+    /// The checked path, with precise errors (also correct for well-formed records).
+    #[inline(never)]
     fn decode(&mut self) -> Result<Record<'a>> {
         let len = read_varint(&mut self.data, "record length")?;
         let Some((mut rec, rest)) = usize::try_from(len)
@@ -479,6 +525,72 @@ impl<'a> V2Iter<'a> {
                 buf: self.buf,
             },
         })
+    }
+}
+
+/// Reads a zigzag varint, with the one- and two-byte cases inline; `None` on any error.
+#[inline(always)]
+fn fast_varint(data: &mut &[u8]) -> Option<i32> {
+    let d: &[u8] = data;
+    let n = match d {
+        [b0, rest @ ..] if *b0 < 0x80 => {
+            *data = rest;
+            u32::from(*b0)
+        }
+        [b0, b1, rest @ ..] if *b1 < 0x80 => {
+            *data = rest;
+            u32::from(*b0 & 0x7f) | (u32::from(*b1) << 7)
+        }
+        _ => read_uvarint_slow(data, "").ok()?,
+    };
+    Some(((n >> 1) as i32) ^ -((n & 1) as i32))
+}
+
+/// Reads a zigzag varlong, with the one- and two-byte cases inline; `None` on any error.
+#[inline(always)]
+fn fast_varlong(data: &mut &[u8]) -> Option<i64> {
+    let d: &[u8] = data;
+    let n = match d {
+        [b0, rest @ ..] if *b0 < 0x80 => {
+            *data = rest;
+            u64::from(*b0)
+        }
+        [b0, b1, rest @ ..] if *b1 < 0x80 => {
+            *data = rest;
+            u64::from(*b0 & 0x7f) | (u64::from(*b1) << 7)
+        }
+        _ => read_uvarlong_slow(data, "").ok()?,
+    };
+    Some(((n >> 1) as i64) ^ -((n & 1) as i64))
+}
+
+/// Reads a varint-length-prefixed byte field (`-1` = null); `None` on any error.
+#[inline(always)]
+fn fast_bytes<'a>(data: &mut &'a [u8]) -> Option<Option<&'a [u8]>> {
+    // Work on the zigzag form: odd means negative, and 1 (= -1) means null.
+    let n = fast_uvarint(data)?;
+    if n & 1 != 0 {
+        return (n == 1).then_some(None);
+    }
+    let (b, rest) = data.split_at_checked((n >> 1) as usize)?;
+    *data = rest;
+    Some(Some(b))
+}
+
+/// Reads an unsigned varint, with the one- and two-byte cases inline; `None` on any error.
+#[inline(always)]
+fn fast_uvarint(data: &mut &[u8]) -> Option<u32> {
+    let d: &[u8] = data;
+    match d {
+        [b0, rest @ ..] if *b0 < 0x80 => {
+            *data = rest;
+            Some(u32::from(*b0))
+        }
+        [b0, b1, rest @ ..] if *b1 < 0x80 => {
+            *data = rest;
+            Some(u32::from(*b0 & 0x7f) | (u32::from(*b1) << 7))
+        }
+        _ => read_uvarint_slow(data, "").ok(),
     }
 }
 
