@@ -332,3 +332,257 @@ impl<'a> Iterator for FilteredRecords<'a> {
 }
 
 impl core::iter::FusedIterator for FilteredRecords<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+    use crate::records::{
+        encode_legacy_message_set, Compression, LegacyMessage, NewRecord, RecordBatchBuilder,
+    };
+
+    fn data(base: i64, n: i32) -> RecordBatchBuilder {
+        let mut b = RecordBatchBuilder::new(base, 1_000 + base);
+        for i in 0..n {
+            b.push(NewRecord::new(i, i64::from(i)).value(format!("v{}", base + i64::from(i))));
+        }
+        b
+    }
+
+    fn txn(base: i64, n: i32, producer_id: i64) -> RecordBatchBuilder {
+        data(base, n)
+            .producer(producer_id, 0, 0)
+            .transactional(true)
+    }
+
+    fn marker(offset: i64, producer_id: i64, kind: ControlRecordType) -> RecordBatchBuilder {
+        RecordBatchBuilder::control_marker(offset, 5_000, producer_id, 0, kind, 3)
+    }
+
+    fn wire(batches: &[RecordBatchBuilder]) -> Bytes {
+        let mut out = Vec::new();
+        for b in batches {
+            out.extend_from_slice(&b.build().unwrap());
+        }
+        Bytes::from(out)
+    }
+
+    /// Reads everything and returns the offsets handed out.
+    fn offsets(reader: &mut PartitionReader) -> Vec<i64> {
+        let mut out = Vec::new();
+        for batch in reader {
+            for r in &batch.unwrap() {
+                out.push(r.unwrap().offset());
+            }
+        }
+        out
+    }
+
+    fn transactions() -> Bytes {
+        wire(&[
+            txn(0, 2, 1),                            // 0-1: producer 1, aborted below
+            txn(2, 1, 2),                            // 2: producer 2, committed below
+            marker(3, 1, ControlRecordType::ABORT),  // 3
+            txn(4, 2, 1),                            // 4-5: producer 1, new txn, committed
+            marker(6, 2, ControlRecordType::COMMIT), // 6
+            marker(7, 1, ControlRecordType::COMMIT), // 7
+            data(8, 2),                              // 8-9: not transactional
+        ])
+    }
+
+    const ABORTED: [AbortedTransaction; 1] = [AbortedTransaction {
+        producer_id: 1,
+        first_offset: 0,
+    }];
+
+    #[test]
+    fn read_uncommitted_hides_only_control_batches() {
+        let mut r = PartitionReader::new(transactions(), 0, DecodeOptions::default());
+        assert_eq!(offsets(&mut r), [0, 1, 2, 4, 5, 8, 9]);
+        assert_eq!(r.next_offset(), 10);
+    }
+
+    #[test]
+    fn read_committed_skips_aborted_transactions() {
+        let mut r = PartitionReader::new(transactions(), 0, DecodeOptions::default())
+            .read_committed(ABORTED);
+        assert_eq!(offsets(&mut r), [2, 4, 5, 8, 9]);
+        assert_eq!(r.next_offset(), 10);
+        // Starting later (the aborted batch still lies in the response) gives the same tail.
+        let mut r = PartitionReader::new(transactions(), 5, DecodeOptions::default())
+            .read_committed(ABORTED);
+        assert_eq!(offsets(&mut r), [5, 8, 9]);
+        // Without the aborted list, read_committed filters nothing but markers.
+        let mut r =
+            PartitionReader::new(transactions(), 0, DecodeOptions::default()).read_committed([]);
+        assert_eq!(offsets(&mut r), [0, 1, 2, 4, 5, 8, 9]);
+    }
+
+    #[test]
+    fn repeated_aborts_of_one_producer() {
+        let bytes = wire(&[
+            txn(0, 2, 1),
+            marker(2, 1, ControlRecordType::ABORT),
+            txn(3, 2, 1),
+            marker(5, 1, ControlRecordType::ABORT),
+            txn(6, 1, 1),
+            marker(7, 1, ControlRecordType::COMMIT),
+        ]);
+        // The order of the list must not matter (it is a heap).
+        let aborted = [
+            AbortedTransaction {
+                producer_id: 1,
+                first_offset: 3,
+            },
+            AbortedTransaction {
+                producer_id: 1,
+                first_offset: 0,
+            },
+        ];
+        let mut r =
+            PartitionReader::new(bytes, 0, DecodeOptions::default()).read_committed(aborted);
+        assert_eq!(offsets(&mut r), [6]);
+        assert_eq!(r.next_offset(), 8);
+    }
+
+    #[test]
+    fn start_in_the_middle_of_a_batch() {
+        let mut r = PartitionReader::new(wire(&[data(100, 5)]), 102, DecodeOptions::default());
+        assert_eq!(offsets(&mut r), [102, 103, 104]);
+        assert_eq!(r.next_offset(), 105);
+        // A start beyond every batch: nothing, and the position never moves backwards.
+        let mut r = PartitionReader::new(wire(&[data(100, 5)]), 200, DecodeOptions::default());
+        assert_eq!(offsets(&mut r), Vec::<i64>::new());
+        assert_eq!(r.next_offset(), 200);
+    }
+
+    #[test]
+    fn trailing_partial_batch_is_dropped() {
+        let full = wire(&[data(0, 3), data(3, 3), data(6, 3)]);
+        let cut = full.slice(..full.len() - 10);
+        let mut r = PartitionReader::new(cut, 0, DecodeOptions::default());
+        assert_eq!(offsets(&mut r), [0, 1, 2, 3, 4, 5]);
+        assert_eq!(r.next_offset(), 6);
+        let p = r.partial_batch().unwrap();
+        assert_eq!(p.base_offset, Some(6));
+        assert!(!r.end_reached());
+    }
+
+    #[test]
+    fn compaction_gaps_and_empty_batches_move_the_position() {
+        let gappy = RecordBatchBuilder::new(10, 0)
+            .record(NewRecord::new(0, 0).value("a"))
+            .record(NewRecord::new(3, 0).value("b"))
+            .record(NewRecord::new(7, 0).value("c"))
+            .last_offset_delta(9);
+        let empty = RecordBatchBuilder::new(20, 0).last_offset_delta(4);
+        let mut r = PartitionReader::new(wire(&[gappy, empty]), 0, DecodeOptions::default());
+        assert_eq!(offsets(&mut r), [10, 13, 17]);
+        assert_eq!(r.next_offset(), 25);
+    }
+
+    #[test]
+    fn end_offset_is_exclusive() {
+        let bytes = wire(&[data(0, 5), data(5, 5)]);
+        let mut r =
+            PartitionReader::new(bytes.clone(), 0, DecodeOptions::default()).with_end_offset(7);
+        assert_eq!(offsets(&mut r), [0, 1, 2, 3, 4, 5, 6]);
+        assert!(r.end_reached());
+        assert_eq!(r.next_offset(), 10);
+
+        let mut r =
+            PartitionReader::new(bytes.clone(), 0, DecodeOptions::default()).with_end_offset(5);
+        assert_eq!(offsets(&mut r), [0, 1, 2, 3, 4]);
+        assert!(r.end_reached());
+        assert_eq!(r.next_offset(), 5);
+
+        let mut r =
+            PartitionReader::new(bytes.clone(), 0, DecodeOptions::default()).with_end_offset(50);
+        assert_eq!(offsets(&mut r).len(), 10);
+        assert!(!r.end_reached());
+
+        // start >= end: nothing to read.
+        let mut r = PartitionReader::new(bytes, 3, DecodeOptions::default()).with_end_offset(3);
+        assert_eq!(offsets(&mut r), Vec::<i64>::new());
+        assert!(r.end_reached());
+        assert_eq!(r.next_offset(), 3);
+    }
+
+    #[test]
+    fn end_inside_a_compaction_gap_is_reached() {
+        let bytes = wire(&[data(0, 5), data(12, 3)]);
+        let mut r = PartitionReader::new(bytes, 0, DecodeOptions::default()).with_end_offset(8);
+        assert_eq!(offsets(&mut r), [0, 1, 2, 3, 4]);
+        assert!(r.end_reached());
+        assert_eq!(r.next_offset(), 5);
+    }
+
+    #[test]
+    fn end_reached_on_control_batches() {
+        // The end falls on a transaction marker: it is reached although no record is at it.
+        let bytes = wire(&[txn(0, 2, 1), marker(2, 1, ControlRecordType::COMMIT)]);
+        let mut r = PartitionReader::new(bytes, 0, DecodeOptions::default()).with_end_offset(3);
+        assert_eq!(offsets(&mut r), [0, 1]);
+        assert!(r.end_reached());
+        assert_eq!(r.next_offset(), 3);
+    }
+
+    #[test]
+    fn legacy_positions() {
+        let msgs: Vec<_> = (0..4)
+            .map(|i| LegacyMessage {
+                offset: 50 + i,
+                timestamp: i,
+                key: None,
+                value: Some(Bytes::from(vec![b'x'; 3])),
+            })
+            .collect();
+        let bytes = encode_legacy_message_set(1, Compression::None, None, &msgs).unwrap();
+        let mut r = PartitionReader::new(bytes, 51, DecodeOptions::default());
+        assert_eq!(offsets(&mut r), [51, 52, 53]);
+        assert_eq!(r.next_offset(), 54);
+        #[cfg(feature = "gzip")]
+        {
+            let bytes = encode_legacy_message_set(1, Compression::Gzip, None, &msgs).unwrap();
+            let mut r = PartitionReader::new(bytes.clone(), 51, DecodeOptions::default());
+            assert_eq!(offsets(&mut r), [51, 52, 53]);
+            assert_eq!(r.next_offset(), 54);
+            let mut r =
+                PartitionReader::new(bytes, 0, DecodeOptions::default()).with_end_offset(52);
+            assert_eq!(offsets(&mut r), [50, 51]);
+            assert!(r.end_reached());
+        }
+    }
+
+    #[test]
+    fn error_stops_the_reader_after_good_batches() {
+        let good = data(0, 2).build().unwrap();
+        let mut bad = data(2, 2).build().unwrap().to_vec();
+        let last = bad.len() - 1;
+        bad[last] ^= 1;
+        let mut all = good.to_vec();
+        all.extend_from_slice(&bad);
+        let mut r = PartitionReader::new(Bytes::from(all), 0, DecodeOptions::default());
+        assert!(r.next().unwrap().is_ok());
+        assert!(matches!(
+            r.next().unwrap().unwrap_err(),
+            Error::CrcMismatch { base_offset: 2, .. }
+        ));
+        assert!(r.next().is_none());
+        assert_eq!(r.next_offset(), 2);
+    }
+
+    #[test]
+    fn owned_records_and_batch_header() {
+        let bytes = wire(&[data(0, 3).partition_leader_epoch(4)]);
+        let mut r = PartitionReader::new(bytes.clone(), 1, DecodeOptions::default());
+        let batch = r.next().unwrap().unwrap();
+        assert_eq!(batch.batch().partition_leader_epoch(), 4);
+        assert_eq!(batch.unfiltered_records().declared_count(), Some(3));
+        let owned = batch.to_owned_records().unwrap();
+        assert_eq!(owned.len(), 2);
+        assert_eq!(owned[0].offset, 1);
+        assert_eq!(owned[0].value.as_deref(), Some(&b"v1"[..]));
+        assert_eq!(owned[1].timestamp, 1_002);
+    }
+}
