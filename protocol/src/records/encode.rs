@@ -480,3 +480,180 @@ impl RecordBatchBuilder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::records::{Batch, Batches, DecodeOptions, OwnedHeader, OwnedRecord};
+
+    fn codecs() -> Vec<Compression> {
+        [
+            Compression::None,
+            Compression::Gzip,
+            Compression::Snappy,
+            Compression::Lz4,
+            Compression::Zstd,
+        ]
+        .into_iter()
+        .filter(|c| c.is_available())
+        .collect()
+    }
+
+    fn bytes_strategy() -> impl Strategy<Value = Option<Bytes>> {
+        prop::option::of(prop::collection::vec(any::<u8>(), 0..300).prop_map(Bytes::from))
+    }
+
+    fn record_strategy() -> impl Strategy<Value = NewRecord> {
+        (
+            0i32..1_000,
+            any::<i64>(),
+            bytes_strategy(),
+            bytes_strategy(),
+            prop::collection::vec(
+                (
+                    prop::collection::vec(any::<u8>(), 0..20).prop_map(Bytes::from),
+                    bytes_strategy(),
+                ),
+                0..4,
+            ),
+        )
+            .prop_map(
+                |(offset_delta, timestamp_delta, key, value, headers)| NewRecord {
+                    offset_delta,
+                    timestamp_delta: timestamp_delta >> 2,
+                    key,
+                    value,
+                    headers,
+                },
+            )
+    }
+
+    fn decode_all(bytes: Bytes) -> Vec<(Batch, Vec<OwnedRecord>)> {
+        Batches::new(bytes, DecodeOptions::default())
+            .map(|b| {
+                let b = b.unwrap();
+                let records = b.records().unwrap();
+                let owned = records.iter().map(|r| r.unwrap().to_owned()).collect();
+                (b, owned)
+            })
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        #[test]
+        fn v2_batches_round_trip_with_every_codec(
+            base_offset in 0i64..(1 << 50),
+            base_timestamp in -1i64..(1 << 45),
+            producer in prop::option::of((0i64..1 << 40, 0i16..100, 0i32..1 << 20)),
+            transactional in any::<bool>(),
+            leader_epoch in -1i32..50,
+            log_append_time in prop::option::of(0i64..1 << 45),
+            records in prop::collection::vec(record_strategy(), 0..12),
+        ) {
+            for codec in codecs() {
+                let mut b = RecordBatchBuilder::new(base_offset, base_timestamp)
+                    .compression(codec)
+                    .partition_leader_epoch(leader_epoch)
+                    .transactional(transactional);
+                if let Some((id, epoch, seq)) = producer {
+                    b = b.producer(id, epoch, seq);
+                }
+                if let Some(t) = log_append_time {
+                    b = b.log_append_time(t);
+                }
+                for r in &records {
+                    b.push(r.clone());
+                }
+                let bytes = b.build().unwrap();
+                let decoded = decode_all(bytes.clone());
+                prop_assert_eq!(decoded.len(), 1);
+                let (batch, got) = &decoded[0];
+                let Batch::V2(v2) = batch else { panic!("not v2") };
+                prop_assert_eq!(v2.base_offset(), base_offset);
+                prop_assert_eq!(v2.compression(), codec);
+                prop_assert_eq!(v2.partition_leader_epoch(), leader_epoch);
+                prop_assert_eq!(v2.is_transactional(), transactional);
+                prop_assert_eq!(v2.producer_id(), producer.map_or(-1, |p| p.0));
+                prop_assert_eq!(v2.records_count() as usize, records.len());
+                prop_assert_eq!(
+                    v2.last_offset_delta(),
+                    records.iter().map(|r| r.offset_delta).max().unwrap_or(0)
+                );
+                prop_assert_eq!(v2.as_bytes(), &bytes);
+                let want: Vec<OwnedRecord> = records
+                    .iter()
+                    .map(|r| OwnedRecord {
+                        offset: base_offset + i64::from(r.offset_delta),
+                        timestamp: log_append_time
+                            .unwrap_or(base_timestamp.wrapping_add(r.timestamp_delta)),
+                        key: r.key.clone(),
+                        value: r.value.clone(),
+                        headers: r
+                            .headers
+                            .iter()
+                            .map(|(k, v)| OwnedHeader { key: k.clone(), value: v.clone() })
+                            .collect(),
+                    })
+                    .collect();
+                prop_assert_eq!(got, &want);
+            }
+        }
+
+        #[test]
+        fn legacy_sets_round_trip(
+            magic in 0i8..=1,
+            first in 0i64..(1 << 40),
+            values in prop::collection::vec((bytes_strategy(), bytes_strategy(), 0i64..1 << 40), 1..8),
+        ) {
+            let messages: Vec<LegacyMessage> = values
+                .iter()
+                .enumerate()
+                .map(|(i, (k, v, ts))| LegacyMessage {
+                    offset: first + i as i64,
+                    timestamp: *ts,
+                    key: k.clone(),
+                    value: v.clone(),
+                })
+                .collect();
+            for codec in codecs().into_iter().filter(|c| *c != Compression::Zstd) {
+                let bytes = encode_legacy_message_set(magic, codec, None, &messages).unwrap();
+                let got: Vec<OwnedRecord> =
+                    decode_all(bytes).into_iter().flat_map(|(_, r)| r).collect();
+                let want: Vec<OwnedRecord> = messages
+                    .iter()
+                    .map(|m| OwnedRecord {
+                        offset: m.offset,
+                        timestamp: if magic == 0 { -1 } else { m.timestamp },
+                        key: m.key.clone(),
+                        value: m.value.clone(),
+                        headers: Vec::new(),
+                    })
+                    .collect();
+                prop_assert_eq!(got, want, "codec {:?}", codec);
+            }
+        }
+    }
+
+    #[test]
+    fn control_markers_parse() {
+        use crate::records::{ControlRecord, ControlRecordType};
+        for kind in [ControlRecordType::ABORT, ControlRecordType::COMMIT] {
+            let bytes = RecordBatchBuilder::control_marker(9, 0, 5, 1, kind, 77)
+                .build()
+                .unwrap();
+            let (batch, _) = decode_all(bytes.clone()).pop().unwrap();
+            assert!(batch.is_control() && batch.is_transactional());
+            assert_eq!(batch.producer_id(), 5);
+            let records = batch.records().unwrap();
+            let r = records.iter().next().unwrap().unwrap();
+            let c = ControlRecord::parse(&r).unwrap();
+            assert_eq!(c.kind, kind);
+            assert_eq!(c.version, 0);
+            assert_eq!(c.coordinator_epoch, Some(77));
+        }
+    }
+}
