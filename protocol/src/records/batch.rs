@@ -1167,7 +1167,10 @@ mod tests {
             .collect()
     }
 
-    fn read_all(bytes: Bytes) -> Vec<(i64, i64, Option<Vec<u8>>, Option<Vec<u8>>)> {
+    /// Offset, timestamp, key and value of each record.
+    type Flat = Vec<(i64, i64, Option<Vec<u8>>, Option<Vec<u8>>)>;
+
+    fn read_all(bytes: Bytes) -> Flat {
         let mut out = Vec::new();
         for b in Batches::new(bytes, opts()) {
             let records = b.unwrap().records().unwrap();
@@ -1184,10 +1187,7 @@ mod tests {
         out
     }
 
-    fn expected(
-        m: &[LegacyMessage],
-        magic: i8,
-    ) -> Vec<(i64, i64, Option<Vec<u8>>, Option<Vec<u8>>)> {
+    fn expected(m: &[LegacyMessage], magic: i8) -> Flat {
         m.iter()
             .map(|m| {
                 (
