@@ -28,7 +28,7 @@ use kseek_protocol::records::{
     Batch, Batches, Compression, DecodeOptions, OwnedHeader, OwnedRecord,
 };
 use kseek_protocol::{
-    decode_exact, ApiKey, Error, ErrorCode, Message, Request, RequestHeader, ResponseHeader,
+    decode_exact, ApiKey, Error, ErrorCode, Message, Request, RequestHeader, ResponseHeader, Uuid,
 };
 
 /// The timestamp of the first record of every golden topic (see `tests/golden/Capture.java`).
@@ -44,8 +44,11 @@ const CODECS: [(&str, i16); 5] = [
 /// The capture directories under `tests/data`: broker version, and client version when it
 /// isn't 4.4.0.
 const CAPTURES: [&str; 4] = ["3.9.2", "3.9.2-client-3.9.2", "4.4.0", "4.4.0-client-3.9.2"];
-/// The consumer group of the capture.
+/// The consumer group of the capture (classic protocol).
 const GROUP: &str = "golden-group";
+/// The consumer group of the capture with the KIP-848 consumer protocol (4.4 client and
+/// broker only), which commits and fetches offsets by topic id.
+const GROUP_848: &str = "golden-group-848";
 /// The (API, version) pairs a capture may hold beyond this crate's versions: Kafka 4.4's
 /// client asks for ApiVersions v5, which the 4.2.1 schemas this crate follows don't define.
 const BEYOND_OUR_VERSIONS: [(i16, i16); 1] = [(18, 5)];
@@ -77,10 +80,13 @@ struct Seen {
     fetched_codecs: BTreeMap<String, i16>,
     /// Whether some Fetch response carried a partition with no record bytes.
     empty_fetch: bool,
-    /// Committed offsets some OffsetFetch response returned for golden-none/0: (offset, metadata).
-    fetched_commits: BTreeSet<(i64, Option<String>)>,
-    /// Successful OffsetCommit exchanges.
-    commits: usize,
+    /// Topic names by topic id, from the Metadata responses.
+    topic_names: BTreeMap<Uuid, String>,
+    /// Committed offsets some OffsetFetch response returned for golden-none/0: (group, offset,
+    /// metadata).
+    fetched_commits: BTreeSet<(String, i64, Option<String>)>,
+    /// Successful OffsetCommit exchanges, by group.
+    commits: BTreeMap<String, usize>,
     /// FindCoordinator answers that named the coordinator.
     coordinators_found: usize,
     /// Exchanges left undecoded because their version is beyond this crate's range.
@@ -323,6 +329,9 @@ fn check_metadata(x: &Exchange, seen: &mut Seen) {
                 assert!(!t.topic_id.is_zero(), "{}: {name} has an id", x.name);
             }
             seen.metadata_topics.insert(name.to_owned());
+            if !t.topic_id.is_zero() {
+                seen.topic_names.insert(t.topic_id, name.to_owned());
+            }
         }
     }
 }
@@ -490,18 +499,35 @@ fn check_fetch(x: &Exchange, seen: &mut Seen) {
     }
 }
 
+/// The name of a topic an OffsetCommit or OffsetFetch names by `name` (before v10) or by
+/// `topic_id` (v10+, resolved through the Metadata responses of the same capture).
+fn topic_name(x: &Exchange, seen: &Seen, name: &str, topic_id: Uuid) -> String {
+    if x.api_version >= 10 {
+        assert!(name.is_empty(), "{}: no name with a topic id", x.name);
+        seen.topic_names
+            .get(&topic_id)
+            .unwrap_or_else(|| panic!("{}: unknown topic id {topic_id:?}", x.name))
+            .clone()
+    } else {
+        assert!(topic_id.is_zero(), "{}: no topic id before v10", x.name);
+        name.to_owned()
+    }
+}
+
+/// Whether `group` is one of the capture's groups.
+fn is_golden_group(group: &str) -> bool {
+    group == GROUP || group == GROUP_848
+}
+
 fn check_offset_commit(x: &Exchange, seen: &mut Seen) {
     let Some((req, resp)) = pair::<OffsetCommitRequest, OffsetCommitResponse>(x, seen) else {
         return;
     };
-    assert_eq!(req.group_id, GROUP, "{}", x.name);
+    assert!(is_golden_group(&req.group_id), "{}", x.name);
     assert_eq!(req.topics.len(), 1, "{}", x.name);
     let t = &req.topics[0];
-    if x.api_version >= 10 {
-        assert!(!t.topic_id.is_zero(), "{}", x.name);
-    } else {
-        assert_eq!(t.name, "golden-none", "{}", x.name);
-    }
+    let topic = topic_name(x, seen, &t.name, t.topic_id);
+    assert_eq!(topic, "golden-none", "{}", x.name);
     assert_eq!(t.partitions.len(), 1, "{}", x.name);
     let p = &t.partitions[0];
     assert_eq!(p.partition_index, 0, "{}", x.name);
@@ -514,9 +540,16 @@ fn check_offset_commit(x: &Exchange, seen: &mut Seen) {
     );
     assert_eq!(resp.topics.len(), 1, "{}", x.name);
     assert_eq!(resp.topics[0].partitions.len(), 1, "{}", x.name);
-    let r = &resp.topics[0].partitions[0];
+    let rt = &resp.topics[0];
+    assert_eq!(
+        topic_name(x, seen, &rt.name, rt.topic_id),
+        topic,
+        "{}",
+        x.name
+    );
+    let r = &rt.partitions[0];
     assert_eq!((r.partition_index, r.error_code), (0, 0), "{}", x.name);
-    seen.commits += 1;
+    *seen.commits.entry(req.group_id.clone()).or_default() += 1;
 }
 
 /// Errors a group coordinator answers while it is still starting; the Java client retries.
@@ -534,47 +567,49 @@ fn check_offset_fetch(x: &Exchange, seen: &mut Seen) {
     let Some((req, resp)) = pair::<OffsetFetchRequest, OffsetFetchResponse>(x, seen) else {
         return;
     };
+    let known: &Seen = seen;
     // Versions 8+ batch groups; before, one group at the top level.
-    let (group_id, error_code, committed): (&str, i16, Vec<_>) = if x.api_version >= 8 {
-        assert_eq!(req.groups.len(), 1, "{}", x.name);
-        assert_eq!(req.groups[0].group_id, GROUP, "{}", x.name);
-        assert_eq!(resp.groups.len(), 1, "{}", x.name);
-        let g = &resp.groups[0];
-        let committed = g
-            .topics
-            .iter()
-            .flat_map(|t| {
-                t.partitions.iter().map(move |p| {
-                    (
-                        t.name.as_str(),
-                        p.partition_index,
-                        p.error_code,
-                        p.committed_offset,
-                        p.metadata.clone(),
-                    )
+    let (group_id, error_code, committed): (&str, i16, Vec<(String, i32, i16, i64, _)>) =
+        if x.api_version >= 8 {
+            assert_eq!(req.groups.len(), 1, "{}", x.name);
+            assert!(is_golden_group(&req.groups[0].group_id), "{}", x.name);
+            assert_eq!(resp.groups.len(), 1, "{}", x.name);
+            let g = &resp.groups[0];
+            let committed = g
+                .topics
+                .iter()
+                .flat_map(|t| {
+                    t.partitions.iter().map(move |p| {
+                        (
+                            topic_name(x, known, &t.name, t.topic_id),
+                            p.partition_index,
+                            p.error_code,
+                            p.committed_offset,
+                            p.metadata.clone(),
+                        )
+                    })
                 })
-            })
-            .collect();
-        (g.group_id.as_str(), g.error_code, committed)
-    } else {
-        let committed = resp
-            .topics
-            .iter()
-            .flat_map(|t| {
-                t.partitions.iter().map(move |p| {
-                    (
-                        t.name.as_str(),
-                        p.partition_index,
-                        p.error_code,
-                        p.committed_offset,
-                        p.metadata.clone(),
-                    )
+                .collect();
+            (g.group_id.as_str(), g.error_code, committed)
+        } else {
+            let committed = resp
+                .topics
+                .iter()
+                .flat_map(|t| {
+                    t.partitions.iter().map(move |p| {
+                        (
+                            topic_name(x, known, &t.name, Uuid::ZERO),
+                            p.partition_index,
+                            p.error_code,
+                            p.committed_offset,
+                            p.metadata.clone(),
+                        )
+                    })
                 })
-            })
-            .collect();
-        (req.group_id.as_str(), resp.error_code, committed)
-    };
-    assert_eq!(group_id, GROUP, "{}", x.name);
+                .collect();
+            (req.group_id.as_str(), resp.error_code, committed)
+        };
+    assert!(is_golden_group(group_id), "{}", x.name);
     if retriable_group_error(error_code) {
         return;
     }
@@ -582,7 +617,8 @@ fn check_offset_fetch(x: &Exchange, seen: &mut Seen) {
     for (topic, partition, error_code, offset, metadata) in committed {
         assert_eq!(error_code, 0, "{}", x.name);
         if topic == "golden-none" && partition == 0 {
-            seen.fetched_commits.insert((offset, metadata));
+            seen.fetched_commits
+                .insert((group_id.to_owned(), offset, metadata));
         }
     }
 }
@@ -612,7 +648,7 @@ fn check_find_coordinator(x: &Exchange, seen: &mut Seen) {
         )]
     };
     for (key, error_code, node_id, host) in answers {
-        assert_eq!(key, GROUP, "{}", x.name);
+        assert!(is_golden_group(key), "{}", x.name);
         if error_code == ErrorCode::COORDINATOR_NOT_AVAILABLE.0 {
             // The first ask after start, while the offsets topic is being created.
             assert_eq!(node_id, -1, "{}", x.name);
@@ -632,7 +668,11 @@ fn check_dir(dir: &Path) -> Seen {
     let exchanges = load(dir);
     assert!(!exchanges.is_empty(), "{}: no frames", dir.display());
     let mut seen = Seen::default();
-    for x in &exchanges {
+    // Metadata first: the other checks resolve topic ids with it.
+    let (metadata, others): (Vec<&Exchange>, Vec<&Exchange>) = exchanges
+        .iter()
+        .partition(|x| x.api_key == ApiKey::METADATA.0);
+    for x in metadata.into_iter().chain(others) {
         seen.apis.insert((x.api_key, x.api_version));
         match ApiKey(x.api_key) {
             ApiKey::API_VERSIONS => check_api_versions(x, &mut seen),
@@ -693,18 +733,31 @@ fn check_capture(label: &str) {
         "{name}: a batch fetched per codec"
     );
     assert!(seen.empty_fetch, "{name}: an empty fetch");
-    assert!(
-        seen.fetched_commits
-            .contains(&(2, Some("golden-meta".to_owned()))),
-        "{name}: the commit was fetched back: {:?}",
-        seen.fetched_commits
-    );
-    assert!(
-        seen.fetched_commits.iter().any(|(offset, _)| *offset == -1),
-        "{name}: nothing committed before the commit: {:?}",
-        seen.fetched_commits
-    );
-    assert_eq!(seen.commits, 1, "{name}: the commit");
+    // Kafka 4 brokers and clients also ran the group phase with the KIP-848 consumer protocol.
+    let groups: &[&str] = if label == "4.4.0" {
+        &[GROUP, GROUP_848]
+    } else {
+        &[GROUP]
+    };
+    let committed: Vec<&str> = seen.commits.keys().map(String::as_str).collect();
+    assert_eq!(committed, groups, "{name}: groups that committed");
+    for group in groups {
+        assert_eq!(seen.commits[*group], 1, "{name}: {group} committed once");
+        let fetched = |offset: i64, metadata: Option<&str>| {
+            let key = ((*group).to_owned(), offset, metadata.map(str::to_owned));
+            seen.fetched_commits.contains(&key)
+        };
+        assert!(
+            fetched(-1, Some("")) || fetched(-1, None),
+            "{name}: {group} had nothing committed before: {:?}",
+            seen.fetched_commits
+        );
+        assert!(
+            fetched(2, Some("golden-meta")),
+            "{name}: {group}'s commit was fetched back: {:?}",
+            seen.fetched_commits
+        );
+    }
     assert!(
         seen.coordinators_found > 0,
         "{name}: FindCoordinator found the group's"

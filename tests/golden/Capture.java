@@ -2,7 +2,8 @@
 // recording proxy so that the proxy sees ApiVersions, Metadata, ListOffsets, Fetch,
 // OffsetCommit, OffsetFetch and FindCoordinator exchanges of a real client with a real broker.
 //
-// Run with the source launcher: java -cp <kafka-clients classpath> Capture.java <bootstrap>
+// Run with the source launcher:
+//   java -cp <kafka-clients classpath> Capture.java <bootstrap> <kafka-clients version>
 // where <bootstrap> is the proxy's host:port. Every phase uses its own client.id, so the frame
 // selector (pick_frames.py) can tell the phases apart from the request headers.
 //
@@ -11,8 +12,9 @@
 //   offset 0: key "key-0", value "value-<codec>-0", header trace="t0",     timestamp T0
 //   offset 1: key null,    value "value-<codec>-1", no headers,            timestamp T0+1000
 //   offset 2: key "key-2", value "value-<codec>-2", headers a="1", b=null, timestamp T0+2000
-// with T0 = 1700000000000. Group golden-group commits offset 2 with metadata "golden-meta" on
-// golden-none partition 0.
+// with T0 = 1700000000000. Group golden-group (classic protocol) and, where the client and
+// broker support KIP-848, group golden-group-848 (consumer protocol) commit offset 2 with
+// metadata "golden-meta" on golden-none partition 0.
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -23,6 +25,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.FinalizedVersionRange;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -40,10 +43,13 @@ public class Capture {
     static final long T0 = 1700000000000L;
     static final String[] CODECS = {"none", "gzip", "snappy", "lz4", "zstd"};
     static final String GROUP = "golden-group";
+    static final String GROUP_848 = "golden-group-848";
     static String bootstrap;
+    static String clientVersion;
 
     public static void main(String[] args) throws Exception {
         bootstrap = args[0];
+        clientVersion = args[1];
         createTopics();
         for (String codec : CODECS) {
             produce(codec);
@@ -54,6 +60,7 @@ public class Capture {
         }
         fetchEmpty();
         group();
+        group848();
         System.out.println("CAPTURE_DONE");
     }
 
@@ -176,9 +183,33 @@ public class Capture {
     }
 
     static void group() throws Exception {
+        commitAndFetch("golden-group", GROUP, "classic");
+    }
+
+    // The same with the consumer group protocol of KIP-848 (group.protocol=consumer), whose
+    // consumer commits and fetches offsets by topic id (OffsetCommit and OffsetFetch v10).
+    // Needs a 4.x client and a broker with group.version >= 1 (Kafka 4.0+); skipped otherwise.
+    static void group848() throws Exception {
+        if (!clientVersion.startsWith("4.")) {
+            System.out.println("GROUP_848 skipped: client " + clientVersion);
+            return;
+        }
+        try (Admin admin = Admin.create(props("golden-features"))) {
+            FinalizedVersionRange group = admin.describeFeatures().featureMetadata().get()
+                    .finalizedFeatures().get("group.version");
+            if (group == null || group.maxVersionLevel() < 1) {
+                System.out.println("GROUP_848 skipped: broker group.version " + group);
+                return;
+            }
+        }
+        commitAndFetch("golden-group-848", GROUP_848, "consumer");
+    }
+
+    static void commitAndFetch(String clientId, String groupId, String protocol) throws Exception {
         TopicPartition tp = new TopicPartition("golden-none", 0);
-        Properties p = consumerProps("golden-group");
-        p.put("group.id", GROUP);
+        Properties p = consumerProps(clientId);
+        p.put("group.id", groupId);
+        p.put("group.protocol", protocol);
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p)) {
             consumer.assign(Collections.singleton(tp));
             Map<TopicPartition, OffsetAndMetadata> before = consumer.committed(Set.of(tp));
@@ -187,9 +218,9 @@ public class Capture {
             Map<TopicPartition, OffsetAndMetadata> after = consumer.committed(Set.of(tp));
             check(after.get(tp).offset() == 2, "committed offset");
         }
-        try (Admin admin = Admin.create(props("golden-admin-group"))) {
+        try (Admin admin = Admin.create(props(clientId.replace("golden-", "golden-admin-")))) {
             Map<TopicPartition, OffsetAndMetadata> offsets =
-                    admin.listConsumerGroupOffsets(GROUP).partitionsToOffsetAndMetadata().get();
+                    admin.listConsumerGroupOffsets(groupId).partitionsToOffsetAndMetadata().get();
             check(offsets.get(tp).offset() == 2 && "golden-meta".equals(offsets.get(tp).metadata()),
                     "admin listConsumerGroupOffsets");
         }
