@@ -563,62 +563,57 @@ fn retriable_group_error(code: i16) -> bool {
     .any(|e| e.0 == code)
 }
 
+/// One partition of an OffsetFetch answer: topic, partition, error code, offset, metadata.
+struct CommittedOffset(String, i32, i16, i64, Option<String>);
+
 fn check_offset_fetch(x: &Exchange, seen: &mut Seen) {
     let Some((req, resp)) = pair::<OffsetFetchRequest, OffsetFetchResponse>(x, seen) else {
         return;
     };
-    let known: &Seen = seen;
+    let mut committed = Vec::new();
     // Versions 8+ batch groups; before, one group at the top level.
-    let (group_id, error_code, committed): (&str, i16, Vec<(String, i32, i16, i64, _)>) =
-        if x.api_version >= 8 {
-            assert_eq!(req.groups.len(), 1, "{}", x.name);
-            assert!(is_golden_group(&req.groups[0].group_id), "{}", x.name);
-            assert_eq!(resp.groups.len(), 1, "{}", x.name);
-            let g = &resp.groups[0];
-            let committed = g
-                .topics
-                .iter()
-                .flat_map(|t| {
-                    t.partitions.iter().map(move |p| {
-                        (
-                            topic_name(x, known, &t.name, t.topic_id),
-                            p.partition_index,
-                            p.error_code,
-                            p.committed_offset,
-                            p.metadata.clone(),
-                        )
-                    })
-                })
-                .collect();
-            (g.group_id.as_str(), g.error_code, committed)
-        } else {
-            let committed = resp
-                .topics
-                .iter()
-                .flat_map(|t| {
-                    t.partitions.iter().map(move |p| {
-                        (
-                            topic_name(x, known, &t.name, Uuid::ZERO),
-                            p.partition_index,
-                            p.error_code,
-                            p.committed_offset,
-                            p.metadata.clone(),
-                        )
-                    })
-                })
-                .collect();
-            (req.group_id.as_str(), resp.error_code, committed)
-        };
+    let (group_id, error_code) = if x.api_version >= 8 {
+        assert_eq!(req.groups.len(), 1, "{}", x.name);
+        assert!(is_golden_group(&req.groups[0].group_id), "{}", x.name);
+        assert_eq!(resp.groups.len(), 1, "{}", x.name);
+        let g = &resp.groups[0];
+        for t in &g.topics {
+            let topic = topic_name(x, seen, &t.name, t.topic_id);
+            for p in &t.partitions {
+                committed.push(CommittedOffset(
+                    topic.clone(),
+                    p.partition_index,
+                    p.error_code,
+                    p.committed_offset,
+                    p.metadata.clone(),
+                ));
+            }
+        }
+        (g.group_id.as_str(), g.error_code)
+    } else {
+        for t in &resp.topics {
+            for p in &t.partitions {
+                committed.push(CommittedOffset(
+                    t.name.clone(),
+                    p.partition_index,
+                    p.error_code,
+                    p.committed_offset,
+                    p.metadata.clone(),
+                ));
+            }
+        }
+        (req.group_id.as_str(), resp.error_code)
+    };
     assert!(is_golden_group(group_id), "{}", x.name);
     if retriable_group_error(error_code) {
         return;
     }
     assert_eq!(error_code, 0, "{}", x.name);
-    for (topic, partition, error_code, offset, metadata) in committed {
+    for CommittedOffset(topic, partition, error_code, offset, metadata) in committed {
         assert_eq!(error_code, 0, "{}", x.name);
         if topic == "golden-none" && partition == 0 {
-            seen.fetched_commits
-                .insert((group_id.to_owned(), offset, metadata));
+            let key = (group_id.to_owned(), offset, metadata);
+            seen.fetched_commits.insert(key);
         }
     }
 }
