@@ -52,7 +52,7 @@ enum Kind {
 /// How to read a legacy message set held by [`Records`].
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct LegacyKind {
-    /// The magic every message must have (the wrapper's, for a compressed wrapper).
+    /// The highest magic a message may have (the wrapper's, for a compressed wrapper).
     pub(crate) magic: i8,
     /// Added to each inner offset: for magic-1 wrappers, `wrapper offset - last relative
     /// offset`; zero where inner offsets are absolute.
@@ -914,9 +914,11 @@ impl<'a> LegacyIter<'a> {
             Ok(m) => m,
             Err(e) => return Some(Err(e)),
         };
-        if m.magic != k.magic {
+        // Java's consumer does not insist that inner and wrapper magic match (only the
+        // broker's validation does); a newer inner magic than the wrapper's is nonsense.
+        if m.magic > k.magic {
             return Some(Err(Error::InvalidValue {
-                what: "inner legacy message magic (differs from the wrapper's)",
+                what: "inner legacy message magic (newer than the wrapper's)",
                 value: i64::from(m.magic),
             }));
         }
