@@ -6,6 +6,8 @@ pub use kseek_protocol as protocol;
 
 pub mod conn;
 pub mod error;
+pub mod plan;
 
 pub use conn::{Connection, ConnectionConfig};
 pub use error::{Error, Result};
+pub use plan::{End, IsolationLevel, PartitionPlan, Plan, ReadSpec, Start, TimestampMs};
