@@ -45,7 +45,8 @@ fn build(value_size: usize, total: usize, compression: Compression) -> Bytes {
             b.push(
                 NewRecord::new(i, i64::from(i))
                     .key(format!("key-{:06}", offset + i64::from(i)))
-                    .value(&value),
+                    .value(&value)
+                    .header("trace-id", "0123456789abcdef"),
             );
             size += value_size + 24;
             i += 1;
@@ -70,7 +71,10 @@ fn main() {
             verify_crc: std::env::var_os("NOCRC").is_none(),
             ..DecodeOptions::default()
         };
-        let rounds: usize = std::env::var("ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(200);
+        let rounds: usize = std::env::var("ROUNDS")
+            .ok()
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(200);
         let start = Clock::start();
         let mut records = 0u64;
         let mut touched = 0u64;

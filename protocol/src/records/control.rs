@@ -61,3 +61,45 @@ impl ControlRecord {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::{Batches, DecodeOptions, NewRecord, RecordBatchBuilder};
+
+    fn parse_key(key: &[u8], value: Option<&[u8]>) -> Result<ControlRecord> {
+        let mut r = NewRecord::new(0, 0).key(key);
+        if let Some(v) = value {
+            r = r.value(v);
+        }
+        let bytes = RecordBatchBuilder::new(0, 0)
+            .control(true)
+            .record(r)
+            .build()
+            .unwrap();
+        let batch = Batches::new(bytes, DecodeOptions::default())
+            .next()
+            .unwrap()
+            .unwrap();
+        let records = batch.records().unwrap();
+        let record = records.iter().next().unwrap().unwrap();
+        ControlRecord::parse(&record)
+    }
+
+    #[test]
+    fn short_key_is_an_error_and_unknown_types_survive() {
+        assert!(matches!(
+            parse_key(&[0, 0, 1], None),
+            Err(Error::Truncated { .. })
+        ));
+        // A KRaft-internal type (3) with a later key version: read as is, no epoch.
+        let c = parse_key(&[0, 1, 0, 3], Some(&[0, 0])).unwrap();
+        assert_eq!(c.version, 1);
+        assert_eq!(c.kind, ControlRecordType(3));
+        assert_eq!(c.coordinator_epoch, None);
+        // A marker whose value is too short has no epoch but still parses.
+        let c = parse_key(&[0, 0, 0, 0], Some(&[0, 0, 1])).unwrap();
+        assert_eq!(c.kind, ControlRecordType::ABORT);
+        assert_eq!(c.coordinator_epoch, None);
+    }
+}

@@ -442,8 +442,7 @@ impl<'a> V2Iter<'a> {
         let headers = if header_count == 0 && rec.is_empty() {
             0
         } else {
-            let zigzag = ((header_count >> 1) as i32) ^ -((header_count & 1) as i32);
-            check_headers(rec, zigzag).ok()?
+            fast_check_headers(rec, header_count)?
         };
         self.data = rest;
         let timestamp = match self.log_append_time {
@@ -594,8 +593,25 @@ fn fast_uvarint(data: &mut &[u8]) -> Option<u32> {
     }
 }
 
+/// The fast path's [`check_headers`]: `zigzag_count` is the raw (zigzag) count; `None` on
+/// anything wrong.
+#[inline]
+fn fast_check_headers(mut data: &[u8], zigzag_count: u32) -> Option<u32> {
+    if zigzag_count & 1 != 0 {
+        return None;
+    }
+    let n = zigzag_count >> 1;
+    if n as usize > data.len() / 2 {
+        return None;
+    }
+    for _ in 0..n {
+        fast_bytes(&mut data)??;
+        fast_bytes(&mut data)?;
+    }
+    data.is_empty().then_some(n)
+}
+
 /// Checks that `data` holds exactly `count` well-formed headers; returns the count.
-#[cold]
 fn check_headers(mut data: &[u8], count: i32) -> Result<u32> {
     // Each header takes at least two bytes (key length, value length), so a count larger
     // than that is a lie we can refuse before walking anything.
