@@ -355,6 +355,9 @@ public final class KTool {
                     tps.add(new TopicPartition(topic, info.partition()));
                 }
             }
+            if (tps.isEmpty()) {
+                throw new IllegalStateException("topic " + topic + " does not exist or has no such partitions");
+            }
             tps.sort(Comparator.comparingInt(TopicPartition::partition));
             c.assign(tps);
             if (a.has("from-timestamp")) {
