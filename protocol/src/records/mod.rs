@@ -31,7 +31,7 @@
 //! );
 //! wire.extend_from_slice(
 //!     &RecordBatchBuilder::new(102, 1_700_000_000_010)
-//!         .compression(Compression::Gzip)
+//!         .compression(Compression::None) // or Gzip, Snappy, Lz4, Zstd (cargo features)
 //!         .record(NewRecord::new(0, 0).value("v3"))
 //!         .build()?,
 //! );
