@@ -595,7 +595,7 @@ fn fast_uvarint(data: &mut &[u8]) -> Option<u32> {
 
 /// The fast path's [`check_headers`]: `zigzag_count` is the raw (zigzag) count; `None` on
 /// anything wrong.
-#[inline]
+#[inline(always)]
 fn fast_check_headers(mut data: &[u8], zigzag_count: u32) -> Option<u32> {
     if zigzag_count & 1 != 0 {
         return None;
@@ -605,8 +605,21 @@ fn fast_check_headers(mut data: &[u8], zigzag_count: u32) -> Option<u32> {
         return None;
     }
     for _ in 0..n {
-        fast_bytes(&mut data)??;
-        fast_bytes(&mut data)?;
+        // Key: never null, so the zigzag form must be even.
+        let k = fast_uvarint(&mut data)?;
+        if k & 1 != 0 {
+            return None;
+        }
+        data = data.get((k >> 1) as usize..)?;
+        // Value: -1 (zigzag 1) is null; other negatives are wrong.
+        let v = fast_uvarint(&mut data)?;
+        if v & 1 != 0 {
+            if v != 1 {
+                return None;
+            }
+        } else {
+            data = data.get((v >> 1) as usize..)?;
+        }
     }
     data.is_empty().then_some(n)
 }
