@@ -89,7 +89,7 @@ const WORDS: [&str; 24] = [
 ];
 
 fn key(rng: &mut Rng, i: u64) -> Vec<u8> {
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         // A UUID (36 bytes).
         let (a, b) = (rng.next(), rng.next());
         format!(
@@ -495,8 +495,11 @@ fn ruzstd_all(input: &[u8], capacity: usize) -> Vec<u8> {
     out
 }
 
-/// The codec crates' own decompression of one section, given its uncompressed size.
-fn own_decompressors(codec: Compression) -> Vec<(&'static str, fn(&[u8], usize) -> Vec<u8>)> {
+/// A codec crate's own decompression of one section, given its uncompressed size.
+type Decompressor = fn(&[u8], usize) -> Vec<u8>;
+
+/// The codec crates' own decompressors for `codec`, by name.
+fn own_decompressors(codec: Compression) -> Vec<(&'static str, Decompressor)> {
     match codec {
         Compression::None => vec![],
         Compression::Gzip => vec![("flate2-miniz_oxide", |i, n| {
