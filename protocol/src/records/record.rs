@@ -1026,6 +1026,66 @@ mod tests {
         assert!(read_varlong(&mut s, "t").is_err());
     }
 
+    fn iter(data: &[u8], buf: &'static Bytes) -> V2Iter<'static> {
+        let data: &'static [u8] = Box::leak(data.to_vec().into_boxed_slice());
+        V2Iter {
+            data,
+            buf,
+            remaining: 1,
+            base_offset: 100,
+            base_timestamp: 1_000,
+            log_append_time: None,
+        }
+    }
+
+    fn same(a: &Record<'_>, b: &Record<'_>) -> bool {
+        a.offset == b.offset
+            && a.timestamp == b.timestamp
+            && a.key == b.key
+            && a.value == b.value
+            && a.headers.data == b.headers.data
+            && a.headers.remaining == b.headers.remaining
+    }
+
+    proptest::proptest! {
+        /// The error-free fast path accepts exactly what the checked path accepts, with the
+        /// same result; anything it declines, the checked path decides.
+        #[test]
+        fn fast_and_checked_paths_agree(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
+            seed in proptest::sample::select(vec![
+                // length 11: attrs, ts 1, offset 2, key "ab", null value, one header "h"->null
+                vec![0x16u8, 0, 2, 4, 4, b'a', b'b', 1, 2, 2, b'h', 1],
+                // two-byte varints everywhere
+                vec![0x16u8, 0, 0x80, 1, 0x80, 1, 1, 0x06, 1, 2, 3, 0],
+            ]),
+            flips in proptest::collection::vec((0usize..12, proptest::prelude::any::<u8>()), 0..3),
+        ) {
+            static EMPTY: Bytes = Bytes::new();
+            proptest::prop_assert!(iter(&seed, &EMPTY).decode_fast().is_some());
+            let mut mutated = seed.clone();
+            for (i, x) in flips {
+                if let Some(b) = mutated.get_mut(i) {
+                    *b ^= x;
+                }
+            }
+            for input in [&bytes, &seed, &mutated] {
+                let mut fast = iter(input, &EMPTY);
+                let mut checked = iter(input, &EMPTY);
+                let f = fast.decode_fast();
+                let c = checked.decode();
+                if let Some(f) = f {
+                    let c = c.expect("checked path rejects what the fast path accepted");
+                    proptest::prop_assert!(same(&f, &c));
+                    proptest::prop_assert_eq!(fast.data, checked.data);
+                } else {
+                    // Declined: only the checked path's verdict counts, and data is untouched.
+                    proptest::prop_assert_eq!(fast.data, &input[..]);
+                }
+            }
+        }
+    }
+
     #[test]
     fn header_count_bomb_is_refused_without_walking() {
         // count = 1_000_000 with two bytes of header data.
