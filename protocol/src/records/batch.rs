@@ -157,6 +157,10 @@ impl Batch {
     }
 
     /// The batch's records, decompressing them if needed (once per call: keep the result).
+    ///
+    /// This is every record, including the transaction marker of a control batch (check
+    /// [`Batch::is_control`]) and records below a fetch position;
+    /// [`PartitionReader`](crate::records::PartitionReader) does that filtering.
     pub fn records(&self) -> Result<Records> {
         match self {
             Batch::V2(b) => b.records(),
