@@ -62,6 +62,167 @@ pub enum Error {
         /// The broker's own message, where the API carries one.
         message: Option<String>,
     },
+    /// The topic doesn't exist, or the broker doesn't know it yet (shortly after creation):
+    /// retriable until the retry deadline.
+    #[error("topic {topic:?} does not exist (broker {broker} answered UNKNOWN_TOPIC_OR_PARTITION)")]
+    UnknownTopic {
+        /// The topic's name.
+        topic: String,
+        /// The broker that answered.
+        broker: String,
+    },
+    /// The topic exists but has no such partition.
+    #[error("topic {topic:?} has no partition {partition} (it has {partitions} partitions)")]
+    UnknownPartition {
+        /// The topic's name.
+        topic: String,
+        /// The partition asked for.
+        partition: i32,
+        /// How many partitions the topic has.
+        partitions: usize,
+    },
+    /// The partition has no leader right now (an election is under way): retriable.
+    #[error("partition {partition} of topic {topic:?} has no leader right now")]
+    LeaderNotAvailable {
+        /// The topic's name.
+        topic: String,
+        /// The partition.
+        partition: i32,
+    },
+    /// A broker id that the cluster metadata doesn't list (it may have just joined): retriable.
+    #[error("broker id {broker_id} is not in the cluster metadata")]
+    UnknownBroker {
+        /// The broker's node id.
+        broker_id: i32,
+    },
+    /// The broker answered with an error code for one partition.
+    #[error("broker {broker} answered {api} for partition {partition} of topic {topic:?} with {code}")]
+    Partition {
+        /// The broker's address.
+        broker: String,
+        /// The API of the request.
+        api: ApiKey,
+        /// The topic's name.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// The error code.
+        code: ErrorCode,
+    },
+    /// No bootstrap server answered.
+    #[error("none of the bootstrap servers {servers:?} answered; the last error: {source}")]
+    Bootstrap {
+        /// The addresses tried.
+        servers: Vec<String>,
+        /// The last failure.
+        #[source]
+        source: Box<Error>,
+    },
+    /// A retriable error kept happening until the retry deadline.
+    #[error("{what}: gave up after {attempts} attempts in {elapsed:?}: {source}")]
+    RetriesExhausted {
+        /// What was being done.
+        what: String,
+        /// How many attempts were made.
+        attempts: u32,
+        /// How long they took.
+        elapsed: Duration,
+        /// The last attempt's error.
+        #[source]
+        source: Box<Error>,
+    },
+    /// A start offset lies after the end offset of the same partition.
+    #[error("partition {partition} of topic {topic:?}: start offset {start} is after end offset {end}")]
+    StartAfterEnd {
+        /// The topic's name.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// The resolved start.
+        start: i64,
+        /// The resolved end.
+        end: i64,
+    },
+    /// Strict mode: no record has a timestamp at or after the one asked for (below the last
+    /// fetchable offset).
+    #[error("partition {partition} of topic {topic:?} has no record with timestamp >= {timestamp} below offset {last_fetchable_offset} (strict mode)")]
+    TimestampNotFound {
+        /// The topic's name.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// The timestamp looked up (ms since the epoch).
+        timestamp: i64,
+        /// The last fetchable offset at resolution.
+        last_fetchable_offset: i64,
+    },
+    /// The group has no committed offset for these partitions and no fallback was given.
+    #[error("group {group:?} has no committed offset for {}", fmt_partitions(partitions))]
+    NoCommittedOffset {
+        /// The consumer group.
+        group: String,
+        /// The partitions without a commit, as (topic, partition).
+        partitions: Vec<(String, i32)>,
+    },
+    /// A special ListOffsets timestamp that the partition leader's ListOffsets version can't
+    /// carry.
+    #[error("broker {broker} speaks ListOffsets up to v{broker_max_version}, but timestamp {timestamp} needs v{required_version}")]
+    UnsupportedTimestamp {
+        /// The broker's address.
+        broker: String,
+        /// The special timestamp.
+        timestamp: i64,
+        /// The lowest version that carries it.
+        required_version: i16,
+        /// The highest version usable with this broker.
+        broker_max_version: i16,
+    },
+    /// A standalone commit (generation -1, no member id) to a group that has active members.
+    #[error("cannot commit offsets for group {group:?}: the group has active members (broker {broker} answered {code}); standalone commits need an empty group, so stop its consumers first")]
+    GroupHasActiveMembers {
+        /// The consumer group.
+        group: String,
+        /// The coordinator's address.
+        broker: String,
+        /// The code the coordinator answered.
+        code: ErrorCode,
+    },
+    /// A read's fetch position lies outside the partition's log (retention or DeleteRecords
+    /// removed the data) and the read's policy is to fail
+    /// ([`OutOfRange::Fail`](crate::read::OutOfRange::Fail)).
+    #[error("partition {partition} of topic {topic:?}: offset {offset} is out of range (broker {broker}); the data was deleted or the log truncated")]
+    OffsetOutOfRange {
+        /// The broker's address.
+        broker: String,
+        /// The topic's name.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// The fetch position that was out of range.
+        offset: i64,
+    },
+    /// Record batches fetched from a partition don't decode (CRC mismatch, bad lengths, a
+    /// decompression failure).
+    #[error("partition {partition} of topic {topic:?}: records from offset {offset} (broker {broker}) don't decode: {source}")]
+    CorruptRecords {
+        /// The broker's address.
+        broker: String,
+        /// The topic's name.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// The position of the batch that failed.
+        offset: i64,
+        /// What the wire crate reported.
+        #[source]
+        source: kseek_protocol::Error,
+    },
+    /// The read spec asks for something that can't be resolved.
+    #[error("invalid read: {reason}")]
+    InvalidSpec {
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 impl Error {
@@ -71,7 +232,30 @@ impl Error {
         match self {
             Error::Io { .. } | Error::Timeout { .. } | Error::ConnectionClosed { .. } => true,
             Error::Protocol { .. } => false,
-            Error::Broker { code, .. } => code.is_retriable(),
+            Error::Broker { code, .. } | Error::Partition { code, .. } => code.is_retriable(),
+            Error::UnknownTopic { .. }
+            | Error::LeaderNotAvailable { .. }
+            | Error::UnknownBroker { .. }
+            | Error::Bootstrap { .. } => true,
+            Error::UnknownPartition { .. }
+            | Error::RetriesExhausted { .. }
+            | Error::StartAfterEnd { .. }
+            | Error::TimestampNotFound { .. }
+            | Error::NoCommittedOffset { .. }
+            | Error::UnsupportedTimestamp { .. }
+            | Error::GroupHasActiveMembers { .. }
+            | Error::InvalidSpec { .. }
+            | Error::OffsetOutOfRange { .. }
+            | Error::CorruptRecords { .. } => false,
         }
     }
+}
+
+/// `topic-a[0], topic-a[2]` for an error message.
+fn fmt_partitions(partitions: &[(String, i32)]) -> String {
+    partitions
+        .iter()
+        .map(|(t, p)| format!("{t}[{p}]"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -4,10 +4,12 @@
 
 pub use kseek_protocol as protocol;
 
+pub mod cluster;
 pub mod conn;
 pub mod error;
 pub mod plan;
 
+pub use cluster::{Client, ClientConfig, PartitionMetadata, TopicMetadata};
 pub use conn::{Connection, ConnectionConfig};
 pub use error::{Error, Result};
 pub use plan::{End, IsolationLevel, PartitionPlan, Plan, ReadSpec, Start, TimestampMs};
