@@ -48,7 +48,11 @@ fn java_producer_and_consumer_agree_on_1000_records() {
         }
         // Offsets are dense from zero in every partition, in send order.
         for p in 0..PARTITIONS {
-            let offsets: Vec<i64> = written.iter().filter(|r| r.partition == p).map(|r| r.offset).collect();
+            let offsets: Vec<i64> = written
+                .iter()
+                .filter(|r| r.partition == p)
+                .map(|r| r.offset)
+                .collect();
             let dense: Vec<i64> = (0..offsets.len() as i64).collect();
             assert_eq!(offsets, dense, "partition {p} on {:?}", broker.version());
         }
@@ -57,7 +61,12 @@ fn java_producer_and_consumer_agree_on_1000_records() {
         let mut expected: Vec<Record> = written.clone();
         expected.sort();
         let read = broker.consume(&topic);
-        assert_eq!(read.len(), expected.len(), "record count on {:?}", broker.version());
+        assert_eq!(
+            read.len(),
+            expected.len(),
+            "record count on {:?}",
+            broker.version()
+        );
         for (want, got) in expected.iter().zip(&read) {
             assert_eq!(want, got, "on {:?}", broker.version());
         }

@@ -181,7 +181,12 @@ impl Broker {
     }
 
     /// Creates a topic with a unique name starting with `prefix` and returns the name.
-    pub(crate) fn new_topic(&self, prefix: &str, partitions: i32, configs: &[(&str, &str)]) -> String {
+    pub(crate) fn new_topic(
+        &self,
+        prefix: &str,
+        partitions: i32,
+        configs: &[(&str, &str)],
+    ) -> String {
         let topic = unique_name(prefix);
         self.create_topic(&topic, partitions, configs);
         topic
@@ -203,7 +208,12 @@ impl Broker {
 
     /// Writes `input` with the Java producer configured by `options`; returns every
     /// record as stored, in input order, with whether its transaction was aborted.
-    pub(crate) fn produce_with(&self, topic: &str, options: &ProduceOptions, input: &[Input]) -> Vec<Written> {
+    pub(crate) fn produce_with(
+        &self,
+        topic: &str,
+        options: &ProduceOptions,
+        input: &[Input],
+    ) -> Vec<Written> {
         let mut args = vec!["produce".to_string(), "--topic".into(), topic.into()];
         if let Some(c) = &options.compression {
             args.extend(["--compression".into(), c.clone()]);
@@ -269,14 +279,27 @@ impl Broker {
 
     /// Asks the broker (Admin ListOffsets) for the offset of every partition of `topic`
     /// matching `query`, sorted by partition.
-    pub(crate) fn list_offsets(&self, topic: &str, query: OffsetQuery, isolation: Isolation) -> Vec<PartitionOffset> {
+    pub(crate) fn list_offsets(
+        &self,
+        topic: &str,
+        query: OffsetQuery,
+        isolation: Isolation,
+    ) -> Vec<PartitionOffset> {
         let spec = match query {
             OffsetQuery::Earliest => "earliest".to_string(),
             OffsetQuery::Latest => "latest".to_string(),
             OffsetQuery::MaxTimestamp => "max-timestamp".to_string(),
             OffsetQuery::Timestamp(ms) => ms.to_string(),
         };
-        let args = ["list-offsets", "--topic", topic, "--spec", &spec, "--isolation", isolation.arg()];
+        let args = [
+            "list-offsets",
+            "--topic",
+            topic,
+            "--spec",
+            &spec,
+            "--isolation",
+            isolation.arg(),
+        ];
         json_lines(&self.ktool(&args, None))
             .map(|v| PartitionOffset {
                 partition: int(&v, "partition") as i32,
@@ -290,7 +313,17 @@ impl Broker {
     /// the group must have no active members).
     pub(crate) fn commit(&self, group: &str, topic: &str, partition: i32, offset: i64) {
         let (p, o) = (partition.to_string(), offset.to_string());
-        let args = ["commit", "--group", group, "--topic", topic, "--partition", &p, "--offset", &o];
+        let args = [
+            "commit",
+            "--group",
+            group,
+            "--topic",
+            topic,
+            "--partition",
+            &p,
+            "--offset",
+            &o,
+        ];
         self.ktool(&args, None);
     }
 
@@ -314,7 +347,11 @@ impl Broker {
         let mut cmd = Command::new(kafka_script("ktool"));
         cmd.args(args.iter().map(AsRef::as_ref))
             .args(["--bootstrap", &self.bootstrap])
-            .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let mut child = cmd
@@ -325,7 +362,9 @@ impl Broker {
             let input = stdin.unwrap_or_default().to_string();
             std::thread::spawn(move || pipe.write_all(input.as_bytes()))
         });
-        let out = child.wait_with_output().expect("waiting for tests/kafka/ktool");
+        let out = child
+            .wait_with_output()
+            .expect("waiting for tests/kafka/ktool");
         if let Some(feeder) = feeder {
             feeder
                 .join()
@@ -355,7 +394,10 @@ impl Drop for Broker {
                 .stdin(Stdio::null())
                 .status();
             if !matches!(status, Ok(s) if s.success()) {
-                eprintln!("tests/kafka/broker stop --dir {} failed: {status:?}", dir.display());
+                eprintln!(
+                    "tests/kafka/broker stop --dir {} failed: {status:?}",
+                    dir.display()
+                );
             }
         }
     }
@@ -442,7 +484,8 @@ impl NewRecord {
 
     /// Appends a header.
     pub(crate) fn header(mut self, name: &str, value: Option<&[u8]>) -> NewRecord {
-        self.headers.push((name.to_string(), value.map(<[u8]>::to_vec)));
+        self.headers
+            .push((name.to_string(), value.map(<[u8]>::to_vec)));
         self
     }
 
@@ -612,13 +655,15 @@ pub(crate) struct CommittedOffset {
 
 /// `tests/kafka/<name>` in this repository.
 fn kafka_script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kafka").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/kafka")
+        .join(name)
 }
 
 fn json_lines(out: &str) -> impl Iterator<Item = Value> + '_ {
-    out.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line from ktool ({e}): {l}")))
+    out.lines().filter(|l| !l.trim().is_empty()).map(|l| {
+        serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line from ktool ({e}): {l}"))
+    })
 }
 
 fn int(v: &Value, field: &str) -> i64 {
