@@ -125,12 +125,15 @@ impl std::fmt::Debug for Client {
     }
 }
 
+/// A broker's connection, once opened; locked while it is being opened.
+type ConnectionSlot = Arc<tokio::sync::Mutex<Option<Arc<Connection>>>>;
+
 struct Inner {
     config: ClientConfig,
     state: Mutex<State>,
     /// One slot per broker id; the async lock is held while that broker is being connected
     /// to, so concurrent callers wait for one connect instead of opening several.
-    connections: Mutex<HashMap<i32, Arc<tokio::sync::Mutex<Option<Arc<Connection>>>>>>,
+    connections: Mutex<HashMap<i32, ConnectionSlot>>,
     /// The connection used for Metadata before any broker connection exists.
     bootstrap: tokio::sync::Mutex<Option<Arc<Connection>>>,
 }
@@ -342,7 +345,8 @@ impl Client {
         let Some(address) = address else {
             return Err(Error::UnknownBroker { broker_id });
         };
-        let conn = Arc::new(Connection::connect(&address, self.inner.config.connection.clone()).await?);
+        let conn =
+            Arc::new(Connection::connect(&address, self.inner.config.connection.clone()).await?);
         *slot = Some(conn.clone());
         Ok(conn)
     }
@@ -442,7 +446,7 @@ impl Client {
 
     /// Any open connection, for Metadata: an existing broker connection, else the bootstrap
     /// connection, else a new connection to a known broker or a bootstrap server.
-    async fn any_connection(&self) -> Result<Arc<Connection>> {
+    pub(crate) async fn any_connection(&self) -> Result<Arc<Connection>> {
         let open: Vec<_> = {
             let connections = self
                 .inner
@@ -466,7 +470,11 @@ impl Client {
         let mut candidates = self.inner.config.bootstrap.clone();
         let mut known: Vec<_> = self.state().brokers.values().cloned().collect();
         known.sort();
-        candidates.extend(known.into_iter().filter(|b| !self.inner.config.bootstrap.contains(b)));
+        candidates.extend(
+            known
+                .into_iter()
+                .filter(|b| !self.inner.config.bootstrap.contains(b)),
+        );
         let mut last = None;
         for address in &candidates {
             match Connection::connect(address, self.inner.config.connection.clone()).await {
@@ -501,7 +509,9 @@ impl Client {
 
     /// Remembers `broker_id` as the coordinator of `group`.
     pub(crate) fn set_coordinator(&self, group: &str, broker_id: i32) {
-        self.state().coordinators.insert(group.to_owned(), broker_id);
+        self.state()
+            .coordinators
+            .insert(group.to_owned(), broker_id);
     }
 
     /// Forgets the coordinator of `group` (after NOT_COORDINATOR and the like).
@@ -559,7 +569,9 @@ mod tests {
             }
             other => panic!("unexpected {other:?}"),
         }
-        assert!(err.to_string().starts_with("looking up a thing: gave up after"));
+        assert!(err
+            .to_string()
+            .starts_with("looking up a thing: gave up after"));
     }
 
     #[tokio::test]
@@ -639,7 +651,11 @@ mod tests {
         ));
         assert!(matches!(
             client.leader("t", 5).await,
-            Err(Error::UnknownPartition { partition: 5, partitions: 2, .. })
+            Err(Error::UnknownPartition {
+                partition: 5,
+                partitions: 2,
+                ..
+            })
         ));
         client.invalidate("t");
         assert!(client.cached(&["t".to_owned()]).is_none());

@@ -64,7 +64,9 @@ pub enum Error {
     },
     /// The topic doesn't exist, or the broker doesn't know it yet (shortly after creation):
     /// retriable until the retry deadline.
-    #[error("topic {topic:?} does not exist (broker {broker} answered UNKNOWN_TOPIC_OR_PARTITION)")]
+    #[error(
+        "topic {topic:?} does not exist (broker {broker} answered UNKNOWN_TOPIC_OR_PARTITION)"
+    )]
     UnknownTopic {
         /// The topic's name.
         topic: String,
@@ -96,7 +98,9 @@ pub enum Error {
         broker_id: i32,
     },
     /// The broker answered with an error code for one partition.
-    #[error("broker {broker} answered {api} for partition {partition} of topic {topic:?} with {code}")]
+    #[error(
+        "broker {broker} answered {api} for partition {partition} of topic {topic:?} with {code}"
+    )]
     Partition {
         /// The broker's address.
         broker: String,
@@ -132,7 +136,9 @@ pub enum Error {
         source: Box<Error>,
     },
     /// A start offset lies after the end offset of the same partition.
-    #[error("partition {partition} of topic {topic:?}: start offset {start} is after end offset {end}")]
+    #[error(
+        "partition {partition} of topic {topic:?}: start offset {start} is after end offset {end}"
+    )]
     StartAfterEnd {
         /// The topic's name.
         topic: String,
@@ -157,7 +163,10 @@ pub enum Error {
         last_fetchable_offset: i64,
     },
     /// The group has no committed offset for these partitions and no fallback was given.
-    #[error("group {group:?} has no committed offset for {}", fmt_partitions(partitions))]
+    #[error(
+        "group {group:?} has no committed offset for {}",
+        fmt_partitions(partitions)
+    )]
     NoCommittedOffset {
         /// The consumer group.
         group: String,

@@ -7,9 +7,12 @@ pub use kseek_protocol as protocol;
 pub mod cluster;
 pub mod conn;
 pub mod error;
+pub mod group;
 pub mod plan;
+pub mod resolve;
 
 pub use cluster::{Client, ClientConfig, PartitionMetadata, TopicMetadata};
 pub use conn::{Connection, ConnectionConfig};
 pub use error::{Error, Result};
+pub use group::{CommitOffset, CommittedOffset};
 pub use plan::{End, IsolationLevel, PartitionPlan, Plan, ReadSpec, Start, TimestampMs};

@@ -24,6 +24,14 @@ pub enum Start {
     /// The first offset whose record timestamp is at or after this time. A time after the
     /// newest record resolves to the end of the range (nothing to read), never to -1.
     Timestamp(TimestampMs),
+    /// The offset ListOffsets answers for one of its special timestamps:
+    /// [`MAX_TIMESTAMP`](kseek_protocol::messages::list_offsets::MAX_TIMESTAMP) (-3, the
+    /// record with the largest timestamp; ListOffsets v7+),
+    /// [`EARLIEST_LOCAL`](kseek_protocol::messages::list_offsets::EARLIEST_LOCAL) (-4, v8+),
+    /// [`LATEST_TIERED`](kseek_protocol::messages::list_offsets::LATEST_TIERED) (-5, v9+).
+    /// Sent only to leaders whose ListOffsets version carries it, else
+    /// [`crate::Error::UnsupportedTimestamp`]. No answer (-1) is handled like a timestamp miss.
+    Special(i64),
     /// Given offsets per partition. Partitions not listed use `default`.
     Offsets {
         /// Offsets per (topic, partition).
@@ -53,6 +61,9 @@ pub enum End {
     /// The first offset whose record timestamp is at or after this time; records at or after
     /// it are not returned. No such record: the last fetchable offset.
     Timestamp(TimestampMs),
+    /// The offset ListOffsets answers for a special timestamp, exclusive; see
+    /// [`Start::Special`]. No answer: the last fetchable offset.
+    Special(i64),
     /// Given offsets per partition, exclusive. Unlisted partitions end at latest.
     Offsets(BTreeMap<(String, i32), i64>),
     /// The group's committed offsets; a partition without one is an error.

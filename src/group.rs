@@ -1,0 +1,559 @@
+//! Consumer group offsets without group membership: reading and committing them.
+//!
+//! Requests go to the group's coordinator, found with FindCoordinator (the batched form on v4+,
+//! the single-key form before) and cached; NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE and
+//! COORDINATOR_LOAD_IN_PROGRESS forget it and retry with backoff.
+//!
+//! Commits are what Kafka calls a simple (standalone) consumer's commits: generation -1, an
+//! empty member id and no group instance id. The coordinator accepts them only while the
+//! group has no active members; otherwise the error is [`Error::GroupHasActiveMembers`].
+//!
+//! # References
+//! <https://kafka.apache.org/protocol#The_Messages_OffsetCommit>, `OffsetFetch`,
+//! `FindCoordinator` (KIP-699), KIP-320 (committed leader epoch), READING-BY-TIME.md "Commits".
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use kseek_protocol::messages::find_coordinator::{FindCoordinatorRequest, KEY_TYPE_GROUP};
+use kseek_protocol::messages::offset_commit::{
+    OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+};
+use kseek_protocol::messages::offset_fetch::{
+    OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopic, OffsetFetchRequestTopics,
+};
+use kseek_protocol::{ApiKey, ErrorCode, Request, Uuid};
+
+use crate::cluster::{Client, TopicMetadata};
+use crate::conn::Connection;
+use crate::error::{Error, Result};
+
+/// An offset to commit for one partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitOffset {
+    /// The topic's name.
+    pub topic: String,
+    /// The partition.
+    pub partition: i32,
+    /// The next offset to read: the last processed offset + 1.
+    pub offset: i64,
+    /// The leader epoch of the last processed record, or -1 (sent on OffsetCommit v6+).
+    pub leader_epoch: i32,
+    /// Free-form metadata kept with the offset.
+    pub metadata: Option<String>,
+}
+
+/// A group's committed offset for one partition, as OffsetFetch reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommittedOffset {
+    /// The topic's name.
+    pub topic: String,
+    /// The partition.
+    pub partition: i32,
+    /// The committed offset (the next offset to read), or `None` when the group has none.
+    pub offset: Option<i64>,
+    /// The leader epoch committed with it, or -1 (OffsetFetch before v5, or none committed).
+    pub leader_epoch: i32,
+    /// The metadata committed with it.
+    pub metadata: Option<String>,
+}
+
+/// Error codes a coordinator answers a standalone commit with when the group has members:
+/// UNKNOWN_MEMBER_ID (classic groups on every version we tested, and KIP-848 consumer groups),
+/// ILLEGAL_GENERATION (classic groups when the member id is known but the generation isn't),
+/// REBALANCE_IN_PROGRESS (a classic group between join and sync) and STALE_MEMBER_EPOCH /
+/// FENCED_MEMBER_EPOCH (KIP-848 consumer groups).
+const ACTIVE_MEMBER_CODES: [ErrorCode; 5] = [
+    ErrorCode::UNKNOWN_MEMBER_ID,
+    ErrorCode::ILLEGAL_GENERATION,
+    ErrorCode::REBALANCE_IN_PROGRESS,
+    ErrorCode::STALE_MEMBER_EPOCH,
+    ErrorCode::FENCED_MEMBER_EPOCH,
+];
+
+/// Codes after which the coordinator must be looked up again.
+fn is_coordinator_error(code: ErrorCode) -> bool {
+    code == ErrorCode::NOT_COORDINATOR
+        || code == ErrorCode::COORDINATOR_NOT_AVAILABLE
+        || code == ErrorCode::COORDINATOR_LOAD_IN_PROGRESS
+}
+
+impl Client {
+    /// The committed offsets of `group` for every partition of `topics`, ordered by topic (as
+    /// given) and partition. Retriable errors (coordinator moving or loading, pending
+    /// transactional commits) are retried until the retry deadline.
+    ///
+    /// ```no_run
+    /// # async fn example(client: kseek::Client) -> kseek::Result<()> {
+    /// for c in client.committed("my-group", &["events".to_owned()]).await? {
+    ///     println!("{}[{}] at {:?}", c.topic, c.partition, c.offset);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn committed(&self, group: &str, topics: &[String]) -> Result<Vec<CommittedOffset>> {
+        self.retry(
+            &format!("fetching committed offsets of group {group:?} for topics {topics:?}"),
+            || async {
+                let metadata = self.metadata_once(topics).await?;
+                self.committed_once(group, &metadata).await
+            },
+        )
+        .await
+    }
+
+    /// Commits `offsets` for `group` without joining it (generation -1, empty member id).
+    ///
+    /// # Errors
+    /// [`Error::GroupHasActiveMembers`] while the group has members;
+    /// [`Error::Partition`] naming the first partition the coordinator refused;
+    /// [`Error::UnknownPartition`] for a partition the topic doesn't have.
+    pub async fn commit(&self, group: &str, offsets: &[CommitOffset]) -> Result<()> {
+        if offsets.is_empty() {
+            return Ok(());
+        }
+        self.retry(&format!("committing offsets of group {group:?}"), || {
+            self.commit_once(group, offsets)
+        })
+        .await
+    }
+
+    /// One OffsetFetch for every partition of `topics`.
+    pub(crate) async fn committed_once(
+        &self,
+        group: &str,
+        topics: &[TopicMetadata],
+    ) -> Result<Vec<CommittedOffset>> {
+        let conn = self.coordinator(group).await?;
+        let version = api_version::<OffsetFetchRequest>(&conn)?;
+        let request = offset_fetch_request(group, topics, version);
+        let response = match conn.send_version(&request, version).await {
+            Ok(r) => r,
+            Err(e) => return Err(self.coordinator_failed(group, e)),
+        };
+        let broker = conn.broker();
+        // (topic name, partition, offset, epoch, metadata, error code) from either layout.
+        let mut rows = Vec::new();
+        let mut group_code = ErrorCode(response.error_code);
+        if version >= 8 {
+            let Some(g) = response.groups.into_iter().find(|g| g.group_id == group) else {
+                return Err(Error::Broker {
+                    broker: broker.to_owned(),
+                    api: ApiKey::OFFSET_FETCH,
+                    code: ErrorCode::UNKNOWN_SERVER_ERROR,
+                    message: Some(format!("the answer has no entry for group {group:?}")),
+                });
+            };
+            group_code = ErrorCode(g.error_code);
+            for t in g.topics {
+                let name = topic_name(topics, &t.name, t.topic_id);
+                for p in t.partitions {
+                    rows.push((
+                        name.clone(),
+                        p.partition_index,
+                        p.committed_offset,
+                        p.committed_leader_epoch,
+                        p.metadata,
+                        ErrorCode(p.error_code),
+                    ));
+                }
+            }
+        } else {
+            for t in response.topics {
+                for p in t.partitions {
+                    rows.push((
+                        t.name.clone(),
+                        p.partition_index,
+                        p.committed_offset,
+                        p.committed_leader_epoch,
+                        p.metadata,
+                        ErrorCode(p.error_code),
+                    ));
+                }
+            }
+        }
+        if !group_code.is_ok() {
+            return Err(self.group_error(group, broker, ApiKey::OFFSET_FETCH, group_code));
+        }
+        let mut found = BTreeMap::new();
+        for (topic, partition, offset, epoch, metadata, code) in rows {
+            if !code.is_ok() {
+                if is_coordinator_error(code) {
+                    self.forget_coordinator(group);
+                }
+                return Err(Error::Partition {
+                    broker: broker.to_owned(),
+                    api: ApiKey::OFFSET_FETCH,
+                    topic,
+                    partition,
+                    code,
+                });
+            }
+            found.insert(
+                (topic.clone(), partition),
+                CommittedOffset {
+                    topic,
+                    partition,
+                    offset: (offset >= 0).then_some(offset),
+                    leader_epoch: if offset >= 0 { epoch } else { -1 },
+                    metadata,
+                },
+            );
+        }
+        // Every partition asked about, in order; one the broker left out has no commit.
+        Ok(topics
+            .iter()
+            .flat_map(|t| t.partitions.iter().map(move |p| (t, p.partition)))
+            .map(|(t, partition)| {
+                found
+                    .remove(&(t.name.clone(), partition))
+                    .unwrap_or(CommittedOffset {
+                        topic: t.name.clone(),
+                        partition,
+                        offset: None,
+                        leader_epoch: -1,
+                        metadata: None,
+                    })
+            })
+            .collect())
+    }
+
+    async fn commit_once(&self, group: &str, offsets: &[CommitOffset]) -> Result<()> {
+        let mut names: Vec<String> = offsets.iter().map(|o| o.topic.clone()).collect();
+        names.sort();
+        names.dedup();
+        let metadata = self.metadata_once(&names).await?;
+        for o in offsets {
+            let t = metadata.iter().find(|t| t.name == o.topic);
+            if let Some(t) = t.filter(|t| t.partition(o.partition).is_none()) {
+                return Err(Error::UnknownPartition {
+                    topic: o.topic.clone(),
+                    partition: o.partition,
+                    partitions: t.partitions.len(),
+                });
+            }
+        }
+        let conn = self.coordinator(group).await?;
+        let version = api_version::<OffsetCommitRequest>(&conn)?;
+        let request = offset_commit_request(group, offsets, &metadata, version);
+        let response = match conn.send_version(&request, version).await {
+            Ok(r) => r,
+            Err(e) => return Err(self.coordinator_failed(group, e)),
+        };
+        for t in response.topics {
+            let name = topic_name(&metadata, &t.name, t.topic_id);
+            for p in t.partitions {
+                let code = ErrorCode(p.error_code);
+                if code.is_ok() {
+                    continue;
+                }
+                return Err(self
+                    .group_error(group, conn.broker(), ApiKey::OFFSET_COMMIT, code)
+                    .with_partition(name, p.partition_index));
+            }
+        }
+        Ok(())
+    }
+
+    /// The connection to `group`'s coordinator: cached, else found with FindCoordinator.
+    async fn coordinator(&self, group: &str) -> Result<Arc<Connection>> {
+        if let Some(id) = self.cached_coordinator(group) {
+            return self.connection(id).await;
+        }
+        let conn = self.any_connection().await?;
+        let version = api_version::<FindCoordinatorRequest>(&conn)?;
+        let broker = conn.broker().to_owned();
+        let (code, message, node_id, host, port) = if version >= 4 {
+            let request = FindCoordinatorRequest {
+                key_type: KEY_TYPE_GROUP,
+                coordinator_keys: vec![group.to_owned()],
+                ..FindCoordinatorRequest::default()
+            };
+            let response = conn.send_version(&request, version).await?;
+            let Some(c) = response.coordinators.into_iter().find(|c| c.key == group) else {
+                return Err(Error::Broker {
+                    broker,
+                    api: ApiKey::FIND_COORDINATOR,
+                    code: ErrorCode::UNKNOWN_SERVER_ERROR,
+                    message: Some(format!("the answer has no entry for group {group:?}")),
+                });
+            };
+            (c.error_code, c.error_message, c.node_id, c.host, c.port)
+        } else {
+            let request = FindCoordinatorRequest {
+                key: group.to_owned(),
+                key_type: KEY_TYPE_GROUP,
+                ..FindCoordinatorRequest::default()
+            };
+            let r = conn.send_version(&request, version).await?;
+            (r.error_code, r.error_message, r.node_id, r.host, r.port)
+        };
+        let code = ErrorCode(code);
+        if !code.is_ok() {
+            return Err(Error::Broker {
+                broker,
+                api: ApiKey::FIND_COORDINATOR,
+                code,
+                message: message.or_else(|| Some(format!("for group {group:?}"))),
+            });
+        }
+        self.learn_broker(node_id, format!("{host}:{port}"));
+        self.set_coordinator(group, node_id);
+        self.connection(node_id).await
+    }
+
+    /// A failed request to the coordinator: forget it, so the next try looks it up again.
+    fn coordinator_failed(&self, group: &str, error: Error) -> Error {
+        if error.is_retriable() {
+            self.forget_coordinator(group);
+        }
+        error
+    }
+
+    /// The error for a group-level `code`.
+    fn group_error(&self, group: &str, broker: &str, api: ApiKey, code: ErrorCode) -> Error {
+        if is_coordinator_error(code) {
+            self.forget_coordinator(group);
+        }
+        if api == ApiKey::OFFSET_COMMIT && ACTIVE_MEMBER_CODES.contains(&code) {
+            return Error::GroupHasActiveMembers {
+                group: group.to_owned(),
+                broker: broker.to_owned(),
+                code,
+            };
+        }
+        Error::Broker {
+            broker: broker.to_owned(),
+            api,
+            code,
+            message: Some(format!("for group {group:?}")),
+        }
+    }
+}
+
+impl Error {
+    /// A broker error turned into the per-partition form; other errors unchanged.
+    fn with_partition(self, topic: String, partition: i32) -> Error {
+        match self {
+            Error::Broker {
+                broker, api, code, ..
+            } => Error::Partition {
+                broker,
+                api,
+                topic,
+                partition,
+                code,
+            },
+            other => other,
+        }
+    }
+}
+
+/// The version of `R` to use with `conn`'s broker.
+fn api_version<R: Request>(conn: &Connection) -> Result<i16> {
+    conn.versions()
+        .version_for::<R>()
+        .map_err(|source| Error::Protocol {
+            broker: conn.broker().to_owned(),
+            source,
+        })
+}
+
+/// A topic's name from a response: by id on v10 (where the name is empty), else as given.
+fn topic_name(topics: &[TopicMetadata], name: &str, id: Uuid) -> String {
+    if name.is_empty() && !id.is_zero() {
+        if let Some(t) = topics.iter().find(|t| t.topic_id == id) {
+            return t.name.clone();
+        }
+        return format!("<topic id {}>", id.to_base64());
+    }
+    name.to_owned()
+}
+
+/// OffsetFetch for every partition of `topics`: the multi-group form with one group on v8+,
+/// the single-group form before; topic ids on v10+; require_stable on v7+.
+fn offset_fetch_request(group: &str, topics: &[TopicMetadata], version: i16) -> OffsetFetchRequest {
+    let partitions = |t: &TopicMetadata| t.partitions.iter().map(|p| p.partition).collect();
+    if version >= 8 {
+        OffsetFetchRequest {
+            groups: vec![OffsetFetchRequestGroup {
+                group_id: group.to_owned(),
+                topics: Some(
+                    topics
+                        .iter()
+                        .map(|t| OffsetFetchRequestTopics {
+                            name: t.name.clone(),
+                            topic_id: if version >= 10 {
+                                t.topic_id
+                            } else {
+                                Uuid::ZERO
+                            },
+                            partition_indexes: partitions(t),
+                            ..OffsetFetchRequestTopics::default()
+                        })
+                        .collect(),
+                ),
+                ..OffsetFetchRequestGroup::default()
+            }],
+            require_stable: true,
+            ..OffsetFetchRequest::default()
+        }
+    } else {
+        OffsetFetchRequest {
+            group_id: group.to_owned(),
+            topics: Some(
+                topics
+                    .iter()
+                    .map(|t| OffsetFetchRequestTopic {
+                        name: t.name.clone(),
+                        partition_indexes: partitions(t),
+                        ..OffsetFetchRequestTopic::default()
+                    })
+                    .collect(),
+            ),
+            require_stable: version >= 7,
+            ..OffsetFetchRequest::default()
+        }
+    }
+}
+
+/// OffsetCommit of `offsets` from outside the group: generation -1, empty member id, no
+/// instance id; leader epochs on v6+, topic ids on v10+.
+fn offset_commit_request(
+    group: &str,
+    offsets: &[CommitOffset],
+    topics: &[TopicMetadata],
+    version: i16,
+) -> OffsetCommitRequest {
+    let mut by_topic: BTreeMap<&str, Vec<OffsetCommitRequestPartition>> = BTreeMap::new();
+    for o in offsets {
+        by_topic
+            .entry(&o.topic)
+            .or_default()
+            .push(OffsetCommitRequestPartition {
+                partition_index: o.partition,
+                committed_offset: o.offset,
+                committed_leader_epoch: if version >= 6 { o.leader_epoch } else { -1 },
+                committed_metadata: o.metadata.clone(),
+                ..OffsetCommitRequestPartition::default()
+            });
+    }
+    OffsetCommitRequest {
+        group_id: group.to_owned(),
+        generation_id_or_member_epoch: -1,
+        member_id: String::new(),
+        group_instance_id: None,
+        retention_time_ms: -1,
+        topics: by_topic
+            .into_iter()
+            .map(|(name, partitions)| OffsetCommitRequestTopic {
+                name: name.to_owned(),
+                topic_id: if version >= 10 {
+                    topics
+                        .iter()
+                        .find(|t| t.name == name)
+                        .map_or(Uuid::ZERO, |t| t.topic_id)
+                } else {
+                    Uuid::ZERO
+                },
+                partitions,
+                ..OffsetCommitRequestTopic::default()
+            })
+            .collect(),
+        ..OffsetCommitRequest::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::PartitionMetadata;
+    use bytes::BytesMut;
+    use kseek_protocol::Message;
+
+    fn topic(name: &str, id: u8, partitions: i32) -> TopicMetadata {
+        TopicMetadata {
+            name: name.to_owned(),
+            topic_id: Uuid([id; 16]),
+            partitions: (0..partitions)
+                .map(|p| PartitionMetadata {
+                    partition: p,
+                    leader_id: 1,
+                    leader_epoch: 0,
+                    error_code: ErrorCode::NONE,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn offset_fetch_request_encodes_at_every_version() {
+        let topics = [topic("a", 1, 2), topic("b", 2, 1)];
+        for version in OffsetFetchRequest::VERSIONS.min..=OffsetFetchRequest::VERSIONS.max {
+            let request = offset_fetch_request("g", &topics, version);
+            let mut buf = BytesMut::new();
+            request
+                .encode(&mut buf, version)
+                .unwrap_or_else(|e| panic!("v{version}: {e}"));
+            let decoded = OffsetFetchRequest::decode(&mut buf.freeze(), version).unwrap();
+            if version >= 8 {
+                let g = &decoded.groups[0];
+                assert_eq!(g.group_id, "g");
+                let ts = g.topics.as_ref().unwrap();
+                assert_eq!(ts[0].partition_indexes, vec![0, 1]);
+                assert_eq!(
+                    ts[1].topic_id,
+                    if version >= 10 {
+                        Uuid([2; 16])
+                    } else {
+                        Uuid::ZERO
+                    }
+                );
+                assert!(decoded.require_stable);
+            } else {
+                assert_eq!(decoded.group_id, "g");
+                assert_eq!(decoded.topics.as_ref().unwrap()[1].name, "b");
+                assert_eq!(decoded.require_stable, version >= 7);
+            }
+        }
+    }
+
+    #[test]
+    fn offset_commit_request_is_standalone_at_every_version() {
+        let topics = [topic("a", 1, 2)];
+        let offsets = [CommitOffset {
+            topic: "a".into(),
+            partition: 1,
+            offset: 42,
+            leader_epoch: 3,
+            metadata: Some("m".into()),
+        }];
+        for version in OffsetCommitRequest::VERSIONS.min..=OffsetCommitRequest::VERSIONS.max {
+            let request = offset_commit_request("g", &offsets, &topics, version);
+            let mut buf = BytesMut::new();
+            request
+                .encode(&mut buf, version)
+                .unwrap_or_else(|e| panic!("v{version}: {e}"));
+            let decoded = OffsetCommitRequest::decode(&mut buf.freeze(), version).unwrap();
+            assert_eq!(decoded.generation_id_or_member_epoch, -1);
+            assert_eq!(decoded.member_id, "");
+            assert_eq!(decoded.group_instance_id, None);
+            let p = &decoded.topics[0].partitions[0];
+            assert_eq!((p.partition_index, p.committed_offset), (1, 42));
+            assert_eq!(p.committed_leader_epoch, if version >= 6 { 3 } else { -1 });
+            assert_eq!(p.committed_metadata.as_deref(), Some("m"));
+            if version >= 10 {
+                assert_eq!(decoded.topics[0].topic_id, Uuid([1; 16]));
+            } else {
+                assert_eq!(decoded.topics[0].name, "a");
+            }
+        }
+    }
+
+    #[test]
+    fn topic_names_come_back_from_ids() {
+        let topics = [topic("a", 1, 1)];
+        assert_eq!(topic_name(&topics, "", Uuid([1; 16])), "a");
+        assert_eq!(topic_name(&topics, "x", Uuid::ZERO), "x");
+    }
+}

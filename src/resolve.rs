@@ -1,0 +1,907 @@
+//! Resolution: turning a [`ReadSpec`] into a [`Plan`] of per-partition offset ranges, once,
+//! before any record is fetched.
+//!
+//! The steps, for the partitions the spec covers (fixed at this point):
+//! 1. Metadata for the topics; a partitions filter naming a partition a topic doesn't have is
+//!    an [`Error::UnknownPartition`].
+//! 2. Committed offsets (OffsetFetch to the group's coordinator) when a start or end is
+//!    [`Start::Committed`] / [`End::Committed`].
+//! 3. The snapshot: the last fetchable offset (ListOffsets -1: the high watermark, or the last
+//!    stable offset under read_committed) and the log start offset (-2) of every partition.
+//! 4. Only then the timestamp lookups (ListOffsets T, or a special timestamp), so a lookup
+//!    that misses resolves to the snapshot taken *before* it and never races new writes.
+//!
+//! Every ListOffsets goes to the partition's leader, one request per leader and lookup
+//! covering all its partitions, with the spec's isolation level, the current leader epoch from
+//! the metadata (sent on v4+) and replica id -1. Retriable errors (NOT_LEADER_OR_FOLLOWER,
+//! FENCED/UNKNOWN_LEADER_EPOCH, OFFSET_NOT_AVAILABLE, LEADER_NOT_AVAILABLE, a topic just
+//! created, ...) start the whole resolution over with fresh metadata, with backoff, until the
+//! retry deadline.
+//!
+//! # Decisions
+//! - A timestamp (or special timestamp) lookup that finds nothing, or finds an offset at or
+//!   beyond the snapshot, is a *miss*: a start resolves to the last fetchable offset (nothing to
+//!   read), an end to the last fetchable offset. With [`ReadSpec::strict`] a miss is
+//!   [`Error::TimestampNotFound`]. No position is ever -1.
+//! - A committed offset is clamped into `[log start, last fetchable]`. Below the log start
+//!   the records are gone (retention); starting at the log start reads everything that is left
+//!   (Java's consumer would reset by `auto.offset.reset`, whose default, latest, silently skips
+//!   it all). Above the last fetchable offset (a truncated log, or a commit past the last
+//!   stable offset under read_committed) it resolves to the last fetchable offset: a bounded
+//!   read is then empty, an unbounded one waits there; never skipping records is preferred to
+//!   never repeating them.
+//! - A partition without a commit uses the fallback of [`Start::Committed`]; without a
+//!   fallback, in strict mode, or for [`End::Committed`], it is [`Error::NoCommittedOffset`]
+//!   naming every such partition.
+//! - Explicit offsets ([`Start::Offsets`], [`End::Offsets`]) are used as given (a start below
+//!   the log start is the reader's data-loss case). A start after the end of the same
+//!   partition is [`Error::StartAfterEnd`] when either side was given explicitly; when both
+//!   were resolved (say a latest start with a timestamp end before it), the range is empty:
+//!   the end becomes the start.
+//! - A start timestamp after an end timestamp is an [`Error::InvalidSpec`]; negative
+//!   timestamps too (the special values are [`Start::Special`] / [`End::Special`]).
+//!
+//! # References
+//! READING-BY-TIME.md ("Positions", points 1, 2, 4, 7, 8, 9, 11);
+//! <https://kafka.apache.org/protocol#The_Messages_ListOffsets>, KIP-734.
+
+use std::collections::{BTreeMap, HashMap};
+
+use kseek_protocol::messages::list_offsets::{
+    min_version_for_timestamp, ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic,
+    CONSUMER_REPLICA_ID, EARLIEST, LATEST,
+};
+use kseek_protocol::negotiate::ApiVersionMap;
+use kseek_protocol::{ApiKey, ErrorCode, Uuid};
+
+use crate::cluster::{Client, TopicMetadata};
+use crate::error::{Error, Result};
+use crate::group::CommittedOffset;
+use crate::plan::{End, IsolationLevel, PartitionPlan, Plan, ReadSpec, Start};
+
+/// A (topic, partition) pair.
+type Key = (String, i32);
+
+/// A partition the read covers, with its leader at resolution.
+#[derive(Debug, Clone)]
+struct Target {
+    topic: String,
+    topic_id: Uuid,
+    partition: i32,
+    leader_id: i32,
+    leader_epoch: i32,
+}
+
+impl Target {
+    fn key(&self) -> Key {
+        (self.topic.clone(), self.partition)
+    }
+}
+
+/// How one side of one partition's range is decided, once commits are known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rule {
+    Earliest,
+    Latest,
+    /// A ListOffsets lookup of this (possibly special) timestamp.
+    Lookup(i64),
+    /// Given by the caller.
+    Explicit(i64),
+    /// The group's committed offset.
+    Committed(i64),
+    /// No commit and no fallback: an error, collected over all partitions.
+    NoCommit,
+    /// The end of an unbounded read.
+    Unbounded,
+}
+
+/// The snapshot of one partition, listed before any timestamp lookup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Snapshot {
+    log_start: i64,
+    last_fetchable: i64,
+}
+
+impl Client {
+    /// Resolves `spec` into a [`Plan`]: one offset range per partition, decided once, now.
+    /// See the [module documentation](crate::resolve) for every decision.
+    ///
+    /// ```no_run
+    /// # async fn example(client: kseek::Client) -> kseek::Result<()> {
+    /// use kseek::{End, ReadSpec, Start};
+    /// let midnight = 1_764_460_800_000;
+    /// let plan = client
+    ///     .resolve(&ReadSpec::new(["events"], Start::Timestamp(midnight), End::Latest))
+    ///     .await?;
+    /// for p in &plan.partitions {
+    ///     println!("{}[{}]: {}..{:?}", p.topic, p.partition, p.start, p.end);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidSpec`], [`Error::UnknownPartition`], [`Error::StartAfterEnd`],
+    /// [`Error::TimestampNotFound`] (strict), [`Error::NoCommittedOffset`],
+    /// [`Error::UnsupportedTimestamp`]; [`Error::RetriesExhausted`] when retriable errors
+    /// outlast the retry deadline (a topic that doesn't exist, a leader that doesn't come).
+    pub async fn resolve(&self, spec: &ReadSpec) -> Result<Plan> {
+        validate(spec)?;
+        self.retry(
+            &format!("resolving the read of topics {:?}", spec.topics),
+            || self.resolve_once(spec),
+        )
+        .await
+    }
+
+    async fn resolve_once(&self, spec: &ReadSpec) -> Result<Plan> {
+        let mut metadata = self.metadata_once(&spec.topics).await?;
+        let targets = match select(spec, &metadata) {
+            // The cache may predate added partitions: look once more before refusing.
+            Err(Error::UnknownPartition { .. }) => {
+                metadata = self.refresh(&spec.topics).await?;
+                select(spec, &metadata)?
+            }
+            other => other?,
+        };
+        check_offsets_cover(spec, &targets)?;
+
+        // Committed offsets, per group named.
+        let mut commits: HashMap<String, HashMap<Key, CommittedOffset>> = HashMap::new();
+        for group in groups(spec) {
+            let found = self.committed_once(&group, &metadata).await?;
+            commits.insert(
+                group,
+                found
+                    .into_iter()
+                    .map(|c| ((c.topic.clone(), c.partition), c))
+                    .collect(),
+            );
+        }
+
+        let mut rules = Vec::with_capacity(targets.len());
+        let mut missing = Vec::new();
+        for t in &targets {
+            let key = t.key();
+            let start = start_rule(&spec.start, &key, &commits, spec.strict)?;
+            let end = end_rule(&spec.end, &key, &commits)?;
+            if start == Rule::NoCommit || end == Rule::NoCommit {
+                missing.push(key);
+            }
+            rules.push((start, end));
+        }
+        if !missing.is_empty() {
+            let group = match (&spec.start, &spec.end) {
+                (Start::Committed { group, .. }, _) | (_, End::Committed { group }) => {
+                    group.clone()
+                }
+                _ => String::new(),
+            };
+            return Err(Error::NoCommittedOffset {
+                group,
+                partitions: missing,
+            });
+        }
+
+        // The snapshot first, then the lookups.
+        let isolation = spec.isolation;
+        let all = |_: usize| Some(LATEST);
+        let latest = self.list_offsets(&targets, isolation, all).await?;
+        let earliest = self
+            .list_offsets(&targets, isolation, |_| Some(EARLIEST))
+            .await?;
+        let lookup_of = |rule: Rule| match rule {
+            Rule::Lookup(ts) => Some(ts),
+            _ => None,
+        };
+        let start_hits = self
+            .list_offsets(&targets, isolation, |i| lookup_of(rules[i].0))
+            .await?;
+        let end_hits = self
+            .list_offsets(&targets, isolation, |i| lookup_of(rules[i].1))
+            .await?;
+
+        let mut partitions = Vec::with_capacity(targets.len());
+        for (i, t) in targets.iter().enumerate() {
+            let key = t.key();
+            let snapshot = Snapshot {
+                log_start: answer(&earliest, &key, "the log start offset")?,
+                last_fetchable: answer(&latest, &key, "the last fetchable offset")?,
+            };
+            let (start_rule, end_rule) = rules[i];
+            let start = position(
+                start_rule,
+                snapshot,
+                start_hits.get(&key).copied(),
+                spec.strict,
+                &key,
+            )?;
+            let end = match end_rule {
+                Rule::Unbounded => None,
+                rule => Some(position(
+                    rule,
+                    snapshot,
+                    end_hits.get(&key).copied(),
+                    spec.strict,
+                    &key,
+                )?),
+            };
+            let end = match end {
+                Some(end) if start > end => {
+                    let explicit = matches!(start_rule, Rule::Explicit(_))
+                        || matches!(end_rule, Rule::Explicit(_));
+                    if explicit {
+                        return Err(Error::StartAfterEnd {
+                            topic: t.topic.clone(),
+                            partition: t.partition,
+                            start,
+                            end,
+                        });
+                    }
+                    Some(start)
+                }
+                end => end,
+            };
+            partitions.push(PartitionPlan {
+                topic: t.topic.clone(),
+                topic_id: t.topic_id,
+                partition: t.partition,
+                start,
+                end,
+                log_start_offset: snapshot.log_start,
+                last_fetchable_offset: snapshot.last_fetchable,
+                leader_epoch: t.leader_epoch,
+            });
+        }
+        Ok(Plan {
+            partitions,
+            isolation,
+        })
+    }
+
+    /// One ListOffsets per leader for the targets `timestamp` gives a value for (by index in
+    /// `targets`); returns the offset per partition (-1 for a miss). No request for none.
+    async fn list_offsets(
+        &self,
+        targets: &[Target],
+        isolation: IsolationLevel,
+        timestamp: impl Fn(usize) -> Option<i64>,
+    ) -> Result<HashMap<Key, i64>> {
+        let mut by_leader: BTreeMap<i32, Vec<(&Target, i64)>> = BTreeMap::new();
+        for (i, t) in targets.iter().enumerate() {
+            if let Some(ts) = timestamp(i) {
+                by_leader.entry(t.leader_id).or_default().push((t, ts));
+            }
+        }
+        let mut offsets = HashMap::new();
+        for (leader, partitions) in by_leader {
+            let conn = self.connection(leader).await?;
+            let request = list_offsets_request(&partitions, isolation);
+            let version = list_offsets_version(conn.broker(), conn.versions(), &request)?;
+            let response = conn.send_version(&request, version).await?;
+            for topic in response.topics {
+                for p in topic.partitions {
+                    let code = ErrorCode(p.error_code);
+                    if !code.is_ok() {
+                        if code.is_retriable() {
+                            self.invalidate(&topic.name);
+                        }
+                        return Err(Error::Partition {
+                            broker: conn.broker().to_owned(),
+                            api: ApiKey::LIST_OFFSETS,
+                            topic: topic.name.clone(),
+                            partition: p.partition_index,
+                            code,
+                        });
+                    }
+                    offsets.insert((topic.name.clone(), p.partition_index), p.offset);
+                }
+            }
+            for (t, _) in &partitions {
+                if !offsets.contains_key(&t.key()) {
+                    return Err(Error::Broker {
+                        broker: conn.broker().to_owned(),
+                        api: ApiKey::LIST_OFFSETS,
+                        code: ErrorCode::UNKNOWN_SERVER_ERROR,
+                        message: Some(format!(
+                            "no answer for partition {} of topic {:?}",
+                            t.partition, t.topic
+                        )),
+                    });
+                }
+            }
+        }
+        Ok(offsets)
+    }
+}
+
+/// Checks what can be checked without a broker.
+fn validate(spec: &ReadSpec) -> Result<()> {
+    let invalid = |reason: String| Err(Error::InvalidSpec { reason });
+    if spec.topics.is_empty() {
+        return invalid("no topics to read".to_owned());
+    }
+    fn check_start(s: &Start, nested: bool) -> std::result::Result<(), String> {
+        match s {
+            Start::Timestamp(t) if *t < 0 => Err(format!(
+                "start timestamp {t} is negative; ListOffsets' special values are Start::Special"
+            )),
+            Start::Special(t) => check_special(*t),
+            Start::Offsets { offsets, default } => {
+                if nested {
+                    return Err("a default or fallback can't be Offsets or Committed".to_owned());
+                }
+                if let Some(((topic, p), o)) = offsets.iter().find(|(_, o)| **o < 0) {
+                    return Err(format!(
+                        "start offset {o} for partition {p} of topic {topic:?} is negative"
+                    ));
+                }
+                default.as_deref().map_or(Ok(()), |d| check_start(d, true))
+            }
+            Start::Committed { fallback, .. } => {
+                if nested {
+                    return Err("a default or fallback can't be Offsets or Committed".to_owned());
+                }
+                fallback.as_deref().map_or(Ok(()), |d| check_start(d, true))
+            }
+            _ => Ok(()),
+        }
+    }
+    fn check_special(t: i64) -> std::result::Result<(), String> {
+        if t < 0 && min_version_for_timestamp(t).is_some() {
+            Ok(())
+        } else {
+            Err(format!("{t} is not a ListOffsets special timestamp"))
+        }
+    }
+    check_start(&spec.start, false).or_else(invalid)?;
+    match &spec.end {
+        End::Timestamp(t) if *t < 0 => {
+            return invalid(format!(
+                "end timestamp {t} is negative; ListOffsets' special values are End::Special"
+            ))
+        }
+        End::Special(t) => check_special(*t).or_else(invalid)?,
+        End::Offsets(offsets) => {
+            if let Some(((topic, p), o)) = offsets.iter().find(|(_, o)| **o < 0) {
+                return invalid(format!(
+                    "end offset {o} for partition {p} of topic {topic:?} is negative"
+                ));
+            }
+        }
+        _ => {}
+    }
+    if let (Start::Timestamp(s), End::Timestamp(e)) = (&spec.start, &spec.end) {
+        if s > e {
+            return invalid(format!("start timestamp {s} is after end timestamp {e}"));
+        }
+    }
+    Ok(())
+}
+
+/// The partitions the read covers, ordered by topic (as listed) and partition.
+fn select(spec: &ReadSpec, metadata: &[TopicMetadata]) -> Result<Vec<Target>> {
+    let mut targets = Vec::new();
+    for topic in metadata {
+        let chosen: Vec<i32> = match &spec.partitions {
+            None => topic.partitions.iter().map(|p| p.partition).collect(),
+            Some(only) => {
+                let mut only = only.clone();
+                only.sort_unstable();
+                only.dedup();
+                only
+            }
+        };
+        for partition in chosen {
+            let Some(p) = topic.partition(partition) else {
+                return Err(Error::UnknownPartition {
+                    topic: topic.name.clone(),
+                    partition,
+                    partitions: topic.partitions.len(),
+                });
+            };
+            if p.leader_id < 0 {
+                return Err(Error::LeaderNotAvailable {
+                    topic: topic.name.clone(),
+                    partition,
+                });
+            }
+            targets.push(Target {
+                topic: topic.name.clone(),
+                topic_id: topic.topic_id,
+                partition,
+                leader_id: p.leader_id,
+                leader_epoch: p.leader_epoch,
+            });
+        }
+    }
+    Ok(targets)
+}
+
+/// Explicit offsets must name partitions the read covers (a typo would otherwise be ignored).
+fn check_offsets_cover(spec: &ReadSpec, targets: &[Target]) -> Result<()> {
+    let covered = |(topic, partition): &Key| {
+        targets
+            .iter()
+            .any(|t| &t.topic == topic && t.partition == *partition)
+    };
+    let given = match (&spec.start, &spec.end) {
+        (Start::Offsets { offsets, .. }, End::Offsets(ends)) => {
+            offsets.keys().chain(ends.keys()).collect::<Vec<_>>()
+        }
+        (Start::Offsets { offsets, .. }, _) => offsets.keys().collect(),
+        (_, End::Offsets(ends)) => ends.keys().collect(),
+        _ => Vec::new(),
+    };
+    match given.into_iter().find(|k| !covered(k)) {
+        Some((topic, partition)) => Err(Error::InvalidSpec {
+            reason: format!(
+                "an offset is given for partition {partition} of topic {topic:?}, which the read does not cover"
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The groups whose commits the spec needs.
+fn groups(spec: &ReadSpec) -> Vec<String> {
+    let mut groups = Vec::new();
+    if let Start::Committed { group, .. } = &spec.start {
+        groups.push(group.clone());
+    }
+    if let End::Committed { group } = &spec.end {
+        if !groups.contains(group) {
+            groups.push(group.clone());
+        }
+    }
+    groups
+}
+
+fn committed_offset(
+    commits: &HashMap<String, HashMap<Key, CommittedOffset>>,
+    group: &str,
+    key: &Key,
+) -> Option<i64> {
+    commits.get(group)?.get(key)?.offset
+}
+
+fn start_rule(
+    start: &Start,
+    key: &Key,
+    commits: &HashMap<String, HashMap<Key, CommittedOffset>>,
+    strict: bool,
+) -> Result<Rule> {
+    Ok(match start {
+        Start::Earliest => Rule::Earliest,
+        Start::Latest => Rule::Latest,
+        Start::Timestamp(t) | Start::Special(t) => Rule::Lookup(*t),
+        Start::Offsets { offsets, default } => match (offsets.get(key), default) {
+            (Some(o), _) => Rule::Explicit(*o),
+            (None, Some(d)) => start_rule(d, key, commits, strict)?,
+            (None, None) => {
+                return Err(Error::InvalidSpec {
+                    reason: format!(
+                        "no start offset given for partition {} of topic {:?}, and no default",
+                        key.1, key.0
+                    ),
+                })
+            }
+        },
+        Start::Committed { group, fallback } => match committed_offset(commits, group, key) {
+            Some(o) => Rule::Committed(o),
+            None => match fallback {
+                Some(f) if !strict => start_rule(f, key, commits, strict)?,
+                _ => Rule::NoCommit,
+            },
+        },
+        // `Start` is non_exhaustive for users, not for this crate; keep this arm an error so
+        // a new variant can't be resolved by accident.
+        #[allow(unreachable_patterns)]
+        other => {
+            return Err(Error::InvalidSpec {
+                reason: format!("unsupported start {other:?}"),
+            })
+        }
+    })
+}
+
+fn end_rule(
+    end: &End,
+    key: &Key,
+    commits: &HashMap<String, HashMap<Key, CommittedOffset>>,
+) -> Result<Rule> {
+    Ok(match end {
+        End::Unbounded => Rule::Unbounded,
+        End::Latest => Rule::Latest,
+        End::Timestamp(t) | End::Special(t) => Rule::Lookup(*t),
+        End::Offsets(offsets) => offsets
+            .get(key)
+            .map_or(Rule::Latest, |o| Rule::Explicit(*o)),
+        End::Committed { group } => {
+            committed_offset(commits, group, key).map_or(Rule::NoCommit, Rule::Committed)
+        }
+        #[allow(unreachable_patterns)]
+        other => {
+            return Err(Error::InvalidSpec {
+                reason: format!("unsupported end {other:?}"),
+            })
+        }
+    })
+}
+
+/// One side of a partition's range. `hit` is the lookup's offset for [`Rule::Lookup`].
+fn position(
+    rule: Rule,
+    snapshot: Snapshot,
+    hit: Option<i64>,
+    strict: bool,
+    key: &Key,
+) -> Result<i64> {
+    let Snapshot {
+        log_start,
+        last_fetchable,
+    } = snapshot;
+    Ok(match rule {
+        Rule::Earliest => log_start,
+        Rule::Latest => last_fetchable,
+        Rule::Lookup(timestamp) => match hit {
+            // At or beyond the snapshot counts as a miss, as the broker itself answers -1
+            // for a match at or past the last fetchable offset.
+            Some(o) if o >= 0 && o < last_fetchable => o.max(log_start),
+            _ if strict => {
+                return Err(Error::TimestampNotFound {
+                    topic: key.0.clone(),
+                    partition: key.1,
+                    timestamp,
+                    last_fetchable_offset: last_fetchable,
+                })
+            }
+            _ => last_fetchable,
+        },
+        Rule::Explicit(o) => o,
+        Rule::Committed(o) => o.clamp(log_start, last_fetchable.max(log_start)),
+        Rule::NoCommit | Rule::Unbounded => {
+            return Err(Error::InvalidSpec {
+                reason: format!("no position for partition {} of topic {:?}", key.1, key.0),
+            })
+        }
+    })
+}
+
+/// A snapshot answer; -1 from the broker for latest or earliest would be a broker bug, and
+/// must never become a position.
+fn answer(offsets: &HashMap<Key, i64>, key: &Key, what: &str) -> Result<i64> {
+    match offsets.get(key) {
+        Some(&o) if o >= 0 => Ok(o),
+        other => Err(Error::InvalidSpec {
+            reason: format!(
+                "the leader answered {other:?} for {what} of partition {} of topic {:?}",
+                key.1, key.0
+            ),
+        }),
+    }
+}
+
+fn list_offsets_request(
+    partitions: &[(&Target, i64)],
+    isolation: IsolationLevel,
+) -> ListOffsetsRequest {
+    let mut topics: Vec<ListOffsetsTopic> = Vec::new();
+    for (t, timestamp) in partitions {
+        let partition = ListOffsetsPartition {
+            partition_index: t.partition,
+            // Dropped by the encoder before v4, where the field doesn't exist.
+            current_leader_epoch: t.leader_epoch,
+            timestamp: *timestamp,
+            ..ListOffsetsPartition::default()
+        };
+        match topics.iter_mut().find(|x| x.name == t.topic) {
+            Some(topic) => topic.partitions.push(partition),
+            None => topics.push(ListOffsetsTopic {
+                name: t.topic.clone(),
+                partitions: vec![partition],
+                ..ListOffsetsTopic::default()
+            }),
+        }
+    }
+    ListOffsetsRequest {
+        replica_id: CONSUMER_REPLICA_ID,
+        isolation_level: isolation,
+        topics,
+        timeout_ms: 30_000,
+        ..ListOffsetsRequest::default()
+    }
+}
+
+/// The ListOffsets version to send `request` at to a broker with `versions`: the highest both
+/// speak, if it can carry every timestamp in the request.
+///
+/// # Errors
+/// [`Error::UnsupportedTimestamp`] naming the timestamp the broker is too old for.
+fn list_offsets_version(
+    broker: &str,
+    versions: &ApiVersionMap,
+    request: &ListOffsetsRequest,
+) -> Result<i16> {
+    let version = versions
+        .version_for::<ListOffsetsRequest>()
+        .map_err(|source| Error::Protocol {
+            broker: broker.to_owned(),
+            source,
+        })?;
+    for p in request.topics.iter().flat_map(|t| &t.partitions) {
+        let required =
+            min_version_for_timestamp(p.timestamp).ok_or_else(|| Error::InvalidSpec {
+                reason: format!("{} is not a ListOffsets special timestamp", p.timestamp),
+            })?;
+        if required > version {
+            return Err(Error::UnsupportedTimestamp {
+                broker: broker.to_owned(),
+                timestamp: p.timestamp,
+                required_version: required,
+                broker_max_version: version,
+            });
+        }
+    }
+    Ok(version)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kseek_protocol::messages::api_versions::{ApiVersion, ApiVersionsResponse};
+    use kseek_protocol::messages::list_offsets::{EARLIEST_LOCAL, LATEST_TIERED, MAX_TIMESTAMP};
+    use kseek_protocol::negotiate::negotiate;
+
+    fn key() -> Key {
+        ("t".to_owned(), 0)
+    }
+
+    const SNAP: Snapshot = Snapshot {
+        log_start: 10,
+        last_fetchable: 100,
+    };
+
+    #[test]
+    fn lookups_miss_to_the_snapshot_and_hits_are_kept() {
+        let lookup = Rule::Lookup(1_000);
+        assert_eq!(position(lookup, SNAP, Some(42), false, &key()).unwrap(), 42);
+        // The broker's -1, and a hit at or past the snapshot, resolve to the snapshot.
+        assert_eq!(
+            position(lookup, SNAP, Some(-1), false, &key()).unwrap(),
+            100
+        );
+        assert_eq!(
+            position(lookup, SNAP, Some(100), false, &key()).unwrap(),
+            100
+        );
+        assert_eq!(
+            position(lookup, SNAP, Some(150), false, &key()).unwrap(),
+            100
+        );
+        assert_eq!(position(lookup, SNAP, None, false, &key()).unwrap(), 100);
+        // Strict mode names what it didn't find.
+        match position(lookup, SNAP, Some(-1), true, &key()) {
+            Err(Error::TimestampNotFound {
+                topic,
+                partition,
+                timestamp,
+                last_fetchable_offset,
+            }) => assert_eq!(
+                (topic.as_str(), partition, timestamp, last_fetchable_offset),
+                ("t", 0, 1_000, 100)
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert!(position(lookup, SNAP, Some(150), true, &key()).is_err());
+        assert_eq!(position(lookup, SNAP, Some(42), true, &key()).unwrap(), 42);
+    }
+
+    #[test]
+    fn committed_offsets_are_clamped_into_the_log() {
+        let at = |o| position(Rule::Committed(o), SNAP, None, false, &key()).unwrap();
+        assert_eq!(at(5), 10);
+        assert_eq!(at(50), 50);
+        assert_eq!(at(500), 100);
+        assert_eq!(
+            position(Rule::Earliest, SNAP, None, false, &key()).unwrap(),
+            10
+        );
+        assert_eq!(
+            position(Rule::Latest, SNAP, None, false, &key()).unwrap(),
+            100
+        );
+        assert_eq!(
+            position(Rule::Explicit(7), SNAP, None, false, &key()).unwrap(),
+            7
+        );
+    }
+
+    #[test]
+    fn committed_rules_fall_back_or_report_missing() {
+        let mut commits = HashMap::new();
+        commits.insert(
+            "g".to_owned(),
+            HashMap::from([(
+                key(),
+                CommittedOffset {
+                    topic: "t".into(),
+                    partition: 0,
+                    offset: Some(5),
+                    leader_epoch: 0,
+                    metadata: None,
+                },
+            )]),
+        );
+        let other = ("t".to_owned(), 1);
+        let start = Start::Committed {
+            group: "g".into(),
+            fallback: Some(Box::new(Start::Timestamp(77))),
+        };
+        assert_eq!(
+            start_rule(&start, &key(), &commits, false).unwrap(),
+            Rule::Committed(5)
+        );
+        assert_eq!(
+            start_rule(&start, &other, &commits, false).unwrap(),
+            Rule::Lookup(77)
+        );
+        assert_eq!(
+            start_rule(&start, &other, &commits, true).unwrap(),
+            Rule::NoCommit
+        );
+        let no_fallback = Start::Committed {
+            group: "g".into(),
+            fallback: None,
+        };
+        assert_eq!(
+            start_rule(&no_fallback, &other, &commits, false).unwrap(),
+            Rule::NoCommit
+        );
+        let end = End::Committed { group: "g".into() };
+        assert_eq!(
+            end_rule(&end, &key(), &commits).unwrap(),
+            Rule::Committed(5)
+        );
+        assert_eq!(end_rule(&end, &other, &commits).unwrap(), Rule::NoCommit);
+    }
+
+    #[test]
+    fn offsets_use_their_default() {
+        let commits = HashMap::new();
+        let start = Start::Offsets {
+            offsets: BTreeMap::from([(key(), 3)]),
+            default: Some(Box::new(Start::Earliest)),
+        };
+        let other = ("t".to_owned(), 1);
+        assert_eq!(
+            start_rule(&start, &key(), &commits, false).unwrap(),
+            Rule::Explicit(3)
+        );
+        assert_eq!(
+            start_rule(&start, &other, &commits, false).unwrap(),
+            Rule::Earliest
+        );
+        let no_default = Start::Offsets {
+            offsets: BTreeMap::new(),
+            default: None,
+        };
+        assert!(matches!(
+            start_rule(&no_default, &other, &commits, false),
+            Err(Error::InvalidSpec { .. })
+        ));
+        let end = End::Offsets(BTreeMap::from([(key(), 9)]));
+        assert_eq!(end_rule(&end, &key(), &commits).unwrap(), Rule::Explicit(9));
+        assert_eq!(end_rule(&end, &other, &commits).unwrap(), Rule::Latest);
+    }
+
+    #[test]
+    fn specs_are_validated() {
+        let spec = |start, end| ReadSpec::new(["t"], start, end);
+        assert!(validate(&spec(Start::Timestamp(5), End::Timestamp(5))).is_ok());
+        assert!(validate(&spec(Start::Timestamp(6), End::Timestamp(5))).is_err());
+        assert!(validate(&spec(Start::Timestamp(-3), End::Latest)).is_err());
+        assert!(validate(&spec(Start::Special(MAX_TIMESTAMP), End::Latest)).is_ok());
+        assert!(validate(&spec(Start::Special(-99), End::Latest)).is_err());
+        assert!(validate(&spec(Start::Special(0), End::Latest)).is_err());
+        assert!(validate(&spec(Start::Earliest, End::Special(-7))).is_err());
+        assert!(validate(&spec(
+            Start::Earliest,
+            End::Offsets(BTreeMap::from([(key(), -1)]))
+        ))
+        .is_err());
+        let nested = Start::Committed {
+            group: "g".into(),
+            fallback: Some(Box::new(Start::Committed {
+                group: "h".into(),
+                fallback: None,
+            })),
+        };
+        assert!(validate(&spec(nested, End::Latest)).is_err());
+        assert!(validate(&ReadSpec::new(
+            Vec::<String>::new(),
+            Start::Earliest,
+            End::Latest
+        ))
+        .is_err());
+    }
+
+    fn versions(list_offsets_max: i16) -> ApiVersionMap {
+        negotiate(&ApiVersionsResponse {
+            api_keys: vec![ApiVersion {
+                api_key: ApiKey::LIST_OFFSETS.0,
+                min_version: 1,
+                max_version: list_offsets_max,
+                ..Default::default()
+            }],
+            ..Default::default()
+        })
+        .unwrap()
+    }
+
+    fn target(partition: i32) -> Target {
+        Target {
+            topic: "t".into(),
+            topic_id: Uuid::ZERO,
+            partition,
+            leader_id: 1,
+            leader_epoch: 4,
+        }
+    }
+
+    #[test]
+    fn special_timestamps_are_refused_to_older_brokers() {
+        let (a, b) = (target(0), target(1));
+        let request =
+            |ts| list_offsets_request(&[(&a, 0), (&b, ts)], IsolationLevel::READ_COMMITTED);
+        // A v6 broker: real timestamps fine, -3 refused with the versions in the error.
+        assert_eq!(
+            list_offsets_version("b:1", &versions(6), &request(1_000)).unwrap(),
+            6
+        );
+        match list_offsets_version("b:1", &versions(6), &request(MAX_TIMESTAMP)) {
+            Err(Error::UnsupportedTimestamp {
+                timestamp,
+                required_version,
+                broker_max_version,
+                ..
+            }) => assert_eq!(
+                (timestamp, required_version, broker_max_version),
+                (-3, 7, 6)
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            list_offsets_version("b:1", &versions(7), &request(MAX_TIMESTAMP)).unwrap(),
+            7
+        );
+        assert!(list_offsets_version("b:1", &versions(7), &request(EARLIEST_LOCAL)).is_err());
+        assert_eq!(
+            list_offsets_version("b:1", &versions(8), &request(EARLIEST_LOCAL)).unwrap(),
+            8
+        );
+        assert!(list_offsets_version("b:1", &versions(8), &request(LATEST_TIERED)).is_err());
+        assert_eq!(
+            list_offsets_version("b:1", &versions(9), &request(LATEST_TIERED)).unwrap(),
+            9
+        );
+        let err = list_offsets_version("b:1", &versions(6), &request(MAX_TIMESTAMP)).unwrap_err();
+        assert!(err.to_string().contains("needs v7"), "{err}");
+    }
+
+    #[test]
+    fn one_request_per_leader_with_epoch_isolation_and_consumer_replica_id() {
+        let mut c = target(0);
+        c.topic = "u".into();
+        let (a, b) = (target(0), target(1));
+        let request = list_offsets_request(
+            &[(&a, LATEST), (&c, LATEST), (&b, LATEST)],
+            IsolationLevel::READ_COMMITTED,
+        );
+        assert_eq!(request.replica_id, -1);
+        assert_eq!(request.isolation_level, IsolationLevel::READ_COMMITTED);
+        assert_eq!(request.topics.len(), 2);
+        assert_eq!(request.topics[0].partitions.len(), 2);
+        assert_eq!(request.topics[0].partitions[1].current_leader_epoch, 4);
+    }
+}
