@@ -9,6 +9,7 @@ pub mod conn;
 pub mod error;
 pub mod group;
 pub mod plan;
+pub mod read;
 pub mod resolve;
 
 pub use cluster::{Client, ClientConfig, PartitionMetadata, TopicMetadata};
@@ -16,3 +17,4 @@ pub use conn::{Connection, ConnectionConfig};
 pub use error::{Error, Result};
 pub use group::{CommitOffset, CommittedOffset};
 pub use plan::{End, IsolationLevel, PartitionPlan, Plan, ReadSpec, Start, TimestampMs};
+pub use read::{BatchStream, FetchedBatch, ReadOptions, ReadRecord, RecordStream};

@@ -1,0 +1,859 @@
+//! `Client::read` against real brokers (Kafka 4.4 and 3.9): exact record sets compared with
+//! what Kafka's Java producer reports it wrote, and the ways a read ends (READING-BY-TIME.md
+//! points 3, 4, 5, 6, 7, 10, 11 and 12).
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use bytes::{BufMut, Bytes, BytesMut};
+use kseek::read::{OutOfRange, ReadOptions, TimeFilter};
+use kseek::{Client, Error, IsolationLevel, PartitionPlan, Plan};
+use kseek_protocol::primitives::{
+    get_array, get_i16, get_i32, get_i64, get_nullable_string, get_string,
+};
+use kseek_protocol::{ApiKey, Message, Request, Uuid, VersionRange};
+use support::{Broker, Input, Isolation, NewRecord, OffsetQuery, ProduceOptions, Record};
+
+/// How long any read in these tests may take before the test fails instead of hanging.
+const READ_LIMIT: Duration = Duration::from_secs(60);
+
+async fn client(broker: &Broker) -> Client {
+    Client::connect(broker.bootstrap().split(','))
+        .await
+        .unwrap()
+}
+
+fn isolation(level: IsolationLevel) -> Isolation {
+    if level == IsolationLevel::READ_COMMITTED {
+        Isolation::ReadCommitted
+    } else {
+        Isolation::ReadUncommitted
+    }
+}
+
+/// A plan from Java's ListOffsets answers, resolved as the contract says: a start with no
+/// match is the end, an end with no match is the last fetchable offset.
+fn resolve(
+    broker: &Broker,
+    topic: &str,
+    start: OffsetQuery,
+    end: OffsetQuery,
+    level: IsolationLevel,
+) -> Plan {
+    let iso = isolation(level);
+    let latest = broker.list_offsets(topic, OffsetQuery::Latest, iso);
+    let ends = broker.list_offsets(topic, end, iso);
+    let starts = broker.list_offsets(topic, start, iso);
+    let earliest = broker.list_offsets(topic, OffsetQuery::Earliest, iso);
+    let partitions = latest
+        .iter()
+        .zip(&ends)
+        .zip(&starts)
+        .zip(&earliest)
+        .map(|(((latest, end), start), earliest)| {
+            let end = if end.offset < 0 {
+                latest.offset
+            } else {
+                end.offset
+            };
+            let start = if start.offset < 0 { end } else { start.offset };
+            offsets(
+                topic,
+                latest.partition,
+                start,
+                Some(end),
+                earliest.offset,
+                latest.offset,
+            )
+        })
+        .collect();
+    Plan {
+        partitions,
+        isolation: level,
+    }
+}
+
+fn offsets(
+    topic: &str,
+    partition: i32,
+    start: i64,
+    end: Option<i64>,
+    log_start_offset: i64,
+    last_fetchable_offset: i64,
+) -> PartitionPlan {
+    PartitionPlan {
+        topic: topic.to_owned(),
+        topic_id: Uuid::ZERO,
+        partition,
+        start,
+        end,
+        log_start_offset,
+        last_fetchable_offset,
+        leader_epoch: -1,
+    }
+}
+
+fn to_record(r: &kseek::ReadRecord) -> Record {
+    Record {
+        partition: r.partition,
+        offset: r.offset,
+        timestamp: r.timestamp,
+        key: r.key.as_ref().map(|b| b.to_vec()),
+        value: r.value.as_ref().map(|b| b.to_vec()),
+        headers: r
+            .headers
+            .iter()
+            .map(|h| {
+                (
+                    String::from_utf8(h.key.to_vec()).unwrap(),
+                    h.value.as_ref().map(|v| v.to_vec()),
+                )
+            })
+            .collect(),
+    }
+}
+
+/// Reads `plan` to its end through the per-record stream, sorted by partition and offset.
+async fn read_records(client: &Client, plan: Plan, options: ReadOptions) -> Vec<Record> {
+    let mut stream = client.read(plan, options).records();
+    let mut out = Vec::new();
+    tokio::time::timeout(READ_LIMIT, async {
+        while let Some(r) = stream.next().await {
+            out.push(to_record(&r.unwrap()));
+        }
+    })
+    .await
+    .expect("the read ends");
+    assert!(
+        stream.positions().iter().all(|p| p.done),
+        "{:?}",
+        stream.positions()
+    );
+    out.sort();
+    out
+}
+
+/// Reads `plan` to its end through the batch stream (zero-copy records), sorted.
+async fn read_batches(client: &Client, plan: Plan, options: ReadOptions) -> Vec<Record> {
+    let mut stream = client.read(plan, options);
+    let mut out = Vec::new();
+    tokio::time::timeout(READ_LIMIT, async {
+        while let Some(batch) = stream.next().await {
+            let batch = batch.unwrap();
+            out.extend(batch.to_records().unwrap().iter().map(to_record));
+        }
+    })
+    .await
+    .expect("the read ends");
+    out.sort();
+    out
+}
+
+async fn next_record(stream: &mut kseek::RecordStream) -> kseek::ReadRecord {
+    tokio::time::timeout(READ_LIMIT, stream.next())
+        .await
+        .expect("a record in time")
+        .expect("the stream goes on")
+        .unwrap()
+}
+
+fn record(partition: i32, ts: i64, key: &str, value: &str) -> Input {
+    NewRecord::new()
+        .partition(partition)
+        .timestamp(ts)
+        .key(key)
+        .value(value)
+        .header("h", Some(format!("{key}-h").as_bytes()))
+        .header("null", None)
+        .into()
+}
+
+fn in_range(records: &[Record], plan: &Plan) -> Vec<Record> {
+    let mut out: Vec<Record> = records
+        .iter()
+        .filter(|r| {
+            plan.partitions.iter().any(|p| {
+                p.partition == r.partition
+                    && r.offset >= p.start
+                    && p.end.is_none_or(|end| r.offset < end)
+            })
+        })
+        .cloned()
+        .collect();
+    out.sort();
+    out
+}
+
+#[tokio::test]
+async fn reads_between_two_timestamps_across_three_partitions_one_empty() {
+    for broker in support::brokers() {
+        let topic = broker.new_topic("read-ts", 3, &[]);
+        let base = 1_700_000_000_000;
+        let mut input = Vec::new();
+        for i in 0..20 {
+            // Partitions 0 and 1 get data; partition 2 stays empty.
+            input.push(record(
+                i % 2,
+                base + i64::from(i) * 1000,
+                &format!("k{i}"),
+                &format!("v{i}"),
+            ));
+            if i % 7 == 6 {
+                input.push(Input::Flush);
+            }
+        }
+        let written = broker.produce(&topic, &input);
+        assert_eq!(written.len(), 20);
+        let (t1, t2) = (base + 4_500, base + 15_000);
+        let plan = resolve(
+            broker,
+            &topic,
+            OffsetQuery::Timestamp(t1),
+            OffsetQuery::Timestamp(t2),
+            IsolationLevel::READ_UNCOMMITTED,
+        );
+        assert!(plan.partitions[2].is_empty(), "{plan:?}");
+        let expected: Vec<Record> = {
+            let mut e: Vec<Record> = written
+                .iter()
+                .filter(|r| r.timestamp >= t1 && r.timestamp < t2)
+                .cloned()
+                .collect();
+            e.sort();
+            e
+        };
+        // The timestamps are in order, so the offset range is exactly the time range.
+        assert_eq!(expected, in_range(&written, &plan));
+        assert_eq!(expected.len(), 10);
+
+        let client = client(broker).await;
+        let got = read_records(&client, plan.clone(), ReadOptions::default()).await;
+        assert_eq!(got, expected, "{:?}", broker.version());
+        let got = read_batches(&client, plan.clone(), ReadOptions::default()).await;
+        assert_eq!(got, expected);
+
+        // Positions: every partition at its end, with the epoch of the last record's batch.
+        let mut stream = client.read(plan.clone(), ReadOptions::default());
+        while let Some(b) = stream.next().await {
+            b.unwrap();
+        }
+        for (pos, p) in stream.positions().iter().zip(&plan.partitions) {
+            assert_eq!(
+                (pos.topic.as_str(), pos.partition),
+                (topic.as_str(), p.partition)
+            );
+            assert_eq!(pos.next_offset, p.end.unwrap());
+            assert!(pos.done);
+            if p.is_empty() {
+                assert_eq!(pos.leader_epoch, -1);
+            } else {
+                assert!(pos.leader_epoch >= 0, "{pos:?}");
+            }
+        }
+        assert!(stream.data_loss().is_empty());
+    }
+}
+
+#[tokio::test]
+async fn empty_ranges_end_at_once() {
+    for broker in support::brokers() {
+        let topic = broker.new_topic("read-empty", 2, &[]);
+        broker.produce(
+            &topic,
+            &[record(0, 1_000, "a", "b"), record(0, 2_000, "c", "d")],
+        );
+        let client = client(broker).await;
+        // A long max wait: a fetch would show as a delay.
+        let options = ReadOptions::default().max_wait(Duration::from_secs(10));
+
+        // latest..latest: nothing to read on both partitions (one has data, one is empty).
+        let plan = resolve(
+            broker,
+            &topic,
+            OffsetQuery::Latest,
+            OffsetQuery::Latest,
+            IsolationLevel::READ_UNCOMMITTED,
+        );
+        assert!(plan.is_empty());
+        let started = Instant::now();
+        assert_eq!(read_records(&client, plan, options.clone()).await, []);
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+
+        // A timestamp after every record: the start resolves to the end.
+        let plan = resolve(
+            broker,
+            &topic,
+            OffsetQuery::Timestamp(10_000),
+            OffsetQuery::Latest,
+            IsolationLevel::READ_UNCOMMITTED,
+        );
+        assert!(plan.is_empty(), "{plan:?}");
+        let started = Instant::now();
+        assert_eq!(read_records(&client, plan, options.clone()).await, []);
+        assert!(started.elapsed() < Duration::from_secs(2));
+
+        // No partitions at all, and a start beyond the end: both end at once.
+        let started = Instant::now();
+        let nothing = Plan {
+            partitions: vec![],
+            isolation: IsolationLevel::READ_UNCOMMITTED,
+        };
+        assert_eq!(read_records(&client, nothing, options.clone()).await, []);
+        let backwards = Plan {
+            partitions: vec![offsets(&topic, 0, 2, Some(1), 0, 2)],
+            isolation: IsolationLevel::READ_UNCOMMITTED,
+        };
+        let mut stream = client.read(backwards, options.clone());
+        assert!(stream.next().await.is_none());
+        assert_eq!(stream.positions()[0].next_offset, 2);
+        assert!(stream.positions()[0].done);
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
+}
+
+#[tokio::test]
+async fn a_range_ending_on_a_transaction_marker_ends() {
+    for broker in support::brokers() {
+        let topic = broker.new_topic("read-marker", 1, &[]);
+        let options = ProduceOptions {
+            transactional_id: Some(support::unique_name("txn")),
+            ..ProduceOptions::default()
+        };
+        let written = broker.produce_with(
+            &topic,
+            &options,
+            &[
+                Input::Begin,
+                record(0, 1_000, "a", "1"),
+                record(0, 2_000, "b", "2"),
+                Input::Commit,
+            ],
+        );
+        let written: Vec<Record> = written.into_iter().map(|w| w.record).collect();
+        let client = client(broker).await;
+        for level in [
+            IsolationLevel::READ_UNCOMMITTED,
+            IsolationLevel::READ_COMMITTED,
+        ] {
+            let plan = resolve(
+                broker,
+                &topic,
+                OffsetQuery::Earliest,
+                OffsetQuery::Latest,
+                level,
+            );
+            // The end is after the commit marker: no record is at end - 1.
+            assert_eq!(plan.partitions[0].end, Some(3), "{plan:?}");
+            let options = ReadOptions::default().max_wait(Duration::from_secs(10));
+            let started = Instant::now();
+            assert_eq!(read_records(&client, plan.clone(), options).await, written);
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "{:?}",
+                started.elapsed()
+            );
+
+            // An end exactly on the marker (offset 2) ends too.
+            let mut plan = plan;
+            plan.partitions[0].end = Some(2);
+            let started = Instant::now();
+            let got = read_records(
+                &client,
+                plan,
+                ReadOptions::default().max_wait(Duration::from_secs(10)),
+            )
+            .await;
+            assert_eq!(got, written);
+            assert!(started.elapsed() < Duration::from_secs(5));
+        }
+    }
+}
+
+#[tokio::test]
+async fn read_committed_skips_aborted_records() {
+    for broker in support::brokers() {
+        let topic = broker.new_topic("read-abort", 1, &[]);
+        let options = ProduceOptions {
+            transactional_id: Some(support::unique_name("txn")),
+            ..ProduceOptions::default()
+        };
+        let written = broker.produce_with(
+            &topic,
+            &options,
+            &[
+                Input::Begin,
+                record(0, 1_000, "a", "committed-1"),
+                Input::Commit,
+                Input::Begin,
+                record(0, 2_000, "b", "aborted-1"),
+                record(0, 3_000, "c", "aborted-2"),
+                Input::Abort,
+                Input::Begin,
+                record(0, 4_000, "d", "committed-2"),
+                Input::Commit,
+            ],
+        );
+        assert_eq!(written.iter().filter(|w| w.aborted).count(), 2);
+        let all: Vec<Record> = written.iter().map(|w| w.record.clone()).collect();
+        let committed: Vec<Record> = written
+            .iter()
+            .filter(|w| !w.aborted)
+            .map(|w| w.record.clone())
+            .collect();
+        let client = client(broker).await;
+
+        let plan_c = resolve(
+            broker,
+            &topic,
+            OffsetQuery::Earliest,
+            OffsetQuery::Latest,
+            IsolationLevel::READ_COMMITTED,
+        );
+        assert_eq!(
+            read_records(&client, plan_c.clone(), ReadOptions::default()).await,
+            committed
+        );
+        // The Java consumer agrees.
+        let java = broker.consume_with(
+            &topic,
+            &support::ConsumeOptions {
+                isolation: Isolation::ReadCommitted,
+                ..Default::default()
+            },
+        );
+        assert_eq!(java, committed);
+
+        let plan_u = resolve(
+            broker,
+            &topic,
+            OffsetQuery::Earliest,
+            OffsetQuery::Latest,
+            IsolationLevel::READ_UNCOMMITTED,
+        );
+        assert_eq!(
+            read_records(&client, plan_u, ReadOptions::default()).await,
+            all
+        );
+    }
+}
+
+#[tokio::test]
+async fn every_codec_reads_back_exactly() {
+    for broker in support::brokers() {
+        let client = client(broker).await;
+        for codec in ["none", "gzip", "snappy", "lz4", "zstd"] {
+            let topic = broker.new_topic(&format!("read-{codec}"), 2, &[]);
+            let options = ProduceOptions {
+                compression: Some(codec.to_owned()),
+                linger_ms: Some(50),
+                ..ProduceOptions::default()
+            };
+            let input: Vec<Input> = (0..200)
+                .map(|i| {
+                    // Compressible values, some large, and null keys/values in the mix.
+                    let mut r = NewRecord::new()
+                        .partition(i % 2)
+                        .timestamp(1_600_000_000_000 + i64::from(i))
+                        .value(format!("{codec}-{i}-").repeat(1 + (i as usize % 50)));
+                    if i % 10 != 0 {
+                        r = r.key(format!("key-{i}"));
+                    }
+                    if i % 17 == 0 {
+                        r.value = None;
+                    }
+                    r.header("codec", Some(codec.as_bytes())).into()
+                })
+                .collect();
+            let written = broker.produce_with(&topic, &options, &input);
+            let mut expected: Vec<Record> = written.into_iter().map(|w| w.record).collect();
+            expected.sort();
+            let plan = resolve(
+                broker,
+                &topic,
+                OffsetQuery::Earliest,
+                OffsetQuery::Latest,
+                IsolationLevel::READ_UNCOMMITTED,
+            );
+            let got = read_records(&client, plan.clone(), ReadOptions::default()).await;
+            assert_eq!(
+                got.len(),
+                expected.len(),
+                "{codec} on {:?}",
+                broker.version()
+            );
+            assert_eq!(got, expected, "{codec}");
+            // And with batches cut by small max bytes: partial batches are fetched again.
+            let small = ReadOptions::default()
+                .fetch_max_bytes(3000)
+                .partition_max_bytes(1500);
+            assert_eq!(
+                read_batches(&client, plan, small).await,
+                expected,
+                "{codec} small"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_start_in_the_middle_of_a_batch_drops_earlier_records() {
+    for broker in support::brokers() {
+        let topic = broker.new_topic("read-mid", 1, &[]);
+        let options = ProduceOptions {
+            linger_ms: Some(1000),
+            ..ProduceOptions::default()
+        };
+        let input: Vec<Input> = (0..10)
+            .map(|i| record(0, 1_000 + i, &format!("k{i}"), &format!("v{i}")))
+            .collect();
+        let written: Vec<Record> = broker
+            .produce_with(&topic, &options, &input)
+            .into_iter()
+            .map(|w| w.record)
+            .collect();
+        let plan = Plan {
+            partitions: vec![offsets(&topic, 0, 4, Some(7), 0, 10)],
+            isolation: IsolationLevel::READ_UNCOMMITTED,
+        };
+        let client = client(broker).await;
+        let mut stream = client.read(plan.clone(), ReadOptions::default());
+        let mut got = Vec::new();
+        let mut bases = Vec::new();
+        while let Some(batch) = stream.next().await {
+            let batch = batch.unwrap();
+            bases.push(batch.batch().base_offset());
+            got.extend(batch.to_records().unwrap().iter().map(to_record));
+        }
+        // The records came in one batch that begins before the start and ends after the end.
+        assert_eq!(bases, [Some(0)], "one batch of 10 records");
+        assert_eq!(got, written[4..7].to_vec());
+        assert_eq!(stream.positions()[0].next_offset, 7);
+    }
+}
+
+#[tokio::test]
+async fn the_time_filter_drops_out_of_order_create_times() {
+    for broker in support::brokers() {
+        let topic = broker.new_topic("read-ooo", 1, &[]);
+        let stamps = [1_000, 5_000, 2_000, 6_000, 3_000, 7_000];
+        let input: Vec<Input> = stamps
+            .iter()
+            .enumerate()
+            .map(|(i, ts)| record(0, *ts, &format!("k{i}"), &format!("v{i}")))
+            .collect();
+        let written = broker.produce(&topic, &input);
+        let (t1, t2) = (2_500, 6_000);
+        let plan = resolve(
+            broker,
+            &topic,
+            OffsetQuery::Timestamp(t1),
+            OffsetQuery::Timestamp(t2),
+            IsolationLevel::READ_UNCOMMITTED,
+        );
+        // First record >= 2500 is offset 1 (5000); first >= 6000 is offset 3.
+        assert_eq!(
+            (plan.partitions[0].start, plan.partitions[0].end),
+            (1, Some(3))
+        );
+        let client = client(broker).await;
+        let unfiltered = read_records(&client, plan.clone(), ReadOptions::default()).await;
+        assert_eq!(unfiltered, written[1..3].to_vec(), "5000 and 2000");
+        let spec = kseek::ReadSpec::new(
+            [topic.clone()],
+            kseek::Start::Timestamp(t1),
+            kseek::End::Timestamp(t2),
+        );
+        let filter = TimeFilter::from_spec(&spec).unwrap();
+        assert_eq!(filter, TimeFilter::new(Some(t1), Some(t2)));
+        let filtered = read_records(
+            &client,
+            plan.clone(),
+            ReadOptions::default().time_filter(filter),
+        )
+        .await;
+        assert_eq!(filtered, written[1..2].to_vec(), "only 5000");
+        let filtered =
+            read_batches(&client, plan, ReadOptions::default().time_filter(filter)).await;
+        assert_eq!(filtered, written[1..2].to_vec());
+    }
+}
+
+#[tokio::test]
+async fn an_unbounded_read_follows_new_records_and_new_partitions() {
+    for broker in support::brokers() {
+        let topic = broker.new_topic("read-follow", 1, &[]);
+        let first = broker.produce(&topic, &[record(0, 1_000, "a", "1")]);
+        let client = client(broker).await;
+        let plan = Plan {
+            partitions: vec![offsets(&topic, 0, 0, None, 0, 1)],
+            isolation: IsolationLevel::READ_UNCOMMITTED,
+        };
+        let options = ReadOptions::default()
+            .max_wait(Duration::from_millis(200))
+            .partition_discovery(Some(Duration::from_millis(300)));
+        let mut stream = client.read(plan, options).records();
+        assert_eq!(to_record(&next_record(&mut stream).await), first[0]);
+        // Nothing more yet: the read waits (long-polls) instead of ending.
+        assert!(
+            tokio::time::timeout(Duration::from_millis(800), stream.next())
+                .await
+                .is_err()
+        );
+        let second = broker.produce(&topic, &[record(0, 2_000, "b", "2")]);
+        assert_eq!(to_record(&next_record(&mut stream).await), second[0]);
+        assert_eq!(stream.positions()[0].next_offset, 2);
+        assert!(!stream.positions()[0].done);
+
+        // A partition added to the topic joins at its beginning.
+        create_partitions(broker, &topic, 2).await;
+        let third = broker.produce(&topic, &[record(1, 3_000, "c", "3")]);
+        assert_eq!(to_record(&next_record(&mut stream).await), third[0]);
+        let positions = stream.positions();
+        assert_eq!(positions.len(), 2);
+        assert_eq!((positions[1].partition, positions[1].next_offset), (1, 1));
+    }
+}
+
+#[tokio::test]
+async fn deleted_records_are_reported_as_data_loss_or_fail() {
+    for broker in support::brokers() {
+        let topic = broker.new_topic("read-loss", 1, &[]);
+        let input: Vec<Input> = (0..10)
+            .map(|i| record(0, 1_000 + i, &format!("k{i}"), &format!("v{i}")))
+            .collect();
+        let written = broker.produce(&topic, &input);
+        let client = client(broker).await;
+        // The plan was resolved before retention (DeleteRecords) removed offsets 0..6.
+        let plan = Plan {
+            partitions: vec![offsets(&topic, 0, 2, Some(10), 0, 10)],
+            isolation: IsolationLevel::READ_UNCOMMITTED,
+        };
+        assert_eq!(delete_records(broker, &topic, 0, 6).await, 6);
+
+        let mut stream = client.read(plan.clone(), ReadOptions::default()).records();
+        let mut got = Vec::new();
+        while let Some(r) = stream.next().await {
+            got.push(to_record(&r.unwrap()));
+        }
+        assert_eq!(got, written[6..].to_vec());
+        let loss = stream.data_loss();
+        assert_eq!(loss.len(), 1, "{loss:?}");
+        assert_eq!((loss[0].partition, loss[0].from, loss[0].to), (0, 2, 6));
+        assert_eq!(loss[0].skipped(), 4);
+
+        let mut stream = client.read(plan, ReadOptions::default().out_of_range(OutOfRange::Fail));
+        match stream.next().await {
+            Some(Err(Error::OffsetOutOfRange {
+                topic: t,
+                partition: 0,
+                offset: 2,
+                ..
+            })) => assert_eq!(t, topic),
+            other => panic!("expected OffsetOutOfRange, got {other:?}"),
+        }
+        assert!(stream.next().await.is_none());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Admin requests the Java tool doesn't offer, sent on a kseek connection.
+// ---------------------------------------------------------------------------------------------
+
+/// Deletes records of `topic`/`partition` below `offset` (DeleteRecords v1); returns the new
+/// log start offset.
+async fn delete_records(broker: &Broker, topic: &str, partition: i32, offset: i64) -> i64 {
+    let conn = kseek::Connection::connect(
+        broker.bootstrap().split(',').next().unwrap(),
+        kseek::ConnectionConfig::default(),
+    )
+    .await
+    .unwrap();
+    let response = conn
+        .send_version(
+            &DeleteRecordsRequest {
+                topic: topic.to_owned(),
+                partition,
+                offset,
+            },
+            1,
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.error_code, 0, "DeleteRecords failed");
+    response.low_watermark
+}
+
+/// Grows `topic` to `count` partitions (CreatePartitions v1) and waits until the Java tool
+/// sees them.
+async fn create_partitions(broker: &Broker, topic: &str, count: i32) {
+    let conn = kseek::Connection::connect(
+        broker.bootstrap().split(',').next().unwrap(),
+        kseek::ConnectionConfig::default(),
+    )
+    .await
+    .unwrap();
+    let response = conn
+        .send_version(
+            &CreatePartitionsRequest {
+                topic: topic.to_owned(),
+                count,
+            },
+            1,
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.error_code, 0, "CreatePartitions failed");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while broker
+        .list_offsets(topic, OffsetQuery::Latest, Isolation::ReadUncommitted)
+        .len()
+        < count as usize
+    {
+        assert!(Instant::now() < deadline, "partitions never appeared");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+fn put_str(buf: &mut BytesMut, s: &str) {
+    buf.put_i16(s.len() as i16);
+    buf.put_slice(s.as_bytes());
+}
+
+fn not_decoded(what: &'static str) -> kseek_protocol::Error {
+    kseek_protocol::Error::InvalidValue { what, value: 0 }
+}
+
+/// DeleteRecords v0–1 for one partition (non-flexible).
+struct DeleteRecordsRequest {
+    topic: String,
+    partition: i32,
+    offset: i64,
+}
+
+struct DeleteRecordsResponse {
+    low_watermark: i64,
+    error_code: i16,
+}
+
+impl Message for DeleteRecordsRequest {
+    const API_KEY: ApiKey = ApiKey(21);
+    const VERSIONS: VersionRange = VersionRange { min: 0, max: 1 };
+    const FIRST_FLEXIBLE_VERSION: i16 = 2;
+    const NAME: &'static str = "DeleteRecordsRequest";
+
+    fn encode(&self, buf: &mut BytesMut, _version: i16) -> kseek_protocol::Result<()> {
+        buf.put_i32(1);
+        put_str(buf, &self.topic);
+        buf.put_i32(1);
+        buf.put_i32(self.partition);
+        buf.put_i64(self.offset);
+        buf.put_i32(30_000);
+        Ok(())
+    }
+
+    fn decode(_buf: &mut Bytes, _version: i16) -> kseek_protocol::Result<Self> {
+        Err(not_decoded("DeleteRecordsRequest"))
+    }
+}
+
+impl Request for DeleteRecordsRequest {
+    type Response = DeleteRecordsResponse;
+}
+
+impl Message for DeleteRecordsResponse {
+    const API_KEY: ApiKey = ApiKey(21);
+    const VERSIONS: VersionRange = VersionRange { min: 0, max: 1 };
+    const FIRST_FLEXIBLE_VERSION: i16 = 2;
+    const NAME: &'static str = "DeleteRecordsResponse";
+
+    fn encode(&self, _buf: &mut BytesMut, _version: i16) -> kseek_protocol::Result<()> {
+        Err(not_decoded("DeleteRecordsResponse"))
+    }
+
+    fn decode(buf: &mut Bytes, _version: i16) -> kseek_protocol::Result<Self> {
+        get_i32(buf, "throttle")?;
+        let topics = get_array(buf, false, 6, "topics", |b| {
+            get_string(b, false, "name")?;
+            get_array(b, false, 14, "partitions", |b| {
+                get_i32(b, "partition")?;
+                Ok((get_i64(b, "low_watermark")?, get_i16(b, "error_code")?))
+            })
+        })?;
+        let (low_watermark, error_code) = topics
+            .first()
+            .and_then(|t| t.first())
+            .copied()
+            .ok_or(not_decoded("DeleteRecordsResponse.topics"))?;
+        Ok(DeleteRecordsResponse {
+            low_watermark,
+            error_code,
+        })
+    }
+}
+
+/// CreatePartitions v0–1 for one topic (non-flexible).
+struct CreatePartitionsRequest {
+    topic: String,
+    count: i32,
+}
+
+struct CreatePartitionsResponse {
+    error_code: i16,
+}
+
+impl Message for CreatePartitionsRequest {
+    const API_KEY: ApiKey = ApiKey(37);
+    const VERSIONS: VersionRange = VersionRange { min: 0, max: 1 };
+    const FIRST_FLEXIBLE_VERSION: i16 = 2;
+    const NAME: &'static str = "CreatePartitionsRequest";
+
+    fn encode(&self, buf: &mut BytesMut, _version: i16) -> kseek_protocol::Result<()> {
+        buf.put_i32(1);
+        put_str(buf, &self.topic);
+        buf.put_i32(self.count);
+        buf.put_i32(-1); // assignments: null
+        buf.put_i32(30_000);
+        buf.put_u8(0); // validate_only
+        Ok(())
+    }
+
+    fn decode(_buf: &mut Bytes, _version: i16) -> kseek_protocol::Result<Self> {
+        Err(not_decoded("CreatePartitionsRequest"))
+    }
+}
+
+impl Request for CreatePartitionsRequest {
+    type Response = CreatePartitionsResponse;
+}
+
+impl Message for CreatePartitionsResponse {
+    const API_KEY: ApiKey = ApiKey(37);
+    const VERSIONS: VersionRange = VersionRange { min: 0, max: 1 };
+    const FIRST_FLEXIBLE_VERSION: i16 = 2;
+    const NAME: &'static str = "CreatePartitionsResponse";
+
+    fn encode(&self, _buf: &mut BytesMut, _version: i16) -> kseek_protocol::Result<()> {
+        Err(not_decoded("CreatePartitionsResponse"))
+    }
+
+    fn decode(buf: &mut Bytes, _version: i16) -> kseek_protocol::Result<Self> {
+        get_i32(buf, "throttle")?;
+        let results = get_array(buf, false, 6, "results", |b| {
+            get_string(b, false, "name")?;
+            let code = get_i16(b, "error_code")?;
+            get_nullable_string(b, false, "error_message")?;
+            Ok(code)
+        })?;
+        Ok(CreatePartitionsResponse {
+            error_code: results
+                .first()
+                .copied()
+                .ok_or(not_decoded("CreatePartitionsResponse.results"))?,
+        })
+    }
+}
