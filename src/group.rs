@@ -54,15 +54,15 @@ pub struct CommittedOffset {
     pub offset: Option<i64>,
     /// The leader epoch committed with it, or -1 (OffsetFetch before v5, or none committed).
     pub leader_epoch: i32,
-    /// The metadata committed with it.
+    /// The metadata committed with it; `None` when nothing is committed.
     pub metadata: Option<String>,
 }
 
-/// Error codes a coordinator answers a standalone commit with when the group has members:
-/// UNKNOWN_MEMBER_ID (classic groups on every version we tested, and KIP-848 consumer groups),
-/// ILLEGAL_GENERATION (classic groups when the member id is known but the generation isn't),
-/// REBALANCE_IN_PROGRESS (a classic group between join and sync) and STALE_MEMBER_EPOCH /
-/// FENCED_MEMBER_EPOCH (KIP-848 consumer groups).
+/// Error codes a coordinator answers a standalone commit with when the group has members.
+/// Kafka 4.4 and 3.9 both answer UNKNOWN_MEMBER_ID for a classic group with a member
+/// (tests/commit.rs); ILLEGAL_GENERATION (a known member id with another generation),
+/// REBALANCE_IN_PROGRESS (a classic group mid-rebalance) and STALE_MEMBER_EPOCH /
+/// FENCED_MEMBER_EPOCH (KIP-848 consumer groups) are the other ways a coordinator says so.
 const ACTIVE_MEMBER_CODES: [ErrorCode; 5] = [
     ErrorCode::UNKNOWN_MEMBER_ID,
     ErrorCode::ILLEGAL_GENERATION,
@@ -196,7 +196,8 @@ impl Client {
                     partition,
                     offset: (offset >= 0).then_some(offset),
                     leader_epoch: if offset >= 0 { epoch } else { -1 },
-                    metadata,
+                    // The broker answers "" for a partition without a commit.
+                    metadata: if offset >= 0 { metadata } else { None },
                 },
             );
         }
