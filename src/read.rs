@@ -1481,3 +1481,450 @@ async fn list_earliest(
         Some(a) => Ok(a.offset),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use kseek_protocol::messages::fetch::{self, PartitionData};
+    use kseek_protocol::records::{ControlRecordType, NewRecord, RecordBatchBuilder};
+
+    use super::*;
+
+    fn part(topic: &str, position: i64, end: Option<i64>) -> PartState {
+        PartState {
+            topic: Arc::from(topic),
+            topic_id: Uuid::ZERO,
+            partition: 0,
+            position,
+            end,
+            done: false,
+            in_flight: false,
+            not_before: None,
+            failing: None,
+            max_bytes: 1024,
+            first: false,
+        }
+    }
+
+    fn batch(base: i64, n: i32) -> RecordBatchBuilder {
+        let mut b = RecordBatchBuilder::new(base, 1_000 + base).partition_leader_epoch(3);
+        for i in 0..n {
+            b.push(NewRecord::new(i, i64::from(i)).value(format!("v{}", base + i64::from(i))));
+        }
+        b
+    }
+
+    fn wire(batches: &[RecordBatchBuilder]) -> Bytes {
+        let mut out = Vec::new();
+        for b in batches {
+            out.extend_from_slice(&b.build().unwrap());
+        }
+        Bytes::from(out)
+    }
+
+    fn data(records: Bytes) -> PartitionData {
+        PartitionData {
+            high_watermark: 100,
+            records: Some(records),
+            ..PartitionData::default()
+        }
+    }
+
+    fn offsets_of(event: &Event) -> Vec<i64> {
+        let Event::Chunk { batches, .. } = event else {
+            panic!("not a chunk: {event:?}");
+        };
+        batches
+            .iter()
+            .flat_map(|b| b.records().map(|r| r.unwrap().offset()).collect::<Vec<_>>())
+            .collect()
+    }
+
+    fn requested(topic: &str, id: u8, partition: i32) -> Requested {
+        Requested {
+            idx: 0,
+            topic: Arc::from(topic),
+            topic_id: Uuid([id; 16]),
+            partition,
+            position: 10 + i64::from(partition),
+            leader_epoch: 4,
+            max_bytes: 1000,
+        }
+    }
+
+    const PARAMS: FetchParams = FetchParams {
+        max_wait_ms: 500,
+        min_bytes: 1,
+        max_bytes: 50 << 20,
+        isolation: IsolationLevel::READ_COMMITTED,
+    };
+
+    #[test]
+    fn fetch_requests_group_partitions_by_topic_in_order() {
+        let parts = [
+            requested("b", 2, 1),
+            requested("a", 1, 0),
+            requested("b", 2, 0),
+        ];
+        let request = build_fetch(&parts, 13, &PARAMS);
+        assert_eq!((request.session_id, request.session_epoch), (0, -1));
+        assert_eq!(request.isolation_level, 1);
+        assert_eq!(request.max_wait_ms, 500);
+        assert_eq!(request.max_bytes, 50 << 20);
+        let topics: Vec<(Uuid, Vec<i32>)> = request
+            .topics
+            .iter()
+            .map(|t| {
+                (
+                    t.topic_id,
+                    t.partitions.iter().map(|p| p.partition).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            topics,
+            [(Uuid([2; 16]), vec![1, 0]), (Uuid([1; 16]), vec![0])]
+        );
+        let p = &request.topics[0].partitions[0];
+        assert_eq!(
+            (
+                p.fetch_offset,
+                p.current_leader_epoch,
+                p.partition_max_bytes
+            ),
+            (11, 4, 1000)
+        );
+        // Encodes at every version the client may pick.
+        for version in [4, 8, 9, 12, 13, 17, 18] {
+            let request = build_fetch(&parts, version, &PARAMS);
+            let mut buf = bytes::BytesMut::new();
+            kseek_protocol::Message::encode(&request, &mut buf, version).unwrap();
+            let expected_epoch = if version >= 9 { 4 } else { -1 };
+            assert_eq!(
+                request.topics[0].partitions[0].current_leader_epoch,
+                expected_epoch
+            );
+        }
+        // By name before v13: topics are told apart by name.
+        let by_name = build_fetch(&parts, 12, &PARAMS);
+        assert_eq!(by_name.topics[0].topic, "b");
+        assert_eq!(by_name.topics.len(), 2);
+    }
+
+    #[test]
+    fn unknown_topic_ids_fall_back_to_names() {
+        let mut parts = vec![requested("a", 1, 0)];
+        assert_eq!(fetch_version(18, &parts), 18);
+        assert_eq!(fetch_version(11, &parts), 11);
+        parts.push(requested("b", 0, 0));
+        assert_eq!(fetch_version(18, &parts), 12);
+        assert_eq!(fetch_version(12, &parts), 12);
+    }
+
+    #[test]
+    fn time_filter_bounds() {
+        let f = TimeFilter::new(Some(10), Some(20));
+        assert!(!f.contains(9) && f.contains(10) && f.contains(19) && !f.contains(20));
+        assert!(TimeFilter::default().contains(i64::MIN));
+        let spec = ReadSpec::new(["t"], Start::Earliest, End::Timestamp(5));
+        assert_eq!(
+            TimeFilter::from_spec(&spec),
+            Some(TimeFilter::new(None, Some(5)))
+        );
+        let spec = ReadSpec::new(["t"], Start::Earliest, End::Latest);
+        assert_eq!(TimeFilter::from_spec(&spec), None);
+    }
+
+    #[test]
+    fn decoding_drops_records_outside_the_range_and_moves_by_batches() {
+        let options = ReadOptions::default();
+        let broker: Arc<str> = Arc::from("b:1");
+        let mut p = part("t", 2, Some(7));
+        let event = decode_partition(
+            &mut p,
+            0,
+            data(wire(&[batch(0, 5), batch(5, 5)])),
+            &broker,
+            IsolationLevel::READ_UNCOMMITTED,
+            &options,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(offsets_of(&event), [2, 3, 4, 5, 6]);
+        let Event::Chunk {
+            batches,
+            position,
+            done,
+            ..
+        } = &event
+        else {
+            unreachable!()
+        };
+        // The position moved past the whole second batch; what is handed out stops at the end.
+        assert_eq!((*position, *done), (10, true));
+        assert_eq!(batches[0].next_offset(), 5);
+        assert_eq!(batches[1].next_offset(), 7);
+        assert_eq!(batches[1].leader_epoch(), 3);
+        assert_eq!(batches[1].high_watermark(), 100);
+        assert!(p.done);
+
+        // The time filter applies per record.
+        let options = ReadOptions::default().time_filter(TimeFilter::new(Some(1_003), None));
+        let mut p = part("t", 0, Some(5));
+        let event = decode_partition(
+            &mut p,
+            0,
+            data(wire(&[batch(0, 5)])),
+            &broker,
+            IsolationLevel::READ_UNCOMMITTED,
+            &options,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(offsets_of(&event), [3, 4]);
+    }
+
+    #[test]
+    fn a_cut_off_batch_is_fetched_again_with_room_for_it() {
+        let options = ReadOptions::default().partition_max_bytes(1024);
+        let broker: Arc<str> = Arc::from("b:1");
+        let mut big = RecordBatchBuilder::new(0, 0);
+        for i in 0..50 {
+            big.push(NewRecord::new(i, 0).value(vec![b'x'; 100]));
+        }
+        let full = wire(&[big]);
+        let mut p = part("t", 0, Some(50));
+        p.max_bytes = 1024;
+        let event = decode_partition(
+            &mut p,
+            0,
+            data(full.slice(..1024)),
+            &broker,
+            IsolationLevel::READ_UNCOMMITTED,
+            &options,
+        )
+        .unwrap();
+        assert!(event.is_none());
+        assert_eq!(p.position, 0);
+        assert!(!p.done);
+        assert!(p.first);
+        assert_eq!(p.max_bytes as usize, full.len());
+        // Once it came whole, back to the default.
+        let event = decode_partition(
+            &mut p,
+            0,
+            data(full),
+            &broker,
+            IsolationLevel::READ_UNCOMMITTED,
+            &options,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(offsets_of(&event).len(), 50);
+        assert!(p.done && !p.first);
+        assert_eq!(p.max_bytes, 1024);
+    }
+
+    #[test]
+    fn read_committed_uses_the_aborted_transactions_of_the_response() {
+        let broker: Arc<str> = Arc::from("b:1");
+        let records = wire(&[
+            batch(0, 2).producer(7, 0, 0).transactional(true),
+            RecordBatchBuilder::control_marker(2, 0, 7, 0, ControlRecordType::ABORT, 0),
+            batch(3, 2),
+        ]);
+        let mut d = data(records);
+        d.aborted_transactions = Some(vec![fetch::AbortedTransaction {
+            producer_id: 7,
+            first_offset: 0,
+            ..Default::default()
+        }]);
+        for (level, expected) in [
+            (IsolationLevel::READ_COMMITTED, vec![3, 4]),
+            (IsolationLevel::READ_UNCOMMITTED, vec![0, 1, 3, 4]),
+        ] {
+            let mut p = part("t", 0, Some(5));
+            let event = decode_partition(
+                &mut p,
+                0,
+                d.clone(),
+                &broker,
+                level,
+                &ReadOptions::default(),
+            )
+            .unwrap()
+            .unwrap();
+            assert_eq!(offsets_of(&event), expected);
+            assert!(p.done);
+        }
+        // A range of nothing but the aborted transaction and its marker still ends.
+        let mut p = part("t", 0, Some(3));
+        let event = decode_partition(
+            &mut p,
+            0,
+            d,
+            &broker,
+            IsolationLevel::READ_COMMITTED,
+            &ReadOptions::default(),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(offsets_of(&event), Vec::<i64>::new());
+        assert!(p.done);
+        assert_eq!(p.position, 3);
+    }
+
+    #[test]
+    fn corrupt_records_name_the_partition_and_offset() {
+        let broker: Arc<str> = Arc::from("b:1");
+        let mut bytes = wire(&[batch(0, 2), batch(2, 2)]).to_vec();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        let mut p = part("t", 0, None);
+        let err = decode_partition(
+            &mut p,
+            0,
+            data(Bytes::from(bytes)),
+            &broker,
+            IsolationLevel::READ_UNCOMMITTED,
+            &ReadOptions::default(),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&err, Error::CorruptRecords { topic, offset: 2, .. } if topic == "t"),
+            "{err:?}"
+        );
+    }
+
+    /// A stream fed by hand, as the background task would.
+    fn stream(ends: &[Option<i64>]) -> (BatchStream, mpsc::Sender<Event>) {
+        let (tx, rx) = mpsc::channel(8);
+        let positions = ends
+            .iter()
+            .enumerate()
+            .map(|(i, end)| PartitionPosition {
+                topic: "t".into(),
+                partition: i as i32,
+                next_offset: 0,
+                leader_epoch: -1,
+                end: *end,
+                done: false,
+            })
+            .collect();
+        let stream = BatchStream {
+            rx,
+            driver: None,
+            queue: VecDeque::new(),
+            positions,
+            data_loss: Vec::new(),
+            finished: false,
+            epoch_before_last: -1,
+        };
+        (stream, tx)
+    }
+
+    fn chunk(idx: usize, bytes: Bytes, start: i64, end: Option<i64>) -> Event {
+        let mut p = part("t", start, end);
+        p.partition = idx as i32;
+        decode_partition(
+            &mut p,
+            idx,
+            data(bytes),
+            &Arc::from("b:1"),
+            IsolationLevel::READ_UNCOMMITTED,
+            &ReadOptions::default(),
+        )
+        .unwrap()
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn positions_follow_what_was_handed_out() {
+        let (mut s, tx) = stream(&[Some(4), None]);
+        // Partition 0: one batch 0..=2, then a marker-only tail moves it to its end.
+        tx.send(chunk(0, wire(&[batch(0, 3)]), 0, Some(4)))
+            .await
+            .unwrap();
+        tx.send(Event::Chunk {
+            idx: 0,
+            batches: vec![],
+            position: 4,
+            done: true,
+        })
+        .await
+        .unwrap();
+        tx.send(Event::DataLoss {
+            idx: 1,
+            loss: DataLoss {
+                topic: "t".into(),
+                partition: 1,
+                from: 0,
+                to: 5,
+            },
+            position: 5,
+            done: false,
+        })
+        .await
+        .unwrap();
+        tx.send(Event::Added(PartitionPosition {
+            topic: "t".into(),
+            partition: 2,
+            next_offset: 0,
+            leader_epoch: -1,
+            end: None,
+            done: false,
+        }))
+        .await
+        .unwrap();
+        tx.send(chunk(1, wire(&[batch(5, 2)]), 5, None))
+            .await
+            .unwrap();
+        tx.send(Event::Failed(Error::InvalidSpec {
+            reason: "boom".into(),
+        }))
+        .await
+        .unwrap();
+        drop(tx);
+
+        let b = s.next().await.unwrap().unwrap();
+        assert_eq!((b.partition(), b.next_offset()), (0, 3));
+        assert_eq!(s.positions()[0].next_offset, 3);
+        assert_eq!(s.positions()[0].leader_epoch, 3);
+        assert!(!s.positions()[0].done);
+
+        let b = s.next().await.unwrap().unwrap();
+        assert_eq!(b.partition(), 1);
+        assert_eq!(s.positions()[0].next_offset, 4);
+        assert!(s.positions()[0].done);
+        assert_eq!(s.data_loss().len(), 1);
+        assert_eq!(s.data_loss()[0].skipped(), 5);
+        assert_eq!(s.positions()[1].next_offset, 7);
+        assert_eq!(s.positions().len(), 3);
+
+        assert!(matches!(
+            s.next().await,
+            Some(Err(Error::InvalidSpec { .. }))
+        ));
+        assert!(s.next().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn record_positions_point_at_the_next_record() {
+        let (s, tx) = stream(&[Some(10)]);
+        let mut records = s.records();
+        tx.send(chunk(0, wire(&[batch(0, 5)]), 2, Some(10)))
+            .await
+            .unwrap();
+        drop(tx);
+        let r = records.next().await.unwrap().unwrap();
+        assert_eq!((r.offset, r.value.as_deref()), (2, Some(&b"v2"[..])));
+        assert_eq!(&*r.topic, "t");
+        assert_eq!(r.leader_epoch, 3);
+        assert_eq!(records.positions()[0].next_offset, 3);
+        assert_eq!(records.positions()[0].leader_epoch, 3);
+        records.next().await.unwrap().unwrap();
+        records.next().await.unwrap().unwrap();
+        assert_eq!(records.positions()[0].next_offset, 5);
+        assert!(records.next().await.is_none());
+        assert_eq!(records.positions()[0].next_offset, 5);
+    }
+}
