@@ -89,7 +89,10 @@ async fn commits_are_what_kafka_tools_see_and_where_java_resumes() {
         );
 
         // Read back with OffsetFetch: offset, leader epoch and metadata; none for p2.
-        let committed = client.committed(&group, &[topic.clone()]).await.unwrap();
+        let committed = client
+            .committed(&group, std::slice::from_ref(&topic))
+            .await
+            .unwrap();
         let got: Vec<(i32, Option<i64>, i32, Option<&str>)> = committed
             .iter()
             .map(|c| (c.partition, c.offset, c.leader_epoch, c.metadata.as_deref()))
@@ -143,7 +146,10 @@ async fn commits_are_what_kafka_tools_see_and_where_java_resumes() {
             )
             .await
             .unwrap();
-        let committed = client.committed(&group, &[topic.clone()]).await.unwrap();
+        let committed = client
+            .committed(&group, std::slice::from_ref(&topic))
+            .await
+            .unwrap();
         assert_eq!(committed[0].offset, Some(4));
         assert_eq!(committed[0].leader_epoch, -1);
         assert_eq!(
@@ -177,7 +183,10 @@ async fn commits_kafka_made_are_read_back() {
         let group = support::unique_name("java-commit");
         // Kafka's Admin commits; a Java consumer commits its final positions too.
         broker.commit(&group, &topic, 2, 2);
-        let committed = client.committed(&group, &[topic.clone()]).await.unwrap();
+        let committed = client
+            .committed(&group, std::slice::from_ref(&topic))
+            .await
+            .unwrap();
         let offsets: Vec<Option<i64>> = committed.iter().map(|c| c.offset).collect();
         assert_eq!(offsets, vec![None, None, Some(2)]);
 
@@ -190,7 +199,10 @@ async fn commits_kafka_made_are_read_back() {
                 ..ConsumeOptions::default()
             },
         );
-        let committed = client.committed(&other, &[topic.clone()]).await.unwrap();
+        let committed = client
+            .committed(&other, std::slice::from_ref(&topic))
+            .await
+            .unwrap();
         let offsets: Vec<Option<i64>> = committed.iter().map(|c| c.offset).collect();
         assert_eq!(offsets, vec![Some(4), Some(4), Some(4)]);
     }
@@ -308,7 +320,10 @@ async fn a_group_with_an_active_member_refuses_standalone_commits_clearly() {
             "{message}"
         );
         // Nothing was committed.
-        let committed = client.committed(&group, &[topic.clone()]).await.unwrap();
+        let committed = client
+            .committed(&group, std::slice::from_ref(&topic))
+            .await
+            .unwrap();
         assert_eq!(committed[0].offset, Some(1));
     }
 }
