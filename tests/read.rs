@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use bytes::{BufMut, Bytes, BytesMut};
 use kseek::read::{OutOfRange, ReadOptions, TimeFilter};
-use kseek::{Client, Error, IsolationLevel, PartitionPlan, Plan};
+use kseek::{
+    Client, ClientConfig, End, Error, IsolationLevel, PartitionPlan, Plan, ReadSpec, Start,
+};
 use kseek_protocol::primitives::{
     get_array, get_i16, get_i32, get_i64, get_nullable_string, get_string,
 };
@@ -34,7 +36,7 @@ fn isolation(level: IsolationLevel) -> Isolation {
 
 /// A plan from Java's ListOffsets answers, resolved as the contract says: a start with no
 /// match is the end, an end with no match is the last fetchable offset.
-fn resolve(
+fn java_plan(
     broker: &Broker,
     topic: &str,
     start: OffsetQuery,
@@ -72,6 +74,19 @@ fn resolve(
         partitions,
         isolation: level,
     }
+}
+
+/// kseek's own resolution of `start..end` on `topic`.
+async fn kseek_plan(
+    client: &Client,
+    topic: &str,
+    start: Start,
+    end: End,
+    level: IsolationLevel,
+) -> Plan {
+    let mut spec = ReadSpec::new([topic], start, end);
+    spec.isolation = level;
+    client.resolve(&spec).await.unwrap()
 }
 
 fn offsets(
@@ -206,14 +221,31 @@ async fn reads_between_two_timestamps_across_three_partitions_one_empty() {
         let written = broker.produce(&topic, &input);
         assert_eq!(written.len(), 20);
         let (t1, t2) = (base + 4_500, base + 15_000);
-        let plan = resolve(
+        let client = client(broker).await;
+        let plan = kseek_plan(
+            &client,
+            &topic,
+            Start::Timestamp(t1),
+            End::Timestamp(t2),
+            IsolationLevel::READ_UNCOMMITTED,
+        )
+        .await;
+        assert!(plan.partitions[2].is_empty(), "{plan:?}");
+        // The same ranges as Java's ListOffsets answers give.
+        let java = java_plan(
             broker,
             &topic,
             OffsetQuery::Timestamp(t1),
             OffsetQuery::Timestamp(t2),
             IsolationLevel::READ_UNCOMMITTED,
         );
-        assert!(plan.partitions[2].is_empty(), "{plan:?}");
+        let ranges = |plan: &Plan| -> Vec<(i32, i64, Option<i64>)> {
+            plan.partitions
+                .iter()
+                .map(|p| (p.partition, p.start, p.end))
+                .collect()
+        };
+        assert_eq!(ranges(&plan), ranges(&java));
         let expected: Vec<Record> = {
             let mut e: Vec<Record> = written
                 .iter()
@@ -227,7 +259,6 @@ async fn reads_between_two_timestamps_across_three_partitions_one_empty() {
         assert_eq!(expected, in_range(&written, &plan));
         assert_eq!(expected.len(), 10);
 
-        let client = client(broker).await;
         let got = read_records(&client, plan.clone(), ReadOptions::default()).await;
         assert_eq!(got, expected, "{:?}", broker.version());
         let got = read_batches(&client, plan.clone(), ReadOptions::default()).await;
@@ -268,13 +299,14 @@ async fn empty_ranges_end_at_once() {
         let options = ReadOptions::default().max_wait(Duration::from_secs(10));
 
         // latest..latest: nothing to read on both partitions (one has data, one is empty).
-        let plan = resolve(
-            broker,
+        let plan = kseek_plan(
+            &client,
             &topic,
-            OffsetQuery::Latest,
-            OffsetQuery::Latest,
+            Start::Latest,
+            End::Latest,
             IsolationLevel::READ_UNCOMMITTED,
-        );
+        )
+        .await;
         assert!(plan.is_empty());
         let started = Instant::now();
         assert_eq!(read_records(&client, plan, options.clone()).await, []);
@@ -285,13 +317,14 @@ async fn empty_ranges_end_at_once() {
         );
 
         // A timestamp after every record: the start resolves to the end.
-        let plan = resolve(
-            broker,
+        let plan = kseek_plan(
+            &client,
             &topic,
-            OffsetQuery::Timestamp(10_000),
-            OffsetQuery::Latest,
+            Start::Timestamp(10_000),
+            End::Latest,
             IsolationLevel::READ_UNCOMMITTED,
-        );
+        )
+        .await;
         assert!(plan.is_empty(), "{plan:?}");
         let started = Instant::now();
         assert_eq!(read_records(&client, plan, options.clone()).await, []);
@@ -340,13 +373,7 @@ async fn a_range_ending_on_a_transaction_marker_ends() {
             IsolationLevel::READ_UNCOMMITTED,
             IsolationLevel::READ_COMMITTED,
         ] {
-            let plan = resolve(
-                broker,
-                &topic,
-                OffsetQuery::Earliest,
-                OffsetQuery::Latest,
-                level,
-            );
+            let plan = kseek_plan(&client, &topic, Start::Earliest, End::Latest, level).await;
             // The end is after the commit marker: no record is at end - 1.
             assert_eq!(plan.partitions[0].end, Some(3), "{plan:?}");
             let options = ReadOptions::default().max_wait(Duration::from_secs(10));
@@ -407,13 +434,14 @@ async fn read_committed_skips_aborted_records() {
             .collect();
         let client = client(broker).await;
 
-        let plan_c = resolve(
-            broker,
+        let plan_c = kseek_plan(
+            &client,
             &topic,
-            OffsetQuery::Earliest,
-            OffsetQuery::Latest,
+            Start::Earliest,
+            End::Latest,
             IsolationLevel::READ_COMMITTED,
-        );
+        )
+        .await;
         assert_eq!(
             read_records(&client, plan_c.clone(), ReadOptions::default()).await,
             committed
@@ -428,13 +456,14 @@ async fn read_committed_skips_aborted_records() {
         );
         assert_eq!(java, committed);
 
-        let plan_u = resolve(
-            broker,
+        let plan_u = kseek_plan(
+            &client,
             &topic,
-            OffsetQuery::Earliest,
-            OffsetQuery::Latest,
+            Start::Earliest,
+            End::Latest,
             IsolationLevel::READ_UNCOMMITTED,
-        );
+        )
+        .await;
         assert_eq!(
             read_records(&client, plan_u, ReadOptions::default()).await,
             all
@@ -472,13 +501,14 @@ async fn every_codec_reads_back_exactly() {
             let written = broker.produce_with(&topic, &options, &input);
             let mut expected: Vec<Record> = written.into_iter().map(|w| w.record).collect();
             expected.sort();
-            let plan = resolve(
-                broker,
+            let plan = kseek_plan(
+                &client,
                 &topic,
-                OffsetQuery::Earliest,
-                OffsetQuery::Latest,
+                Start::Earliest,
+                End::Latest,
                 IsolationLevel::READ_UNCOMMITTED,
-            );
+            )
+            .await;
             let got = read_records(&client, plan.clone(), ReadOptions::default()).await;
             assert_eq!(
                 got.len(),
@@ -516,11 +546,24 @@ async fn a_start_in_the_middle_of_a_batch_drops_earlier_records() {
             .into_iter()
             .map(|w| w.record)
             .collect();
-        let plan = Plan {
-            partitions: vec![offsets(&topic, 0, 4, Some(7), 0, 10)],
-            isolation: IsolationLevel::READ_UNCOMMITTED,
-        };
         let client = client(broker).await;
+        let start = Start::Offsets {
+            offsets: [((topic.clone(), 0), 4)].into(),
+            default: None,
+        };
+        let end = End::Offsets([((topic.clone(), 0), 7)].into());
+        let plan = kseek_plan(
+            &client,
+            &topic,
+            start,
+            end,
+            IsolationLevel::READ_UNCOMMITTED,
+        )
+        .await;
+        assert_eq!(
+            (plan.partitions[0].start, plan.partitions[0].end),
+            (4, Some(7))
+        );
         let mut stream = client.read(plan.clone(), ReadOptions::default());
         let mut got = Vec::new();
         let mut bases = Vec::new();
@@ -548,26 +591,23 @@ async fn the_time_filter_drops_out_of_order_create_times() {
             .collect();
         let written = broker.produce(&topic, &input);
         let (t1, t2) = (2_500, 6_000);
-        let plan = resolve(
-            broker,
+        let client = client(broker).await;
+        let plan = kseek_plan(
+            &client,
             &topic,
-            OffsetQuery::Timestamp(t1),
-            OffsetQuery::Timestamp(t2),
+            Start::Timestamp(t1),
+            End::Timestamp(t2),
             IsolationLevel::READ_UNCOMMITTED,
-        );
+        )
+        .await;
         // First record >= 2500 is offset 1 (5000); first >= 6000 is offset 3.
         assert_eq!(
             (plan.partitions[0].start, plan.partitions[0].end),
             (1, Some(3))
         );
-        let client = client(broker).await;
         let unfiltered = read_records(&client, plan.clone(), ReadOptions::default()).await;
         assert_eq!(unfiltered, written[1..3].to_vec(), "5000 and 2000");
-        let spec = kseek::ReadSpec::new(
-            [topic.clone()],
-            kseek::Start::Timestamp(t1),
-            kseek::End::Timestamp(t2),
-        );
+        let spec = ReadSpec::new([topic.clone()], Start::Timestamp(t1), End::Timestamp(t2));
         let filter = TimeFilter::from_spec(&spec).unwrap();
         assert_eq!(filter, TimeFilter::new(Some(t1), Some(t2)));
         let filtered = read_records(
@@ -589,10 +629,18 @@ async fn an_unbounded_read_follows_new_records_and_new_partitions() {
         let topic = broker.new_topic("read-follow", 1, &[]);
         let first = broker.produce(&topic, &[record(0, 1_000, "a", "1")]);
         let client = client(broker).await;
-        let plan = Plan {
-            partitions: vec![offsets(&topic, 0, 0, None, 0, 1)],
-            isolation: IsolationLevel::READ_UNCOMMITTED,
-        };
+        let plan = kseek_plan(
+            &client,
+            &topic,
+            Start::Earliest,
+            End::Unbounded,
+            IsolationLevel::READ_UNCOMMITTED,
+        )
+        .await;
+        assert_eq!(
+            (plan.partitions[0].start, plan.partitions[0].end),
+            (0, None)
+        );
         let options = ReadOptions::default()
             .max_wait(Duration::from_millis(200))
             .partition_discovery(Some(Duration::from_millis(300)));
@@ -629,10 +677,22 @@ async fn deleted_records_are_reported_as_data_loss_or_fail() {
         let written = broker.produce(&topic, &input);
         let client = client(broker).await;
         // The plan was resolved before retention (DeleteRecords) removed offsets 0..6.
-        let plan = Plan {
-            partitions: vec![offsets(&topic, 0, 2, Some(10), 0, 10)],
-            isolation: IsolationLevel::READ_UNCOMMITTED,
+        let start = Start::Offsets {
+            offsets: [((topic.clone(), 0), 2)].into(),
+            default: None,
         };
+        let plan = kseek_plan(
+            &client,
+            &topic,
+            start,
+            End::Latest,
+            IsolationLevel::READ_UNCOMMITTED,
+        )
+        .await;
+        assert_eq!(
+            (plan.partitions[0].start, plan.partitions[0].end),
+            (2, Some(10))
+        );
         assert_eq!(delete_records(broker, &topic, 0, 6).await, 6);
 
         let mut stream = client.read(plan.clone(), ReadOptions::default()).records();
@@ -657,6 +717,110 @@ async fn deleted_records_are_reported_as_data_loss_or_fail() {
             other => panic!("expected OffsetOutOfRange, got {other:?}"),
         }
         assert!(stream.next().await.is_none());
+    }
+}
+
+#[tokio::test]
+async fn a_partition_that_keeps_failing_is_retried_until_the_deadline() {
+    for broker in support::brokers() {
+        let topic = broker.new_topic("read-gone", 1, &[]);
+        broker.produce(&topic, &[record(0, 1_000, "a", "1")]);
+        let mut config = ClientConfig::new(broker.bootstrap().split(','));
+        config.retry_deadline = Duration::from_secs(3);
+        let client = Client::with_config(config).await.unwrap();
+        // Planned while the topic existed; the topic is gone when the read starts.
+        let plan = Plan {
+            partitions: vec![offsets(&topic, 0, 0, Some(5), 0, 5)],
+            isolation: IsolationLevel::READ_UNCOMMITTED,
+        };
+        broker.delete_topic(&topic);
+        let started = Instant::now();
+        let mut stream = client.read(plan, ReadOptions::default());
+        let result = tokio::time::timeout(READ_LIMIT, stream.next())
+            .await
+            .unwrap();
+        match result {
+            Some(Err(Error::RetriesExhausted { what, attempts, .. })) => {
+                assert!(what.contains(&topic), "{what}");
+                assert!(attempts > 2, "{attempts}");
+            }
+            other => panic!("expected RetriesExhausted, got {other:?}"),
+        }
+        let elapsed = started.elapsed();
+        assert!(
+            elapsed >= Duration::from_secs(2) && elapsed < Duration::from_secs(20),
+            "{elapsed:?}"
+        );
+        assert!(stream.next().await.is_none());
+    }
+}
+
+#[tokio::test]
+async fn compaction_gaps_end_the_read() {
+    for broker in support::brokers() {
+        let topic = broker.new_topic(
+            "read-compact",
+            1,
+            &[
+                ("cleanup.policy", "compact"),
+                ("segment.ms", "100"),
+                ("min.cleanable.dirty.ratio", "0.01"),
+                ("delete.retention.ms", "100"),
+            ],
+        );
+        // Ten keys written twice, then one more write that rolls the segment so the cleaner
+        // can compact the first: offsets 0..10 become a gap.
+        let twice: Vec<Input> = (0..20)
+            .map(|i| {
+                NewRecord::new()
+                    .partition(0)
+                    .key(format!("k{}", i % 10))
+                    .value(format!("v{i}"))
+                    .into()
+            })
+            .collect();
+        broker.produce(&topic, &twice);
+        broker.produce(
+            &topic,
+            &[NewRecord::new().partition(0).key("last").value("x").into()],
+        );
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let compacted = loop {
+            let now = broker.consume(&topic);
+            if now.len() < 21 {
+                break now;
+            }
+            assert!(Instant::now() < deadline, "the log cleaner never ran");
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        };
+        assert!(compacted[0].offset > 0, "{compacted:?}");
+        let client = client(broker).await;
+        let plan = kseek_plan(
+            &client,
+            &topic,
+            Start::Earliest,
+            End::Latest,
+            IsolationLevel::READ_UNCOMMITTED,
+        )
+        .await;
+        assert_eq!(plan.partitions[0].end, Some(21));
+        let got = read_records(&client, plan, ReadOptions::default()).await;
+        assert_eq!(got, compacted);
+
+        // An end inside the gap: nothing to hand out, and the read still ends.
+        let end = End::Offsets([((topic.clone(), 0), compacted[0].offset)].into());
+        let plan = kseek_plan(
+            &client,
+            &topic,
+            Start::Earliest,
+            end,
+            IsolationLevel::READ_UNCOMMITTED,
+        )
+        .await;
+        let started = Instant::now();
+        let options = ReadOptions::default().max_wait(Duration::from_secs(10));
+        assert_eq!(read_records(&client, plan, options).await, []);
+        assert!(started.elapsed() < Duration::from_secs(5));
     }
 }
 
