@@ -31,6 +31,7 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
     /// `host:port` of brokers to learn the cluster from; tried in order until one answers.
+    /// An entry may be a comma-separated list (Kafka's `bootstrap.servers` form).
     pub bootstrap: Vec<String>,
     /// Settings of every broker connection.
     pub connection: ConnectionConfig,
@@ -165,11 +166,21 @@ impl Client {
     }
 
     /// Connects with `config`: tries each bootstrap server in order until one answers
-    /// ApiVersions and Metadata, and learns the cluster's brokers from it.
+    /// ApiVersions and Metadata, and learns the cluster's brokers from it. An entry may
+    /// itself be a comma-separated list, as in Kafka's `bootstrap.servers`.
     ///
     /// # Errors
     /// [`Error::Bootstrap`] when none answers, [`Error::InvalidSpec`] for an empty list.
-    pub async fn with_config(config: ClientConfig) -> Result<Client> {
+    pub async fn with_config(mut config: ClientConfig) -> Result<Client> {
+        // Accept Kafka's `bootstrap.servers` form too: "host:port,host:port".
+        config.bootstrap = config
+            .bootstrap
+            .iter()
+            .flat_map(|b| b.split(','))
+            .map(str::trim)
+            .filter(|b| !b.is_empty())
+            .map(str::to_owned)
+            .collect();
         if config.bootstrap.is_empty() {
             return Err(Error::InvalidSpec {
                 reason: "no bootstrap servers given".to_owned(),

@@ -260,55 +260,90 @@ impl Client {
     }
 
     /// One ListOffsets per leader for the targets `timestamp` gives a value for (by index in
-    /// `targets`); returns the offset per partition (-1 for a miss). No request for none.
+    /// `targets`), to all leaders at once; returns the offset per partition (-1 for a miss).
+    /// No request for none.
     async fn list_offsets(
         &self,
         targets: &[Target],
         isolation: IsolationLevel,
         timestamp: impl Fn(usize) -> Option<i64>,
     ) -> Result<HashMap<Key, i64>> {
-        let mut by_leader: BTreeMap<i32, Vec<(&Target, i64)>> = BTreeMap::new();
+        let mut by_leader: BTreeMap<i32, Vec<(Target, i64)>> = BTreeMap::new();
         for (i, t) in targets.iter().enumerate() {
             if let Some(ts) = timestamp(i) {
-                by_leader.entry(t.leader_id).or_default().push((t, ts));
+                by_leader
+                    .entry(t.leader_id)
+                    .or_default()
+                    .push((t.clone(), ts));
             }
         }
         let mut offsets = HashMap::new();
+        if by_leader.len() <= 1 {
+            for (leader, partitions) in by_leader {
+                offsets.extend(self.list_offsets_of(leader, partitions, isolation).await?);
+            }
+            return Ok(offsets);
+        }
+        let mut tasks = tokio::task::JoinSet::new();
         for (leader, partitions) in by_leader {
-            let conn = self.connection(leader).await?;
-            let request = list_offsets_request(&partitions, isolation);
-            let version = list_offsets_version(conn.broker(), conn.versions(), &request)?;
-            let response = conn.send_version(&request, version).await?;
-            for topic in response.topics {
-                for p in topic.partitions {
-                    let code = ErrorCode(p.error_code);
-                    if !code.is_ok() {
-                        if code.is_retriable() {
-                            self.invalidate(&topic.name);
-                        }
-                        return Err(Error::Partition {
-                            broker: conn.broker().to_owned(),
-                            api: ApiKey::LIST_OFFSETS,
-                            topic: topic.name.clone(),
-                            partition: p.partition_index,
-                            code,
-                        });
-                    }
-                    offsets.insert((topic.name.clone(), p.partition_index), p.offset);
+            let client = self.clone();
+            tasks.spawn(async move { client.list_offsets_of(leader, partitions, isolation).await });
+        }
+        while let Some(joined) = tasks.join_next().await {
+            match joined {
+                Ok(answer) => offsets.extend(answer?),
+                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                Err(e) => {
+                    return Err(Error::InvalidSpec {
+                        reason: format!("a ListOffsets task was cancelled: {e}"),
+                    })
                 }
             }
-            for (t, _) in &partitions {
-                if !offsets.contains_key(&t.key()) {
-                    return Err(Error::Broker {
+        }
+        Ok(offsets)
+    }
+
+    /// One ListOffsets to `leader` for `partitions`.
+    async fn list_offsets_of(
+        &self,
+        leader: i32,
+        partitions: Vec<(Target, i64)>,
+        isolation: IsolationLevel,
+    ) -> Result<HashMap<Key, i64>> {
+        let conn = self.connection(leader).await?;
+        let request = list_offsets_request(&partitions, isolation);
+        let version = list_offsets_version(conn.broker(), conn.versions(), &request)?;
+        let response = conn.send_version(&request, version).await?;
+        let mut offsets = HashMap::new();
+        for topic in response.topics {
+            for p in topic.partitions {
+                let code = ErrorCode(p.error_code);
+                if !code.is_ok() {
+                    if code.is_retriable() {
+                        self.invalidate(&topic.name);
+                    }
+                    return Err(Error::Partition {
                         broker: conn.broker().to_owned(),
                         api: ApiKey::LIST_OFFSETS,
-                        code: ErrorCode::UNKNOWN_SERVER_ERROR,
-                        message: Some(format!(
-                            "no answer for partition {} of topic {:?}",
-                            t.partition, t.topic
-                        )),
+                        topic: topic.name.clone(),
+                        partition: p.partition_index,
+                        code,
                     });
                 }
+                offsets.insert((topic.name.clone(), p.partition_index), p.offset);
+            }
+        }
+        for (t, _) in &partitions {
+            if !offsets.contains_key(&t.key()) {
+                return Err(Error::Broker {
+                    broker: conn.broker().to_owned(),
+                    api: ApiKey::LIST_OFFSETS,
+                    code: ErrorCode::UNKNOWN_SERVER_ERROR,
+                    message: Some(format!(
+                        "no answer for partition {} of topic {:?}",
+                        t.partition, t.topic
+                    )),
+                });
             }
         }
         Ok(offsets)
@@ -583,7 +618,7 @@ fn answer(offsets: &HashMap<Key, i64>, key: &Key, what: &str) -> Result<i64> {
 }
 
 fn list_offsets_request(
-    partitions: &[(&Target, i64)],
+    partitions: &[(Target, i64)],
     isolation: IsolationLevel,
 ) -> ListOffsetsRequest {
     let mut topics: Vec<ListOffsetsTopic> = Vec::new();
@@ -852,8 +887,12 @@ mod tests {
     #[test]
     fn special_timestamps_are_refused_to_older_brokers() {
         let (a, b) = (target(0), target(1));
-        let request =
-            |ts| list_offsets_request(&[(&a, 0), (&b, ts)], IsolationLevel::READ_COMMITTED);
+        let request = |ts| {
+            list_offsets_request(
+                &[(a.clone(), 0), (b.clone(), ts)],
+                IsolationLevel::READ_COMMITTED,
+            )
+        };
         // A v6 broker: real timestamps fine, -3 refused with the versions in the error.
         assert_eq!(
             list_offsets_version("b:1", &versions(6), &request(1_000)).unwrap(),
@@ -895,7 +934,7 @@ mod tests {
         c.topic = "u".into();
         let (a, b) = (target(0), target(1));
         let request = list_offsets_request(
-            &[(&a, LATEST), (&c, LATEST), (&b, LATEST)],
+            &[(a, LATEST), (c, LATEST), (b, LATEST)],
             IsolationLevel::READ_COMMITTED,
         );
         assert_eq!(request.replica_id, -1);

@@ -646,3 +646,133 @@ async fn read_committed_latest_is_the_last_stable_offset() {
         );
     }
 }
+
+#[tokio::test]
+async fn bootstrap_tries_each_server_until_one_answers() {
+    let broker = support::broker();
+    // Nothing listens on port 1: the next server is tried.
+    let client = Client::connect(["127.0.0.1:1", broker.bootstrap()])
+        .await
+        .unwrap();
+    let topic = broker.new_topic("bootstrap", 2, &[]);
+    let metadata = client.metadata(std::slice::from_ref(&topic)).await.unwrap();
+    assert_eq!(metadata[0].name, topic);
+    assert_eq!(metadata[0].partitions.len(), 2);
+    assert!(
+        !metadata[0].topic_id.is_zero(),
+        "Metadata v10+ carries topic ids"
+    );
+    // None answers: an error naming what was tried.
+    let err = Client::connect(["127.0.0.1:1", "127.0.0.1:2"])
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Bootstrap { .. }), "{err}");
+    assert!(err.to_string().contains("127.0.0.1:2"), "{err}");
+}
+
+/// Moves `topic`/`partition` to `to` with Kafka's ReassignPartitionsCommand and waits until
+/// the reassignment is complete (polling `--verify`).
+fn reassign(broker: &Broker, topic: &str, partition: i32, to: i32) {
+    let cache = std::env::var("KSEEK_CACHE_DIR").unwrap_or_else(|_| {
+        let base = std::env::var("XDG_CACHE_HOME")
+            .unwrap_or_else(|_| format!("{}/.cache", std::env::var("HOME").unwrap()));
+        format!("{base}/kseek")
+    });
+    let full = match broker.version() {
+        support::KafkaVersion::V4_4 => "4.4.0",
+        support::KafkaVersion::V3_9 => "3.9.2",
+    };
+    let file = std::env::temp_dir().join(support::unique_name("reassign"));
+    std::fs::write(
+        &file,
+        format!(
+            "{{\"version\":1,\"partitions\":[{{\"topic\":\"{topic}\",\"partition\":{partition},\"replicas\":[{to}]}}]}}"
+        ),
+    )
+    .unwrap();
+    let run = |mode: &str| {
+        let out = Command::new("java")
+            .arg("-cp")
+            .arg(format!("{cache}/kafka-{full}/lib/*"))
+            .arg("org.apache.kafka.tools.reassign.ReassignPartitionsCommand")
+            .args(["--bootstrap-server", broker.bootstrap()])
+            .arg("--reassignment-json-file")
+            .arg(&file)
+            .arg(mode)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "reassign {mode}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    run("--execute");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !run("--verify").contains("is completed") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "reassignment not done"
+        );
+    }
+    let _ = std::fs::remove_file(file);
+}
+
+#[tokio::test]
+async fn a_moved_leader_is_found_again() {
+    for version in [support::KafkaVersion::V4_4, support::KafkaVersion::V3_9] {
+        moved_leader(version).await;
+    }
+}
+
+async fn moved_leader(version: support::KafkaVersion) {
+    // A private three-node cluster, so a partition's leader can move.
+    let broker = Broker::start(version, 3);
+    let topic = support::unique_name("moved");
+    broker.create_topic(&topic, 3, &[]);
+    let input: Vec<Input> = (0..6)
+        .map(|i| {
+            NewRecord::new()
+                .partition(i % 3)
+                .value(format!("m{i}"))
+                .timestamp(BASE + i64::from(i))
+                .into()
+        })
+        .collect();
+    broker.produce(&topic, &input);
+    let client = Client::with_config(ClientConfig {
+        retry_deadline: Duration::from_secs(20),
+        ..ClientConfig::new([broker.bootstrap()])
+    })
+    .await
+    .unwrap();
+    let spec = ReadSpec::new([&topic], Start::Timestamp(BASE + 1), End::Latest);
+    let before = client.resolve(&spec).await.unwrap();
+    // p0 holds BASE+0 and BASE+3, p1 BASE+1 and BASE+4, p2 BASE+2 and BASE+5.
+    assert_eq!(
+        ranges(&before),
+        vec![(0, 1, Some(2)), (1, 0, Some(2)), (2, 0, Some(2))]
+    );
+    let metadata = client.metadata(std::slice::from_ref(&topic)).await.unwrap();
+    let (old, new) = (
+        metadata[0].partitions[0].leader_id,
+        metadata[0].partitions[1].leader_id,
+    );
+    assert_ne!(old, new, "partitions spread over the nodes");
+
+    // Move p0 to p1's node. The client's cached metadata (fresh, well within the 5 min max
+    // age) still names the old leader: ListOffsets there fails with a retriable error, the
+    // client refreshes and asks the new leader.
+    reassign(&broker, &topic, 0, new);
+    let after = client.resolve(&spec).await.unwrap();
+    assert_eq!(ranges(&after), ranges(&before));
+    assert!(
+        after.partitions[0].leader_epoch > before.partitions[0].leader_epoch,
+        "{} then {}",
+        before.partitions[0].leader_epoch,
+        after.partitions[0].leader_epoch
+    );
+    let metadata = client.metadata(std::slice::from_ref(&topic)).await.unwrap();
+    assert_eq!(metadata[0].partitions[0].leader_id, new);
+}
