@@ -673,6 +673,26 @@ mod tests {
     }
 
     #[test]
+    fn metadata_older_than_max_age_is_not_used() {
+        let client = offline_client(ClientConfig {
+            metadata_max_age: Duration::ZERO,
+            ..ClientConfig::default()
+        });
+        let response = MetadataResponse {
+            topics: vec![kseek_protocol::messages::metadata::MetadataResponseTopic {
+                name: Some("t".into()),
+                partitions: vec![Default::default()],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        client
+            .apply_metadata("b:1", &["t".to_owned()], response)
+            .unwrap();
+        assert!(client.cached(&["t".to_owned()]).is_none());
+    }
+
+    #[test]
     fn unknown_topic_in_metadata_is_retriable() {
         let client = offline_client(ClientConfig::default());
         let response = MetadataResponse {
