@@ -217,14 +217,18 @@ mod gzip {
 
     const NAME: &str = "gzip";
 
+    /// Deflate cannot expand more than about 1032 to 1.
+    const MAX_RATIO: usize = 1032;
+
     pub(super) fn decompress(input: &[u8], cap: usize) -> Result<Vec<u8>> {
-        // Kafka payloads typically compress 3-10x; start there and let the buffer grow.
-        read_capped(
-            MultiGzDecoder::new(input),
-            NAME,
-            cap,
-            input.len().saturating_mul(4),
-        )
+        // The last member's trailer holds its uncompressed size (mod 2^32): for Kafka's single
+        // member, the size of the output. It is only a hint for the first allocation, bounded
+        // by the cap and by what the input could produce; the buffer still grows if it lies.
+        let hint = input
+            .last_chunk::<4>()
+            .map_or(0, |isize| u32::from_le_bytes(*isize) as usize)
+            .min(input.len().saturating_mul(MAX_RATIO));
+        read_capped(MultiGzDecoder::new(input), NAME, cap, hint)
     }
 
     pub(super) fn compress(input: &[u8]) -> Result<Vec<u8>> {
@@ -277,37 +281,80 @@ mod snappy {
     const MAX_EXPANSION: usize = 22;
 
     pub(super) fn decompress(input: &[u8], cap: usize) -> Result<Vec<u8>> {
-        let mut out = Vec::new();
-        if input.len() >= XERIAL_HEADER_LEN && input.starts_with(XERIAL_MAGIC) {
-            let mut rest = input;
-            while !rest.is_empty() {
-                // snappy-java's reader accepts concatenated streams: a header between chunks.
-                if rest.starts_with(XERIAL_MAGIC) {
-                    rest = rest
-                        .get(XERIAL_HEADER_LEN..)
-                        .ok_or_else(|| corrupt(NAME, "truncated xerial header"))?;
-                    continue;
-                }
-                let (len, after) = rest
-                    .split_first_chunk::<4>()
-                    .ok_or_else(|| corrupt(NAME, "truncated xerial chunk length"))?;
-                let len = usize::try_from(i32::from_be_bytes(*len))
-                    .map_err(|_| corrupt(NAME, "negative xerial chunk length"))?;
-                if len > after.len() {
-                    return Err(corrupt(NAME, "xerial chunk longer than the input"));
-                }
-                let (block, after) = after.split_at(len);
-                decompress_block(block, &mut out, cap)?;
-                rest = after;
-            }
-        } else {
-            decompress_block(input, &mut out, cap)?;
+        let xerial = input.len() >= XERIAL_HEADER_LEN && input.starts_with(XERIAL_MAGIC);
+        // Two passes: add up the blocks' declared lengths (each checked against what its
+        // block can produce) and check the total against the cap, then allocate once and
+        // decompress every block into its place.
+        let mut total = 0usize;
+        let mut blocks = Blocks::new(input, xerial);
+        while let Some(block) = blocks.next_block()? {
+            total = total
+                .checked_add(declared_len(block)?)
+                .filter(|&total| total <= cap)
+                .ok_or_else(|| too_large(NAME, cap))?;
+        }
+        let mut out = vec![0u8; total];
+        let mut target = &mut out[..];
+        let mut decoder = snap::raw::Decoder::new();
+        let mut blocks = Blocks::new(input, xerial);
+        while let Some(block) = blocks.next_block()? {
+            let (head, tail) = core::mem::take(&mut target)
+                .split_at_mut_checked(declared_len(block)?)
+                .ok_or_else(|| corrupt(NAME, "internal length error"))?;
+            decoder
+                .decompress(block, head)
+                .map_err(|_| corrupt(NAME, "corrupt block"))?;
+            target = tail;
         }
         Ok(out)
     }
 
-    /// Appends the raw snappy block to `out`, keeping `out` within `cap`.
-    fn decompress_block(block: &[u8], out: &mut Vec<u8>, cap: usize) -> Result<()> {
+    /// The raw snappy blocks of a payload: the chunks of a xerial stream, or the whole input.
+    struct Blocks<'a> {
+        rest: &'a [u8],
+        xerial: bool,
+    }
+
+    impl<'a> Blocks<'a> {
+        fn new(input: &'a [u8], xerial: bool) -> Blocks<'a> {
+            Blocks {
+                rest: input,
+                xerial,
+            }
+        }
+
+        fn next_block(&mut self) -> Result<Option<&'a [u8]>> {
+            if !self.xerial {
+                let block = core::mem::take(&mut self.rest);
+                return Ok((!block.is_empty()).then_some(block));
+            }
+            // snappy-java's reader accepts concatenated streams: a header between chunks.
+            while self.rest.starts_with(XERIAL_MAGIC) {
+                self.rest = self
+                    .rest
+                    .get(XERIAL_HEADER_LEN..)
+                    .ok_or_else(|| corrupt(NAME, "truncated xerial header"))?;
+            }
+            if self.rest.is_empty() {
+                return Ok(None);
+            }
+            let (len, after) = self
+                .rest
+                .split_first_chunk::<4>()
+                .ok_or_else(|| corrupt(NAME, "truncated xerial chunk length"))?;
+            let len = usize::try_from(i32::from_be_bytes(*len))
+                .map_err(|_| corrupt(NAME, "negative xerial chunk length"))?;
+            if len > after.len() {
+                return Err(corrupt(NAME, "xerial chunk longer than the input"));
+            }
+            let (block, after) = after.split_at(len);
+            self.rest = after;
+            Ok(Some(block))
+        }
+    }
+
+    /// The uncompressed length a raw block declares, refused if the block cannot produce it.
+    fn declared_len(block: &[u8]) -> Result<usize> {
         let len =
             snap::raw::decompress_len(block).map_err(|_| corrupt(NAME, "bad length header"))?;
         if len > block.len().saturating_mul(MAX_EXPANSION) {
@@ -316,19 +363,7 @@ mod snappy {
                 "length header larger than the block can produce",
             ));
         }
-        let start = out.len();
-        let end = start
-            .checked_add(len)
-            .filter(|&end| end <= cap)
-            .ok_or_else(|| too_large(NAME, cap))?;
-        out.resize(end, 0);
-        let target = out
-            .get_mut(start..)
-            .ok_or_else(|| corrupt(NAME, "internal length error"))?;
-        snap::raw::Decoder::new()
-            .decompress(block, target)
-            .map_err(|_| corrupt(NAME, "corrupt block"))?;
-        Ok(())
+        Ok(len)
     }
 
     /// The xerial snappy-java stream, as Kafka's Java producer writes it.
@@ -504,6 +539,11 @@ mod lz4 {
         let content_checksum = flg & FLG_CONTENT_CHECKSUM != 0;
         let frame_output_start = *written;
 
+        // Size the output once for the whole frame (bounded by the cap), instead of growing
+        // it block by block.
+        let bound = output_bound(input, block_max, block_checksum);
+        ensure_len(out, *written + bound.min(cap - *written));
+
         loop {
             let size = take_u32_le(&mut input, "truncated block size")?;
             if size == 0 {
@@ -573,6 +613,30 @@ mod lz4 {
             }
         }
         Ok(input)
+    }
+
+    /// The most output the blocks at the start of `input` can produce, from their headers: a
+    /// compressed block gives at most the frame's block size (and at most 255 bytes per input
+    /// byte), a stored block its own length. Stops quietly at the end mark or at a truncation,
+    /// which the decoding loop then reports.
+    fn output_bound(mut input: &[u8], block_max: usize, block_checksum: bool) -> usize {
+        const MAX_RATIO: usize = 255;
+        let mut bound = 0usize;
+        while let Some((size, rest)) = input.split_first_chunk::<4>() {
+            let size = u32::from_le_bytes(*size);
+            if size == 0 {
+                break;
+            }
+            let len = (size & !BLOCK_UNCOMPRESSED) as usize;
+            bound = bound.saturating_add(if size & BLOCK_UNCOMPRESSED != 0 {
+                len
+            } else {
+                block_max.min(len.saturating_mul(MAX_RATIO))
+            });
+            let skip = len.saturating_add(if block_checksum { 4 } else { 0 });
+            input = rest.get(skip..).unwrap_or_default();
+        }
+        bound
     }
 
     /// Grows `out` (zero-filled) to at least `len`, doubling so the fill is paid about once.
@@ -711,6 +775,8 @@ mod zstd {
             if decoder.content_size() > u64::try_from(cap - out.len()).unwrap_or(u64::MAX) {
                 return Err(too_large(NAME, cap));
             }
+            // A declared content size (checked against the cap just above) sizes the output.
+            out.reserve(usize::try_from(decoder.content_size()).unwrap_or(0));
             loop {
                 decoder
                     .decode_blocks(&mut rest, BlockDecodingStrategy::UptoBytes(STEP))
