@@ -580,6 +580,49 @@ async fn a_start_in_the_middle_of_a_batch_drops_earlier_records() {
 }
 
 #[tokio::test]
+async fn batches_larger_than_max_bytes_are_read_whole() {
+    for broker in support::brokers() {
+        let topic = broker.new_topic("read-big", 1, &[]);
+        let options = ProduceOptions {
+            linger_ms: Some(1000),
+            batch_size: Some(1 << 20),
+            ..ProduceOptions::default()
+        };
+        let input: Vec<Input> = (0..100)
+            .map(|i| record(0, 1_000 + i, &format!("k{i}"), &"x".repeat(1000)))
+            .collect();
+        let mut written: Vec<Record> = broker
+            .produce_with(&topic, &options, &input)
+            .into_iter()
+            .map(|w| w.record)
+            .collect();
+        written.sort();
+        let client = client(broker).await;
+        let plan = kseek_plan(
+            &client,
+            &topic,
+            Start::Earliest,
+            End::Latest,
+            IsolationLevel::READ_UNCOMMITTED,
+        )
+        .await;
+        let tiny = ReadOptions::default()
+            .fetch_max_bytes(1024)
+            .partition_max_bytes(1024);
+        let mut stream = client.read(plan, tiny);
+        let mut got = Vec::new();
+        let mut largest = 0;
+        while let Some(batch) = stream.next().await {
+            let batch = batch.unwrap();
+            largest = largest.max(batch.batch().size_in_bytes());
+            got.extend(batch.to_records().unwrap().iter().map(to_record));
+        }
+        assert!(largest > 10 * 1024, "a batch of {largest} bytes");
+        assert_eq!(got, written);
+    }
+}
+
+#[tokio::test]
 async fn the_time_filter_drops_out_of_order_create_times() {
     for broker in support::brokers() {
         let topic = broker.new_topic("read-ooo", 1, &[]);
