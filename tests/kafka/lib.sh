@@ -59,7 +59,8 @@ POM
 }
 
 # Prints the cache directory of a full version, fetching the jars into
-# <dir>/lib on first use. Safe to call concurrently (flock per version).
+# <dir>/lib on first use. Safe to call concurrently: fetches take one global
+# lock, as Maven runs sharing a local repository must not overlap.
 kafka_fetch() {
     local ver=$1 dir pom hash
     dir="$KSEEK_CACHE_DIR/kafka-$ver"
@@ -87,7 +88,7 @@ kafka_fetch() {
         [[ -f "$dir/lib.tmp/kafka_2.13-$ver.jar" ]] || die "kafka_2.13-$ver.jar missing after fetch"
         mv "$dir/lib.tmp" "$dir/lib"
         echo "$hash" >"$dir/lib.ok"
-    ) 9>"$dir/.lock" || exit 1
+    ) 9>"$KSEEK_CACHE_DIR/.fetch.lock" || exit 1
     echo "$dir"
 }
 
