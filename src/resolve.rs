@@ -416,8 +416,12 @@ fn validate(spec: &ReadSpec) -> Result<()> {
 
 /// The partitions the read covers, ordered by topic (as listed) and partition.
 fn select(spec: &ReadSpec, metadata: &[TopicMetadata]) -> Result<Vec<Target>> {
-    let mut targets = Vec::new();
-    for topic in metadata {
+    let mut targets: Vec<Target> = Vec::new();
+    for (i, topic) in metadata.iter().enumerate() {
+        // A topic listed twice is read once.
+        if metadata[..i].iter().any(|t| t.name == topic.name) {
+            continue;
+        }
         let chosen: Vec<i32> = match &spec.partitions {
             None => topic.partitions.iter().map(|p| p.partition).collect(),
             Some(only) => {
@@ -942,5 +946,32 @@ mod tests {
         assert_eq!(request.topics.len(), 2);
         assert_eq!(request.topics[0].partitions.len(), 2);
         assert_eq!(request.topics[0].partitions[1].current_leader_epoch, 4);
+    }
+
+    #[test]
+    fn selection_reads_a_topic_once_and_refuses_unknown_partitions() {
+        use crate::cluster::PartitionMetadata;
+        let topic = TopicMetadata {
+            name: "t".into(),
+            topic_id: Uuid::ZERO,
+            partitions: (0..2)
+                .map(|p| PartitionMetadata {
+                    partition: p,
+                    leader_id: p,
+                    leader_epoch: 0,
+                    error_code: ErrorCode::NONE,
+                })
+                .collect(),
+        };
+        let mut spec = ReadSpec::new(["t", "t"], Start::Earliest, End::Latest);
+        let targets = select(&spec, &[topic.clone(), topic.clone()]).unwrap();
+        assert_eq!(targets.len(), 2);
+        spec.partitions = Some(vec![1, 1]);
+        assert_eq!(select(&spec, &[topic.clone()]).unwrap().len(), 1);
+        spec.partitions = Some(vec![2]);
+        assert!(matches!(
+            select(&spec, &[topic]),
+            Err(Error::UnknownPartition { partition: 2, .. })
+        ));
     }
 }
