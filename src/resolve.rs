@@ -967,7 +967,10 @@ mod tests {
         let targets = select(&spec, &[topic.clone(), topic.clone()]).unwrap();
         assert_eq!(targets.len(), 2);
         spec.partitions = Some(vec![1, 1]);
-        assert_eq!(select(&spec, &[topic.clone()]).unwrap().len(), 1);
+        assert_eq!(
+            select(&spec, std::slice::from_ref(&topic)).unwrap().len(),
+            1
+        );
         spec.partitions = Some(vec![2]);
         assert!(matches!(
             select(&spec, &[topic]),
