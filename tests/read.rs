@@ -867,6 +867,129 @@ async fn compaction_gaps_end_the_read() {
     }
 }
 
+#[tokio::test]
+async fn reads_follow_a_moved_leader() {
+    for version in [support::KafkaVersion::V4_4, support::KafkaVersion::V3_9] {
+        moved_leader(version).await;
+    }
+}
+
+async fn moved_leader(version: support::KafkaVersion) {
+    // A private three-node cluster, so a partition's leader can move.
+    let broker = Broker::start(version, 3);
+    let topic = support::unique_name("read-moved");
+    broker.create_topic(&topic, 3, &[]);
+    let input: Vec<Input> = (0..6)
+        .map(|i| {
+            record(
+                i % 3,
+                1_000 + i64::from(i),
+                &format!("k{i}"),
+                &format!("v{i}"),
+            )
+        })
+        .collect();
+    let mut before: Vec<Record> = broker.produce(&topic, &input);
+    before.sort();
+    let config = || {
+        let mut config = ClientConfig::new(broker.bootstrap().split(','));
+        config.retry_deadline = Duration::from_secs(30);
+        config
+    };
+    // A bounded read planned (and its metadata cached) before the move, read after it.
+    let bounded_client = Client::with_config(config()).await.unwrap();
+    let bounded = kseek_plan(
+        &bounded_client,
+        &topic,
+        Start::Earliest,
+        End::Latest,
+        IsolationLevel::READ_UNCOMMITTED,
+    )
+    .await;
+    // An unbounded read running across the move.
+    let client = Client::with_config(config()).await.unwrap();
+    let plan = kseek_plan(
+        &client,
+        &topic,
+        Start::Earliest,
+        End::Unbounded,
+        IsolationLevel::READ_UNCOMMITTED,
+    )
+    .await;
+    let mut stream = client
+        .read(
+            plan,
+            ReadOptions::default().max_wait(Duration::from_millis(200)),
+        )
+        .records();
+    let mut got = Vec::new();
+    for _ in 0..6 {
+        got.push(to_record(&next_record(&mut stream).await));
+    }
+    got.sort();
+    assert_eq!(got, before);
+
+    let metadata = client.metadata(std::slice::from_ref(&topic)).await.unwrap();
+    let (old, new) = (
+        metadata[0].partitions[0].leader_id,
+        metadata[0].partitions[1].leader_id,
+    );
+    assert_ne!(old, new, "partitions spread over the nodes");
+    reassign(&broker, &topic, 0, new);
+    let after = broker.produce(&topic, &[record(0, 2_000, "moved", "after")]);
+    assert_eq!(to_record(&next_record(&mut stream).await), after[0]);
+    assert_eq!(stream.positions()[0].next_offset, after[0].offset + 1);
+
+    let got = read_records(&bounded_client, bounded, ReadOptions::default()).await;
+    assert_eq!(got, before);
+}
+
+/// Moves `topic`/`partition` to node `to` with Kafka's ReassignPartitionsCommand and waits
+/// until the reassignment is complete (polling `--verify`).
+fn reassign(broker: &Broker, topic: &str, partition: i32, to: i32) {
+    let cache = std::env::var("KSEEK_CACHE_DIR").unwrap_or_else(|_| {
+        let base = std::env::var("XDG_CACHE_HOME")
+            .unwrap_or_else(|_| format!("{}/.cache", std::env::var("HOME").unwrap()));
+        format!("{base}/kseek")
+    });
+    let full = match broker.version() {
+        support::KafkaVersion::V4_4 => "4.4.0",
+        support::KafkaVersion::V3_9 => "3.9.2",
+    };
+    let file = std::env::temp_dir().join(support::unique_name("reassign"));
+    std::fs::write(
+        &file,
+        format!(
+            "{{\"version\":1,\"partitions\":[{{\"topic\":\"{topic}\",\"partition\":{partition},\"replicas\":[{to}]}}]}}"
+        ),
+    )
+    .unwrap();
+    let run = |mode: &str| {
+        let out = std::process::Command::new("java")
+            .arg("-cp")
+            .arg(format!("{cache}/kafka-{full}/lib/*"))
+            .arg("org.apache.kafka.tools.reassign.ReassignPartitionsCommand")
+            .args(["--bootstrap-server", broker.bootstrap()])
+            .arg("--reassignment-json-file")
+            .arg(&file)
+            .arg(mode)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "reassign {mode}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    run("--execute");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !run("--verify").contains("is completed") {
+        assert!(Instant::now() < deadline, "reassignment not done");
+    }
+    let _ = std::fs::remove_file(file);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Admin requests the Java tool doesn't offer, sent on a kseek connection.
 // ---------------------------------------------------------------------------------------------
