@@ -24,7 +24,8 @@
 // It prints one line per record, in input order, as the broker stored it:
 //   {"partition":0,"offset":5,"timestamp":1700000000000,"key":..,"value":..,"headers":[..]}
 // plus "aborted":true for records of an aborted transaction (they are flushed before the abort,
-// so they are in the log).
+// so they are in the log). After a commit or abort, produce waits until the transaction markers are
+// written (the last stable offset has passed the transaction), so the log is settled when it reports.
 //
 // consume prints the same shape (plus "timestamp_type"), sorted by partition then offset. Without
 // --expect it reads every assigned partition up to its end offset (the last stable offset under
@@ -260,6 +261,7 @@ public final class KTool {
                             break;
                         case "commit":
                             producer.commitTransaction();
+                            awaitMarkers(p, inTxn);
                             inTxn.clear();
                             break;
                         case "abort":
@@ -269,6 +271,7 @@ public final class KTool {
                             for (Pending pr : inTxn) {
                                 pr.aborted = true;
                             }
+                            awaitMarkers(p, inTxn);
                             inTxn.clear();
                             break;
                         default:
@@ -307,6 +310,46 @@ public final class KTool {
             printDone(pending);
         }
         return 0;
+    }
+
+    /**
+     * Waits until the transaction markers of a finished transaction are in every partition it wrote.
+     * commitTransaction/abortTransaction return once the coordinator has decided; the markers follow
+     * asynchronously. Tests want a settled log (the end offset past the marker), so the marker must be
+     * there when produce reports: the last stable offset passes the transaction's last record once it is.
+     */
+    static void awaitMarkers(Properties producerProps, List<Pending> txn) throws Exception {
+        if (txn.isEmpty()) {
+            return;
+        }
+        Map<TopicPartition, Long> lastOffset = new HashMap<>();
+        for (Pending pr : txn) {
+            RecordMetadata md = pr.future.get();
+            lastOffset.merge(new TopicPartition(md.topic(), md.partition()), md.offset(), Math::max);
+        }
+        Properties p = new Properties();
+        p.put("bootstrap.servers", producerProps.get("bootstrap.servers"));
+        p.put("client.id", "kseek-ktool-markers");
+        long deadline = System.currentTimeMillis() + 30_000;
+        try (Admin admin = Admin.create(p)) {
+            Map<TopicPartition, OffsetSpec> q = new HashMap<>();
+            lastOffset.keySet().forEach(tp -> q.put(tp, OffsetSpec.latest()));
+            while (true) {
+                Map<TopicPartition, ListOffsetsResultInfo> lso = admin
+                        .listOffsets(q, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
+                        .all()
+                        .get();
+                boolean settled = lastOffset.entrySet().stream()
+                        .allMatch(e -> lso.get(e.getKey()).offset() > e.getValue());
+                if (settled) {
+                    return;
+                }
+                if (System.currentTimeMillis() > deadline) {
+                    throw new IllegalStateException("transaction markers not written within 30 s: " + lso);
+                }
+                Thread.sleep(20);
+            }
+        }
     }
 
     /** Prints (in send order) and forgets every pending record; all of them must be complete. */
