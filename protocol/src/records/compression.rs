@@ -1219,4 +1219,53 @@ mod tests {
             );
         }
     }
+
+    mod never_panics {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        fn codec() -> impl Strategy<Value = Compression> {
+            prop::sample::select(CODECS.to_vec())
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+            /// Arbitrary bytes under any codec and cap: an error or output within the cap.
+            #[test]
+            fn on_arbitrary_bytes(
+                codec in codec(),
+                input in prop::collection::vec(any::<u8>(), 0..512),
+                cap in 0usize..100_000,
+            ) {
+                if let Ok(out) = decompress(codec, &input, cap) {
+                    prop_assert!(out.len() <= cap);
+                }
+                if let Ok(out) = decompress_legacy_lz4(&input, cap) {
+                    prop_assert!(out.len() <= cap);
+                }
+            }
+
+            /// A valid payload with a few bytes overwritten: an error, or output within the cap.
+            #[test]
+            fn on_mutated_payloads(
+                codec in codec(),
+                len in 0usize..5_000,
+                edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4),
+                cap in 0usize..10_000,
+            ) {
+                prop_assume!(codec.is_available());
+                let mut bytes = compress(codec, &payload(len)).unwrap();
+                prop_assume!(!bytes.is_empty());
+                for (at, value) in edits {
+                    let i = at.index(bytes.len());
+                    bytes[i] = value;
+                }
+                if let Ok(out) = decompress(codec, &bytes, cap) {
+                    prop_assert!(out.len() <= cap);
+                }
+            }
+        }
+    }
 }
