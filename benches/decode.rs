@@ -111,8 +111,30 @@ impl Measurement for Clock {
     }
 }
 
+/// How much to run: criterion is in test mode (each benchmark once, as `cargo test
+/// --all-targets` runs it, in a debug build) unless it was given `--bench`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Full inputs and sampling.
+    Full,
+    /// `KSEEK_BENCH_QUICK=1`: small inputs, short sampling.
+    Quick,
+    /// Not benchmarking: tiny inputs, so the agreement checks run fast in debug builds.
+    Test,
+}
+
+fn mode() -> Mode {
+    if !std::env::args().any(|a| a == "--bench") {
+        Mode::Test
+    } else if std::env::var_os("KSEEK_BENCH_QUICK").is_some_and(|v| v != "0") {
+        Mode::Quick
+    } else {
+        Mode::Full
+    }
+}
+
 fn quick() -> bool {
-    std::env::var_os("KSEEK_BENCH_QUICK").is_some_and(|v| v != "0")
+    mode() != Mode::Full
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -481,15 +503,15 @@ fn bench_dataset(c: &mut Criterion<Clock>, d: &Dataset) {
 
 fn decode_benches(c: &mut Criterion<Clock>) {
     // (value size, batch size, total bytes per input)
-    let shapes: &[(usize, usize, usize)] = if quick() {
-        &[(100, 16 * KIB, 512 * KIB), (KIB, MIB, 2 * MIB)]
-    } else {
-        &[
+    let shapes: &[(usize, usize, usize)] = match mode() {
+        Mode::Test => &[(100, 16 * KIB, 64 * KIB), (KIB, MIB, MIB)],
+        Mode::Quick => &[(100, 16 * KIB, 512 * KIB), (KIB, MIB, 2 * MIB)],
+        Mode::Full => &[
             (100, 16 * KIB, 8 * MIB),
             (KIB, 16 * KIB, 8 * MIB),
             (100, MIB, 8 * MIB),
             (KIB, MIB, 8 * MIB),
-        ]
+        ],
     };
     for &(value_size, batch_size, total) in shapes {
         for d in datasets(value_size, batch_size, total, &CODECS) {
@@ -500,7 +522,11 @@ fn decode_benches(c: &mut Criterion<Clock>) {
 
 /// 1 KiB records from a buffer far larger than the last-level cache, decoded once per iteration.
 fn large_buffer_bench(c: &mut Criterion<Clock>) {
-    let total = if quick() { 64 * MIB } else { 256 * MIB };
+    let total = match mode() {
+        Mode::Test => 2 * MIB,
+        Mode::Quick => 64 * MIB,
+        Mode::Full => 256 * MIB,
+    };
     let d = datasets(KIB, MIB, total, &[Compression::None]).remove(0);
     agree(&d);
     let mut group = c.benchmark_group(format!("large/{}MiB-1KiB-1MiB/none", total / MIB));
@@ -591,14 +617,14 @@ fn own_decompressors(codec: Compression) -> Vec<(&'static str, Decompressor)> {
 }
 
 fn codec_benches(c: &mut Criterion<Clock>) {
-    let shapes: &[(usize, usize, usize)] = if quick() {
-        &[(KIB, MIB, 2 * MIB)]
-    } else {
-        &[
+    let shapes: &[(usize, usize, usize)] = match mode() {
+        Mode::Test => &[(KIB, MIB, MIB)],
+        Mode::Quick => &[(KIB, MIB, 2 * MIB)],
+        Mode::Full => &[
             (100, MIB, 8 * MIB),
             (KIB, MIB, 8 * MIB),
             (KIB, 16 * KIB, 8 * MIB),
-        ]
+        ],
     };
     for &(value_size, batch_size, total) in shapes {
         for d in datasets(value_size, batch_size, total, &CODECS[1..]) {
