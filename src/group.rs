@@ -43,6 +43,20 @@ pub struct CommitOffset {
     pub metadata: Option<String>,
 }
 
+impl From<crate::read::PartitionPosition> for CommitOffset {
+    /// What to commit once everything a read handed out is processed: its next offset and the
+    /// leader epoch of its last record, without metadata.
+    fn from(p: crate::read::PartitionPosition) -> Self {
+        CommitOffset {
+            topic: p.topic,
+            partition: p.partition,
+            offset: p.next_offset,
+            leader_epoch: p.leader_epoch,
+            metadata: None,
+        }
+    }
+}
+
 /// A group's committed offset for one partition, as OffsetFetch reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommittedOffset {
