@@ -554,64 +554,14 @@ impl ListOffsetsPartitionResponse {
 mod tests {
     use super::*;
     use crate::messages::decode_exact;
+    use crate::messages::testing::{
+        arb_unknown_tags, assert_prefixes_fail, assert_wire, encode, round_trip_every_version,
+    };
     use crate::primitives::RawTaggedField;
     use proptest::collection::vec;
     use proptest::prelude::*;
 
     // --- helpers ------------------------------------------------------------------------------
-
-    fn encode<M: Message>(m: &M, version: i16) -> Vec<u8> {
-        let mut buf = BytesMut::new();
-        m.encode(&mut buf, version).unwrap();
-        buf.to_vec()
-    }
-
-    /// Asserts that `bytes` decodes to `value` at `version` and that `value` encodes to `bytes`.
-    fn assert_wire<M: Message + PartialEq + core::fmt::Debug>(
-        value: &M,
-        version: i16,
-        bytes: &[u8],
-    ) {
-        let decoded: M = decode_exact(Bytes::copy_from_slice(bytes), version).unwrap();
-        assert_eq!(&decoded, value);
-        assert_eq!(encode(value, version), bytes);
-    }
-
-    /// Every strict prefix fails; one trailing byte is `TrailingBytes`.
-    fn assert_prefixes_fail<M: Message + core::fmt::Debug>(bytes: &[u8], version: i16) {
-        for end in 0..bytes.len() {
-            let r = decode_exact::<M>(Bytes::copy_from_slice(&bytes[..end]), version);
-            assert!(r.is_err(), "prefix of {end} bytes decoded: {r:?}");
-        }
-        let mut longer = bytes.to_vec();
-        longer.push(0);
-        assert!(matches!(
-            decode_exact::<M>(Bytes::from(longer), version),
-            Err(Error::TrailingBytes { count: 1, .. })
-        ));
-    }
-
-    fn arb_unknown_tags(flexible: bool) -> BoxedStrategy<UnknownTaggedFields> {
-        if !flexible {
-            return Just(UnknownTaggedFields::default()).boxed();
-        }
-        proptest::collection::btree_map(
-            0u32..300,
-            proptest::collection::vec(any::<u8>(), 0..6),
-            0..3,
-        )
-        .prop_map(|m| {
-            UnknownTaggedFields(
-                m.into_iter()
-                    .map(|(tag, data)| RawTaggedField {
-                        tag,
-                        data: Bytes::from(data),
-                    })
-                    .collect(),
-            )
-        })
-        .boxed()
-    }
 
     fn flexible(version: i16) -> bool {
         version >= 6
@@ -703,38 +653,6 @@ mod tests {
                 topics,
                 unknown_tagged_fields: tags,
             })
-    }
-
-    fn check_round_trip<M: Message + PartialEq + core::fmt::Debug>(
-        value: &M,
-        version: i16,
-    ) -> core::result::Result<(), TestCaseError> {
-        let bytes = encode(value, version);
-        let decoded: M = decode_exact(Bytes::from(bytes.clone()), version)
-            .map_err(|e| TestCaseError::fail(format!("{e}")))?;
-        prop_assert_eq!(&decoded, value);
-        prop_assert_eq!(encode(&decoded, version), bytes);
-        Ok(())
-    }
-
-    /// Runs `check_round_trip` on 256 generated values at each version in `versions`, so every
-    /// version is covered, not just those a random pick happens to hit.
-    fn round_trip_every_version<M, S>(
-        versions: core::ops::RangeInclusive<i16>,
-        strategy: impl Fn(i16) -> S,
-    ) where
-        M: Message + PartialEq + core::fmt::Debug,
-        S: Strategy<Value = M>,
-    {
-        for version in versions {
-            let mut runner = proptest::test_runner::TestRunner::default();
-            let result = runner.run(&strategy(version), |value| {
-                check_round_trip(&value, version)
-            });
-            if let Err(e) = result {
-                panic!("version {version}: {e}");
-            }
-        }
     }
 
     // --- 1. round trips at every version --------------------------------------------------------

@@ -720,39 +720,13 @@ fn absent(is_default: bool, what: &'static str, version: i16) -> Result<()> {
 mod tests {
     use super::*;
     use crate::messages::decode_exact;
+    use crate::messages::testing::{
+        check_bytes, check_golden, check_prefixes_and_trailing, encode as enc,
+    };
     use crate::primitives::RawTaggedField;
     use proptest::collection::vec;
     use proptest::option;
     use proptest::prelude::*;
-
-    fn enc<M: Message>(m: &M, v: i16) -> Vec<u8> {
-        let mut b = BytesMut::new();
-        m.encode(&mut b, v).unwrap();
-        b.to_vec()
-    }
-
-    fn check_bytes<M: Message + PartialEq + core::fmt::Debug>(m: &M, v: i16, bytes: &[u8]) {
-        assert_eq!(enc(m, v), bytes, "encode v{v}");
-        let d: M = decode_exact(Bytes::copy_from_slice(bytes), v).unwrap();
-        assert_eq!(&d, m, "decode v{v}");
-    }
-
-    fn check_prefixes_and_trailing<M: Message + core::fmt::Debug>(m: &M, v: i16) {
-        let full = enc(m, v);
-        for n in 0..full.len() {
-            assert!(
-                decode_exact::<M>(Bytes::copy_from_slice(&full[..n]), v).is_err(),
-                "prefix {n} of {} at v{v}",
-                full.len()
-            );
-        }
-        let mut more = full.clone();
-        more.push(0);
-        assert!(matches!(
-            decode_exact::<M>(Bytes::from(more), v),
-            Err(Error::TrailingBytes { count: 1, .. })
-        ));
-    }
 
     fn unknown_tags(flexible: bool) -> impl Strategy<Value = UnknownTaggedFields> {
         vec((0u32..3, vec(any::<u8>(), 0..4)), 0..3).prop_map(move |fields| {
@@ -916,47 +890,6 @@ mod tests {
 
     fn versions() -> impl Strategy<Value = i16> {
         1i16..=13
-    }
-
-    /// Decodes every captured frame of this API (protocol/tests/data, real Java client and
-    /// broker traffic) and checks that re-encoding reproduces the body byte for byte.
-    /// Returns how many request/response pairs were checked.
-    fn check_golden<Q: Message + core::fmt::Debug, S: Message + core::fmt::Debug>() -> usize {
-        use crate::header::{RequestHeader, ResponseHeader};
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
-        let mut checked = 0;
-        for dir in std::fs::read_dir(&root).unwrap() {
-            let dir = dir.unwrap().path();
-            let Ok(index) = std::fs::read_to_string(dir.join("index.tsv")) else {
-                continue;
-            };
-            for line in index.lines().filter(|l| !l.starts_with('#')) {
-                let f: Vec<&str> = line.split('\t').collect();
-                let (Ok(key), Ok(v), Ok(qh), Ok(sh)) = (
-                    f[1].parse::<i16>(),
-                    f[3].parse::<i16>(),
-                    f[4].parse::<i16>(),
-                    f[5].parse::<i16>(),
-                ) else {
-                    panic!("bad index line {line:?}");
-                };
-                if key != Q::API_KEY.0 || !Q::VERSIONS.contains(v) {
-                    continue;
-                }
-                let mut q = Bytes::from(std::fs::read(dir.join(f[7])).unwrap());
-                RequestHeader::decode(&mut q, qh).unwrap();
-                let req: Q =
-                    decode_exact(q.clone(), v).unwrap_or_else(|e| panic!("{dir:?} {}: {e}", f[7]));
-                assert_eq!(enc(&req, v), q.to_vec(), "{dir:?} {}", f[7]);
-                let mut s = Bytes::from(std::fs::read(dir.join(f[8])).unwrap());
-                ResponseHeader::decode(&mut s, sh).unwrap();
-                let resp: S =
-                    decode_exact(s.clone(), v).unwrap_or_else(|e| panic!("{dir:?} {}: {e}", f[8]));
-                assert_eq!(enc(&resp, v), s.to_vec(), "{dir:?} {}", f[8]);
-                checked += 1;
-            }
-        }
-        checked
     }
 
     #[test]

@@ -15,6 +15,8 @@ pub mod list_offsets;
 pub mod metadata;
 pub mod offset_commit;
 pub mod offset_fetch;
+#[cfg(test)]
+pub(crate) mod testing;
 
 use crate::api_key::ApiKey;
 use crate::error::{Error, Result};
