@@ -102,6 +102,34 @@ pub struct PartitionMetadata {
     pub error_code: ErrorCode,
 }
 
+/// One broker as the cluster metadata describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerMetadata {
+    /// The broker's node id.
+    pub node_id: i32,
+    /// The host it advertises.
+    pub host: String,
+    /// The port it advertises.
+    pub port: i32,
+    /// Its rack, where configured.
+    pub rack: Option<String>,
+}
+
+/// The whole cluster as one Metadata answer for every topic describes it
+/// ([`Client::cluster_metadata`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterMetadata {
+    /// The cluster id (Metadata v2+), where the broker gave one.
+    pub cluster_id: Option<String>,
+    /// The controller's node id (Metadata v1+), `None` when the broker didn't say.
+    pub controller_id: Option<i32>,
+    /// The brokers, ordered by node id.
+    pub brokers: Vec<BrokerMetadata>,
+    /// Every topic the broker listed without a topic-level error (internal topics included),
+    /// ordered by name, partitions by id.
+    pub topics: Vec<TopicMetadata>,
+}
+
 /// A connection to a Kafka cluster. Cheap to clone: clones share the metadata cache and the
 /// broker connections.
 ///
@@ -214,6 +242,52 @@ impl Client {
     pub async fn metadata(&self, topics: &[String]) -> Result<Vec<TopicMetadata>> {
         self.retry(&format!("fetching metadata for topics {topics:?}"), || {
             self.metadata_once(topics)
+        })
+        .await
+    }
+
+    /// The brokers, the controller and every topic of the cluster, from one Metadata request
+    /// for all topics (retried on retriable failures until [`ClientConfig::retry_deadline`]).
+    /// The answer also refreshes the broker list and the cached metadata of every topic in it.
+    ///
+    /// ```no_run
+    /// # async fn example(client: kseek::Client) -> kseek::Result<()> {
+    /// let cluster = client.cluster_metadata().await?;
+    /// for t in &cluster.topics {
+    ///     println!("{}: {} partitions", t.name, t.partitions.len());
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # References
+    /// <https://kafka.apache.org/protocol#The_Messages_Metadata> (a null topic list asks for
+    /// every topic).
+    pub async fn cluster_metadata(&self) -> Result<ClusterMetadata> {
+        self.retry("fetching metadata for every topic", || async {
+            let conn = self.any_connection().await?;
+            let response = conn.send(&MetadataRequest::all_topics()).await?;
+            let cluster = cluster_from_response(response);
+            let now = Instant::now();
+            let mut state = self.state();
+            if !cluster.brokers.is_empty() {
+                state.brokers = cluster
+                    .brokers
+                    .iter()
+                    .map(|b| (b.node_id, format!("{}:{}", b.host, b.port)))
+                    .collect();
+            }
+            for t in &cluster.topics {
+                state.topics.insert(
+                    t.name.clone(),
+                    CachedTopic {
+                        metadata: t.clone(),
+                        fetched_at: now,
+                        stale: false,
+                    },
+                );
+            }
+            Ok(cluster)
         })
         .await
     }
@@ -536,6 +610,53 @@ impl Client {
     }
 }
 
+/// The [`ClusterMetadata`] of a Metadata answer for every topic: topics with a topic-level
+/// error (or no partitions) are left out, since there is nothing to read from them.
+fn cluster_from_response(response: MetadataResponse) -> ClusterMetadata {
+    let mut brokers: Vec<BrokerMetadata> = response
+        .brokers
+        .into_iter()
+        .map(|b| BrokerMetadata {
+            node_id: b.node_id,
+            host: b.host,
+            port: b.port,
+            rack: b.rack,
+        })
+        .collect();
+    brokers.sort_by_key(|b| b.node_id);
+    let mut topics: Vec<TopicMetadata> = response
+        .topics
+        .into_iter()
+        .filter(|t| ErrorCode(t.error_code).is_ok() && !t.partitions.is_empty())
+        .filter_map(|t| {
+            let name = t.name?;
+            let mut partitions: Vec<PartitionMetadata> = t
+                .partitions
+                .iter()
+                .map(|p| PartitionMetadata {
+                    partition: p.partition_index,
+                    leader_id: p.leader_id,
+                    leader_epoch: p.leader_epoch,
+                    error_code: ErrorCode(p.error_code),
+                })
+                .collect();
+            partitions.sort_by_key(|p| p.partition);
+            Some(TopicMetadata {
+                name,
+                topic_id: t.topic_id,
+                partitions,
+            })
+        })
+        .collect();
+    topics.sort_by(|a, b| a.name.cmp(&b.name));
+    ClusterMetadata {
+        cluster_id: response.cluster_id,
+        controller_id: (response.controller_id >= 0).then_some(response.controller_id),
+        brokers,
+        topics,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -708,5 +829,69 @@ mod tests {
             .unwrap_err();
         assert!(matches!(&err, Error::UnknownTopic { topic, .. } if topic == "gone"));
         assert!(err.is_retriable());
+    }
+
+    #[test]
+    fn cluster_metadata_sorts_and_leaves_out_topics_in_error() {
+        use kseek_protocol::messages::metadata::{
+            MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+        };
+        let partition = |index: i32, leader: i32| MetadataResponsePartition {
+            partition_index: index,
+            leader_id: leader,
+            leader_epoch: 7,
+            ..Default::default()
+        };
+        let broker = |id: i32, host: &str| MetadataResponseBroker {
+            node_id: id,
+            host: host.into(),
+            port: 9092,
+            ..Default::default()
+        };
+        let response = MetadataResponse {
+            brokers: vec![broker(2, "b"), broker(1, "a")],
+            cluster_id: Some("c".into()),
+            controller_id: 2,
+            topics: vec![
+                MetadataResponseTopic {
+                    name: Some("z".into()),
+                    partitions: vec![partition(1, 2), partition(0, 1)],
+                    ..Default::default()
+                },
+                MetadataResponseTopic {
+                    name: Some("broken".into()),
+                    error_code: ErrorCode::TOPIC_AUTHORIZATION_FAILED.0,
+                    ..Default::default()
+                },
+                MetadataResponseTopic {
+                    name: Some("a".into()),
+                    partitions: vec![partition(0, 2)],
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        };
+        let cluster = cluster_from_response(response);
+        assert_eq!(cluster.cluster_id.as_deref(), Some("c"));
+        assert_eq!(cluster.controller_id, Some(2));
+        let brokers: Vec<_> = cluster
+            .brokers
+            .iter()
+            .map(|b| (b.node_id, b.host.as_str()))
+            .collect();
+        assert_eq!(brokers, [(1, "a"), (2, "b")]);
+        let topics: Vec<_> = cluster.topics.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(topics, ["a", "z"]);
+        let z: Vec<_> = cluster.topics[1]
+            .partitions
+            .iter()
+            .map(|p| (p.partition, p.leader_id, p.leader_epoch))
+            .collect();
+        assert_eq!(z, [(0, 1, 7), (1, 2, 7)]);
+        let no_controller = cluster_from_response(MetadataResponse {
+            controller_id: -1,
+            ..Default::default()
+        });
+        assert_eq!(no_controller.controller_id, None);
     }
 }

@@ -41,7 +41,9 @@ pub mod plan;
 pub mod read;
 pub mod resolve;
 
-pub use cluster::{Client, ClientConfig, PartitionMetadata, TopicMetadata};
+pub use cluster::{
+    BrokerMetadata, Client, ClientConfig, ClusterMetadata, PartitionMetadata, TopicMetadata,
+};
 pub use conn::{Connection, ConnectionConfig};
 pub use error::{Error, Result};
 pub use group::{CommitOffset, CommittedOffset};
