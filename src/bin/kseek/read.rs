@@ -1,0 +1,167 @@
+//! `kseek read`: resolve the range, print its records, commit where asked.
+
+use std::future::Future;
+use std::io::{BufWriter, IsTerminal, Write};
+use std::pin::Pin;
+use std::task::Poll;
+use std::time::Instant;
+
+use futures_core::Stream;
+use kseek::read::TimeFilter;
+use kseek::{CommitOffset, Plan, ReadOptions, ReadRecord};
+
+use crate::fail::Fail;
+use crate::output::RecordFormat;
+use crate::progress::Progress;
+use crate::ReadArgs;
+
+/// What the read loop saw next.
+enum Step {
+    /// A record, an error, or the end (`None`).
+    Next(Option<kseek::Result<ReadRecord>>),
+    /// No record is ready right now: a good moment to flush.
+    Idle,
+    /// Ctrl-C.
+    Interrupted,
+}
+
+/// Runs `kseek read`.
+pub(crate) async fn run(bootstrap: &str, args: ReadArgs, now: i64) -> Result<(), Fail> {
+    let started = Instant::now();
+    let format = RecordFormat::parse(&args.format)
+        .map_err(|why| Fail::usage(format!("invalid --format {:?}: {why}", args.format)))?;
+    let (from, to) = crate::parse_selector(&args.select, now)?;
+    let client = crate::connect(bootstrap).await?;
+    let cluster = crate::cluster_with(&client, &args.select.topic).await?;
+    let selection = crate::select(&cluster, &args.select.topic, &args.select.partition)?;
+    let spec = crate::spec_for(&args.select, &selection, &from, &to)?;
+    let plan = client
+        .resolve(&spec)
+        .await
+        .map_err(|e| Fail::kafka("resolving the read", &e))?;
+    let mut options = ReadOptions::default();
+    if args.exact_time {
+        if let Some(filter) = TimeFilter::from_spec(&spec) {
+            options = options.time_filter(filter);
+        }
+    }
+    let starts: Vec<i64> = plan.partitions.iter().map(|p| p.start).collect();
+    let partitions = plan.partitions.len();
+    let mut progress = progress_for(&plan, args.quiet);
+    let mut records = client.read(plan, options).records();
+
+    let mut out = BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
+    let (mut count, mut bytes) = (0u64, 0u64);
+    let mut flushed = true;
+    let mut interrupted = false;
+    let mut ctrl_c = Some(Box::pin(tokio::signal::ctrl_c()));
+    let result: Result<(), Fail> = loop {
+        if args.count.is_some_and(|n| count >= n) {
+            break Ok(());
+        }
+        let step = std::future::poll_fn(|cx| {
+            if let Some(signal) = ctrl_c.as_mut() {
+                match signal.as_mut().poll(cx) {
+                    Poll::Ready(Ok(())) => return Poll::Ready(Step::Interrupted),
+                    // No signal handling here: run without it.
+                    Poll::Ready(Err(_)) => ctrl_c = None,
+                    Poll::Pending => {}
+                }
+            }
+            match Pin::new(&mut records).poll_next(cx) {
+                Poll::Ready(next) => Poll::Ready(Step::Next(next)),
+                Poll::Pending if flushed => Poll::Pending,
+                Poll::Pending => Poll::Ready(Step::Idle),
+            }
+        })
+        .await;
+        match step {
+            Step::Idle => {
+                if let Err(e) = out.flush() {
+                    break Err(crate::output_failed(e));
+                }
+                flushed = true;
+            }
+            Step::Interrupted => {
+                interrupted = true;
+                break Ok(());
+            }
+            Step::Next(None) => break Ok(()),
+            Step::Next(Some(Err(e))) => break Err(Fail::kafka("reading", &e)),
+            Step::Next(Some(Ok(record))) => {
+                if let Err(e) = format.write(&mut out, &record) {
+                    break Err(crate::output_failed(e));
+                }
+                flushed = false;
+                count += 1;
+                bytes += (record.key.as_ref().map_or(0, |k| k.len())
+                    + record.value.as_ref().map_or(0, |v| v.len())) as u64;
+                if let Some(p) = progress.as_mut().filter(|p| p.due()) {
+                    let done = records
+                        .positions()
+                        .iter()
+                        .zip(&starts)
+                        .map(|(p, s)| p.next_offset.saturating_sub(*s).max(0) as u64)
+                        .sum();
+                    p.draw(done, count);
+                }
+            }
+        }
+    };
+    if let Some(p) = progress.as_mut() {
+        p.clear();
+    }
+    // What was printed goes out before anything else happens, also after a failed read.
+    let flushed = out.flush().map_err(crate::output_failed);
+    drop(out);
+    result?;
+    flushed?;
+    if !args.quiet {
+        for loss in records.data_loss() {
+            crate::info::note(&format!(
+                "warning: partition {} of topic {:?}: offsets {} to {} were deleted before they could be read",
+                loss.partition,
+                loss.topic,
+                loss.from,
+                loss.to - 1
+            ));
+        }
+    }
+    if args.commit {
+        // --commit requires --group (clap checks).
+        let group = args.select.group.as_deref().unwrap_or_default();
+        let commits: Vec<CommitOffset> = records.positions().into_iter().map(Into::into).collect();
+        client
+            .commit(group, &commits)
+            .await
+            .map_err(|e| Fail::kafka(&format!("committing the offsets of group {group:?}"), &e))?;
+        if !args.quiet {
+            crate::info::note(&format!(
+                "committed offsets of group {group:?} for {} partitions",
+                commits.len()
+            ));
+        }
+    }
+    if !args.quiet {
+        let partitions = records.positions().len().max(partitions);
+        crate::info::note(&format!(
+            "read {count} records ({bytes} bytes of keys+values) from {partitions} partitions in {:.2}s",
+            started.elapsed().as_secs_f64()
+        ));
+    }
+    if interrupted && !args.select.follow {
+        return Err(Fail {
+            code: crate::fail::INTERRUPTED,
+            message: "interrupted before the end of the range".to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// A progress bar for a bounded read when stderr is a terminal (and not --quiet).
+fn progress_for(plan: &Plan, quiet: bool) -> Option<Progress> {
+    if quiet || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    plan.max_records().map(Progress::new)
+}
