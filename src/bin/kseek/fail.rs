@@ -31,7 +31,9 @@ pub(crate) struct Fail {
 
 impl fmt::Display for Fail {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "kseek: {}", self.message)
+        // Every line ends as a sentence does.
+        let stop = if self.message.ends_with('.') { "" } else { "." };
+        write!(f, "kseek: {}{stop}", self.message)
     }
 }
 

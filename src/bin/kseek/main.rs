@@ -75,7 +75,8 @@ Positions: earliest, latest, now, 2026-11-30T10:00:00Z, 2026-11-30, 176726160000
 -1h30m, offset:42, offset:0=42,1=17, group.
 
 Template tokens (--format): %t topic, %p partition, %o offset, %T timestamp (ms), %k key,
-%s value, %K key length, %S value length (-1 for null), %h headers (k=v,k=v), %%;
+%s value, %K key length, %S value length (-1 for null), %h headers (k=v,k=v; a null value
+as NULL), %%;
 escapes \\n \\t \\r \\\\.
 
 Examples:
@@ -582,7 +583,7 @@ mod tests {
         let e = parse(&["kseek", "read", "--topic", "t", "--from", "group"]).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "kseek: --from group needs --group. Add --group <GROUP>"
+            "kseek: --from group needs --group. Add --group <GROUP>."
         );
         assert_eq!(e.code, fail::USAGE);
         let e = parse(&[

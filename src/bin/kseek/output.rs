@@ -37,7 +37,7 @@ pub(crate) enum Piece {
     KeyLength,
     /// `%S`
     ValueLength,
-    /// `%h`
+    /// `%h`: `k=v,k=v`, a null value as `NULL` (as kcat prints it)
     Headers,
 }
 
@@ -156,7 +156,8 @@ fn write_piece(out: &mut impl Write, piece: &Piece, r: &ReadRecord) -> io::Resul
                 }
                 out.write_all(&h.key)?;
                 out.write_all(b"=")?;
-                out.write_all(h.value.as_deref().unwrap_or_default())?;
+                // kcat writes a null header value as NULL (an empty one as nothing).
+                out.write_all(h.value.as_deref().unwrap_or(b"NULL"))?;
             }
             Ok(())
         }
@@ -356,7 +357,7 @@ mod tests {
         );
         assert_eq!(
             render("%t|%p|%o|%T|%k|%s|%K|%S|%h|%%|\\n\\t\\r\\\\", &r),
-            b"t|2|42|1767261600000|key|value|3|5|a=1,b=|%|\n\t\r\\"
+            b"t|2|42|1767261600000|key|value|3|5|a=1,b=NULL|%|\n\t\r\\"
         );
         assert_eq!(
             render("%p %o %T %k %s\\n", &r),
