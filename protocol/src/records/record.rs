@@ -96,27 +96,26 @@ impl Records {
     /// Iterates the records, decoding each on demand.
     #[inline]
     pub fn iter(&self) -> RecordsIter<'_> {
-        let inner = match self.kind {
+        let (remaining, base_offset, base_timestamp, log_append_time, legacy) = match self.kind {
             Kind::V2 {
                 count,
                 base_offset,
                 base_timestamp,
                 log_append_time,
-            } => Inner::V2(V2Iter {
+            } => (count, base_offset, base_timestamp, log_append_time, None),
+            Kind::Legacy(kind) => (0, 0, 0, None, Some(kind)),
+        };
+        RecordsIter {
+            v2: V2Iter {
                 data: &self.buf,
                 buf: &self.buf,
-                remaining: count,
+                remaining,
                 base_offset,
                 base_timestamp,
                 log_append_time,
-            }),
-            Kind::Legacy(kind) => Inner::Legacy(LegacyIter {
-                data: &self.buf,
-                buf: &self.buf,
-                kind,
-            }),
-        };
-        RecordsIter { inner }
+            },
+            legacy,
+        }
     }
 
     /// The buffer the records are read from: the batch's record area, decompressed if the
@@ -152,13 +151,13 @@ impl<'a> IntoIterator for &'a Records {
 /// For magic 2 it is also an error when bytes remain after the declared number of records.
 #[derive(Clone, Debug)]
 pub struct RecordsIter<'a> {
-    inner: Inner<'a>,
-}
-
-#[derive(Clone, Debug)]
-enum Inner<'a> {
-    V2(V2Iter<'a>),
-    Legacy(LegacyIter<'a>),
+    // A struct rather than an enum of the two formats, and no `&mut` of it ever leaves the
+    // hot path, so the optimiser keeps the cursor in registers (an enum's variants share
+    // memory, which kept the whole iterator on the stack).
+    /// The cursor; for a legacy set only `data` and `buf` are used.
+    v2: V2Iter<'a>,
+    /// `Some` for a legacy message set.
+    legacy: Option<LegacyKind>,
 }
 
 impl<'a> Iterator for RecordsIter<'a> {
@@ -166,16 +165,21 @@ impl<'a> Iterator for RecordsIter<'a> {
 
     #[inline(always)]
     fn next(&mut self) -> Option<Result<Record<'a>>> {
-        match &mut self.inner {
-            Inner::V2(it) => it.next(),
-            Inner::Legacy(it) => it.next(),
+        match self.legacy {
+            None => self.v2.next(),
+            Some(kind) => {
+                let (item, rest) = legacy_next(self.v2.data, self.v2.buf, kind);
+                self.v2.data = rest;
+                item
+            }
         }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        match &self.inner {
-            Inner::V2(it) => (0, Some((it.remaining as usize).min(it.data.len() + 1))),
-            Inner::Legacy(it) => (0, Some(it.data.len() / MIN_LEGACY_ENTRY_SIZE + 1)),
+        let it = &self.v2;
+        match self.legacy {
+            None => (0, Some((it.remaining as usize).min(it.data.len() + 1))),
+            Some(_) => (0, Some(it.data.len() / MIN_LEGACY_ENTRY_SIZE + 1)),
         }
     }
 }
@@ -412,29 +416,13 @@ impl<'a> V2Iter<'a> {
         self.remaining -= 1;
         match self.decode_fast() {
             Some(r) => Some(Ok(r)),
-            None => Some(Err(self.decode_error())),
+            None => {
+                let e = decode_error(self.clone());
+                self.remaining = 0;
+                self.data = &[];
+                Some(Err(e))
+            }
         }
-    }
-
-    /// Why [`V2Iter::decode_fast`] declined the next record, which ends the iteration.
-    ///
-    /// The fast path declines only malformed records (every varint length goes through
-    /// it), so the checked path always finds the error; returning just the error, not a
-    /// `Result<Record>`, lets the hot path keep its record in registers. Should the two
-    /// paths ever disagree, the record is refused rather than returned.
-    #[cold]
-    #[inline(never)]
-    fn decode_error(&mut self) -> Error {
-        let e = match self.decode() {
-            Err(e) => e,
-            Ok(_) => Error::InvalidValue {
-                what: "record (the fast and checked decoders disagree)",
-                value: 0,
-            },
-        };
-        self.remaining = 0;
-        self.data = &[];
-        e
     }
 
     /// The hot path: decodes a well-formed record with no error reporting at all (`None`
@@ -545,19 +533,43 @@ impl<'a> V2Iter<'a> {
     }
 }
 
-/// Reads a zigzag varint, with the one- and two-byte cases inline; `None` on any error.
+/// Why [`V2Iter::decode_fast`] declined the next record, which ends the iteration.
+///
+/// The fast path declines only malformed records (every varint length goes through it), so
+/// the checked path always finds the error; should the two paths ever disagree, the record is
+/// refused rather than returned. Takes a copy of the iterator, and returns just the error,
+/// so that no address of the hot path's cursor or record is ever taken.
+#[cold]
+#[inline(never)]
+fn decode_error(mut it: V2Iter<'_>) -> Error {
+    match it.decode() {
+        Err(e) => e,
+        Ok(_) => Error::InvalidValue {
+            what: "record (the fast and checked decoders disagree)",
+            value: 0,
+        },
+    }
+}
+
+/// Reads a zigzag varint, with the one- to three-byte cases inline; `None` on any error.
 #[inline(always)]
 fn fast_varint(data: &[u8]) -> Option<(i32, &[u8])> {
     let (n, rest) = fast_uvarint(data)?;
     Some((zigzag32(n), rest))
 }
 
-/// Reads a zigzag varlong, with the one- and two-byte cases inline; `None` on any error.
+/// Reads a zigzag varlong, with the one- to three-byte cases inline; `None` on any error.
 #[inline(always)]
 fn fast_varlong(data: &[u8]) -> Option<(i64, &[u8])> {
+    // Timestamp deltas in a batch of a few thousand records take three bytes (up to about
+    // 17 minutes), so that case is inline too.
     let (n, rest) = match data {
         [b0, rest @ ..] if *b0 < 0x80 => (u64::from(*b0), rest),
         [b0, b1, rest @ ..] if *b1 < 0x80 => (u64::from(*b0 & 0x7f) | (u64::from(*b1) << 7), rest),
+        [b0, b1, b2, rest @ ..] if *b2 < 0x80 => (
+            u64::from(*b0 & 0x7f) | (u64::from(*b1 & 0x7f) << 7) | (u64::from(*b2) << 14),
+            rest,
+        ),
         _ => fast_uvarlong_slow(data)?,
     };
     Some((zigzag64(n), rest))
@@ -593,7 +605,7 @@ fn fast_bytes_of(n: u32, data: &[u8]) -> Option<(Option<&[u8]>, &[u8])> {
     Some((Some(b), rest))
 }
 
-/// Reads an unsigned varint, with the one- and two-byte cases inline; `None` on any error.
+/// Reads an unsigned varint, with the one- to three-byte cases inline; `None` on any error.
 #[inline(always)]
 fn fast_uvarint(data: &[u8]) -> Option<(u32, &[u8])> {
     match data {
@@ -601,11 +613,15 @@ fn fast_uvarint(data: &[u8]) -> Option<(u32, &[u8])> {
         [b0, b1, rest @ ..] if *b1 < 0x80 => {
             Some((u32::from(*b0 & 0x7f) | (u32::from(*b1) << 7), rest))
         }
+        [b0, b1, b2, rest @ ..] if *b2 < 0x80 => Some((
+            u32::from(*b0 & 0x7f) | (u32::from(*b1 & 0x7f) << 7) | (u32::from(*b2) << 14),
+            rest,
+        )),
         _ => fast_uvarint_slow(data),
     }
 }
 
-/// The fast path's fallback for varints of three bytes or more (kept out of line, and by
+/// The fast path's fallback for varints of four bytes or more (kept out of line, and by
 /// value, so the callers' cursors never need an address).
 #[inline(never)]
 fn fast_uvarint_slow(mut data: &[u8]) -> Option<(u32, &[u8])> {
@@ -944,59 +960,62 @@ pub(crate) fn split_legacy_entry<'a>(data: &mut &'a [u8]) -> Option<Result<(i64,
     Some(Ok((offset, msg)))
 }
 
-#[derive(Clone, Debug)]
-struct LegacyIter<'a> {
+/// The next record of a legacy message set held in `data` (a slice of `buf`), and the bytes
+/// after it (none after an error, which ends the iteration). Takes and returns the cursor by
+/// value so that the magic-2 hot path it shares an iterator with keeps its cursor in registers.
+#[inline(never)]
+fn legacy_next<'a>(
     data: &'a [u8],
     buf: &'a Bytes,
     kind: LegacyKind,
+) -> (Option<Result<Record<'a>>>, &'a [u8]) {
+    let mut rest = data;
+    let item = legacy_decode(&mut rest, buf, kind);
+    if matches!(item, Some(Err(_))) {
+        rest = &[];
+    }
+    (item, rest)
 }
 
-impl<'a> LegacyIter<'a> {
-    fn next(&mut self) -> Option<Result<Record<'a>>> {
-        let r = self.decode()?;
-        if r.is_err() {
-            self.data = &[];
-        }
-        Some(r)
+fn legacy_decode<'a>(
+    data: &mut &'a [u8],
+    buf: &'a Bytes,
+    k: LegacyKind,
+) -> Option<Result<Record<'a>>> {
+    let (offset, msg) = match split_legacy_entry(data)? {
+        Ok(e) => e,
+        Err(e) => return Some(Err(e)),
+    };
+    let offset = offset.wrapping_add(k.offset_adjust);
+    let m = match parse_legacy_message(msg, offset, k.verify_crc) {
+        Ok(m) => m,
+        Err(e) => return Some(Err(e)),
+    };
+    // Java's consumer does not insist that inner and wrapper magic match (only the
+    // broker's validation does); a newer inner magic than the wrapper's is nonsense.
+    if m.magic > k.magic {
+        return Some(Err(Error::InvalidValue {
+            what: "inner legacy message magic (newer than the wrapper's)",
+            value: i64::from(m.magic),
+        }));
     }
-
-    fn decode(&mut self) -> Option<Result<Record<'a>>> {
-        let (offset, msg) = match split_legacy_entry(&mut self.data)? {
-            Ok(e) => e,
-            Err(e) => return Some(Err(e)),
-        };
-        let k = self.kind;
-        let offset = offset.wrapping_add(k.offset_adjust);
-        let m = match parse_legacy_message(msg, offset, k.verify_crc) {
-            Ok(m) => m,
-            Err(e) => return Some(Err(e)),
-        };
-        // Java's consumer does not insist that inner and wrapper magic match (only the
-        // broker's validation does); a newer inner magic than the wrapper's is nonsense.
-        if m.magic > k.magic {
-            return Some(Err(Error::InvalidValue {
-                what: "inner legacy message magic (newer than the wrapper's)",
-                value: i64::from(m.magic),
-            }));
-        }
-        if k.inner && m.attributes & 0x07 != 0 {
-            return Some(Err(Error::InvalidValue {
-                what: "nested compression in a legacy message set",
-                value: i64::from(m.attributes & 0x07),
-            }));
-        }
-        Some(Ok(Record {
-            offset,
-            timestamp: k.log_append_time.unwrap_or(m.timestamp),
-            key: m.key,
-            value: m.value,
-            headers: Headers {
-                data: &[],
-                remaining: 0,
-                buf: self.buf,
-            },
-        }))
+    if k.inner && m.attributes & 0x07 != 0 {
+        return Some(Err(Error::InvalidValue {
+            what: "nested compression in a legacy message set",
+            value: i64::from(m.attributes & 0x07),
+        }));
     }
+    Some(Ok(Record {
+        offset,
+        timestamp: k.log_append_time.unwrap_or(m.timestamp),
+        key: m.key,
+        value: m.value,
+        headers: Headers {
+            data: &[],
+            remaining: 0,
+            buf,
+        },
+    }))
 }
 
 #[cfg(test)]
@@ -1086,8 +1105,12 @@ mod tests {
                 vec![0x16u8, 0, 2, 4, 4, b'a', b'b', 1, 2, 2, b'h', 1],
                 // two-byte varints everywhere
                 vec![0x16u8, 0, 0x80, 1, 0x80, 1, 1, 0x06, 1, 2, 3, 0],
-                // a three-byte timestamp delta (the out-of-line varint path), key "a"
+                // a three-byte timestamp delta (the last inline varint case), key "a"
                 vec![0x12u8, 0, 0x80, 0x80, 1, 2, 2, b'a', 1, 0],
+                // a four-byte timestamp delta (the out-of-line varint path), key "a"
+                vec![0x14u8, 0, 0x80, 0x80, 0x80, 1, 2, 2, b'a', 1, 0],
+                // three-byte key length and offset delta (overlong but valid), key "a"
+                vec![0x16u8, 0, 2, 0x82, 0x80, 0, 0x82, 0x80, 0, b'a', 1, 0],
             ]),
             flips in proptest::collection::vec((0usize..12, proptest::prelude::any::<u8>()), 0..3),
         ) {
