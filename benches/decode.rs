@@ -133,6 +133,13 @@ fn mode() -> Mode {
     }
 }
 
+/// `KSEEK_BENCH_CALLGRIND=1` in test mode: larger uncompressed inputs only, no codec benches,
+/// and each input's record count printed, for counting instructions per record under
+/// callgrind (see BENCHMARKS.md).
+fn callgrind() -> bool {
+    mode() == Mode::Test && std::env::var_os("KSEEK_BENCH_CALLGRIND").is_some_and(|v| v != "0")
+}
+
 fn quick() -> bool {
     mode() != Mode::Full
 }
@@ -373,6 +380,7 @@ fn touch(sum: u64, bytes: Option<&[u8]>) -> u64 {
     }
 }
 
+#[inline(never)]
 fn decode_kseek(wire: &Bytes) -> (u64, u64) {
     let (mut count, mut sum) = (0u64, 0u64);
     for batch in Batches::new(wire.clone(), DecodeOptions::default()) {
@@ -463,6 +471,9 @@ fn agree(d: &Dataset) {
         }
     }
     assert_eq!(kseek.0, d.records, "{}: kseek record count", d.name);
+    if callgrind() {
+        println!("{}: {} records, {} bytes", d.name, d.records, d.wire.len());
+    }
     assert_eq!(kseek, kp, "{}: kseek and kafka-protocol disagree", d.name);
     assert_eq!(kseek, rs, "{}: kseek and rskafka disagree", d.name);
 }
@@ -504,6 +515,11 @@ fn bench_dataset(c: &mut Criterion<Clock>, d: &Dataset) {
 fn decode_benches(c: &mut Criterion<Clock>) {
     // (value size, batch size, total bytes per input)
     let shapes: &[(usize, usize, usize)] = match mode() {
+        Mode::Test if callgrind() => &[
+            (100, 16 * KIB, MIB),
+            (100, MIB, 2 * MIB),
+            (KIB, MIB, 2 * MIB),
+        ],
         Mode::Test => &[(100, 16 * KIB, 64 * KIB), (KIB, MIB, MIB)],
         Mode::Quick => &[(100, 16 * KIB, 512 * KIB), (KIB, MIB, 2 * MIB)],
         Mode::Full => &[
@@ -514,7 +530,12 @@ fn decode_benches(c: &mut Criterion<Clock>) {
         ],
     };
     for &(value_size, batch_size, total) in shapes {
-        for d in datasets(value_size, batch_size, total, &CODECS) {
+        let codecs = if callgrind() {
+            &CODECS[..1]
+        } else {
+            &CODECS[..]
+        };
+        for d in datasets(value_size, batch_size, total, codecs) {
             bench_dataset(c, &d);
         }
     }
@@ -522,6 +543,9 @@ fn decode_benches(c: &mut Criterion<Clock>) {
 
 /// 1 KiB records from a buffer far larger than the last-level cache, decoded once per iteration.
 fn large_buffer_bench(c: &mut Criterion<Clock>) {
+    if callgrind() {
+        return;
+    }
     let total = match mode() {
         Mode::Test => 2 * MIB,
         Mode::Quick => 64 * MIB,
@@ -617,6 +641,9 @@ fn own_decompressors(codec: Compression) -> Vec<(&'static str, Decompressor)> {
 }
 
 fn codec_benches(c: &mut Criterion<Clock>) {
+    if callgrind() {
+        return;
+    }
     let shapes: &[(usize, usize, usize)] = match mode() {
         Mode::Test => &[(KIB, MIB, MIB)],
         Mode::Quick => &[(KIB, MIB, 2 * MIB)],
