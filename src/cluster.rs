@@ -377,7 +377,7 @@ impl Client {
                     error_code: ErrorCode(p.error_code),
                 })
                 .collect();
-            partitions.sort_by_key(|p| p.partition);
+            partitions.sort_unstable_by_key(|p| p.partition);
             state.topics.insert(
                 name.clone(),
                 CachedTopic {
@@ -522,7 +522,7 @@ impl Client {
                     source: Box::new(error),
                 });
             }
-            tracing::debug!(what, attempts, ?backoff, %error, "retrying");
+            crate::log::debug!(what, attempts, ?backoff, %error, "retrying");
             self.invalidate_all();
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(config.retry_backoff_max.max(config.retry_backoff));
@@ -554,7 +554,7 @@ impl Client {
         // Bootstrap servers first, then the brokers the metadata named.
         let mut candidates = self.inner.config.bootstrap.clone();
         let mut known: Vec<_> = self.state().brokers.values().cloned().collect();
-        known.sort();
+        known.sort_unstable();
         candidates.extend(
             known
                 .into_iter()
@@ -569,7 +569,7 @@ impl Client {
                     return Ok(conn);
                 }
                 Err(e) => {
-                    tracing::debug!(broker = %address, error = %e, "bootstrap server did not answer");
+                    crate::log::debug!(broker = %address, error = %e, "bootstrap server did not answer");
                     last = Some(e);
                 }
             }
@@ -623,7 +623,7 @@ fn cluster_from_response(response: MetadataResponse) -> ClusterMetadata {
             rack: b.rack,
         })
         .collect();
-    brokers.sort_by_key(|b| b.node_id);
+    brokers.sort_unstable_by_key(|b| b.node_id);
     let mut topics: Vec<TopicMetadata> = response
         .topics
         .into_iter()
@@ -640,7 +640,7 @@ fn cluster_from_response(response: MetadataResponse) -> ClusterMetadata {
                     error_code: ErrorCode(p.error_code),
                 })
                 .collect();
-            partitions.sort_by_key(|p| p.partition);
+            partitions.sort_unstable_by_key(|p| p.partition);
             Some(TopicMetadata {
                 name,
                 topic_id: t.topic_id,
@@ -648,7 +648,7 @@ fn cluster_from_response(response: MetadataResponse) -> ClusterMetadata {
             })
         })
         .collect();
-    topics.sort_by(|a, b| a.name.cmp(&b.name));
+    topics.sort_unstable_by(|a, b| a.name.cmp(&b.name));
     ClusterMetadata {
         cluster_id: response.cluster_id,
         controller_id: (response.controller_id >= 0).then_some(response.controller_id),

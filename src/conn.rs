@@ -26,7 +26,6 @@ use tokio::net::tcp::OwnedWriteHalf;
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
-use tracing::Instrument;
 
 use crate::error::{Error, Result};
 
@@ -54,6 +53,19 @@ impl Default for ConnectionConfig {
             max_frame_size: 100 * 1024 * 1024,
         }
     }
+}
+
+/// A request on the wire, as [`Connection::exchange`] needs it.
+struct Sent {
+    api: ApiKey,
+    /// For the request's span.
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+    name: &'static str,
+    /// For the request's span.
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+    version: i16,
+    correlation_id: i32,
+    rx: oneshot::Receiver<Result<Bytes>>,
 }
 
 /// A request waiting for its response.
@@ -233,27 +245,37 @@ impl Connection {
     }
 
     /// Sends one request and returns the raw response body (after the response header).
+    ///
+    /// Only the encoding depends on the request's type; the exchange itself is one
+    /// non-generic future shared by every API, so it is compiled once, not once per request
+    /// type (it would otherwise be duplicated into each caller's state machine).
     async fn round_trip<R: Request>(&self, request: &R, version: i16) -> Result<Bytes> {
-        let span = tracing::debug_span!(
-            "kafka_request",
-            api = R::NAME,
+        let (correlation_id, rx) = self.register(R::response_header_version(version))?;
+        let mut frame = BytesMut::new();
+        if let Err(source) = encode_request_frame(
+            &mut frame,
+            correlation_id,
+            Some(&self.config.client_id),
             version,
-            broker = %self.shared.broker,
-        );
-        async {
-            let (correlation_id, rx) = self.register(R::response_header_version(version))?;
-            let mut frame = BytesMut::new();
-            if let Err(source) = encode_request_frame(
-                &mut frame,
-                correlation_id,
-                Some(&self.config.client_id),
-                version,
-                request,
-            ) {
-                self.shared.lock().pending.remove(&correlation_id);
-                return Err(self.protocol(source));
-            }
-            tracing::trace!(correlation_id, bytes = frame.len(), "send");
+            request,
+        ) {
+            self.shared.lock().pending.remove(&correlation_id);
+            return Err(self.protocol(source));
+        }
+        let sent = Sent {
+            api: R::API_KEY,
+            name: R::NAME,
+            version,
+            correlation_id,
+            rx,
+        };
+        Box::pin(self.exchange(frame.freeze(), sent)).await
+    }
+
+    /// Writes an encoded request frame and waits for its response under the request timeout.
+    async fn exchange(&self, frame: Bytes, sent: Sent) -> Result<Bytes> {
+        let exchange = async {
+            crate::log::trace!(correlation_id = sent.correlation_id, bytes = frame.len(), "send");
             {
                 let mut w = self.shared.writer.lock().await;
                 if let Err(e) = w.write_all(&frame).await {
@@ -265,7 +287,7 @@ impl Connection {
                     });
                 }
             }
-            match tokio::time::timeout(self.config.request_timeout, rx).await {
+            match tokio::time::timeout(self.config.request_timeout, sent.rx).await {
                 Ok(Ok(result)) => result,
                 // The reader task is gone (aborted): the connection is closed.
                 Ok(Err(_)) => Err(Error::ConnectionClosed {
@@ -275,17 +297,26 @@ impl Connection {
                         .unwrap_or_else(|| "reader stopped".to_owned()),
                 }),
                 Err(_) => {
-                    self.shared.lock().pending.remove(&correlation_id);
+                    self.shared.lock().pending.remove(&sent.correlation_id);
                     Err(Error::Timeout {
                         broker: self.shared.broker.clone(),
-                        api: R::API_KEY,
+                        api: sent.api,
                         after: self.config.request_timeout,
                     })
                 }
             }
-        }
-        .instrument(span)
-        .await
+        };
+        #[cfg(feature = "tracing")]
+        let exchange = tracing::Instrument::instrument(
+            exchange,
+            tracing::debug_span!(
+                "kafka_request",
+                api = sent.name,
+                version = sent.version,
+                broker = %self.shared.broker,
+            ),
+        );
+        exchange.await
     }
 
     fn register(
@@ -337,7 +368,7 @@ async fn read_loop(mut read: tokio::net::tcp::OwnedReadHalf, shared: Arc<Shared>
             Err(e) => break format!("read failed: {e}"),
         }
     };
-    tracing::debug!(broker = %shared.broker, %reason, "connection closed");
+    crate::log::debug!(broker = %shared.broker, %reason, "connection closed");
     shared.close(reason);
 }
 

@@ -235,7 +235,7 @@ impl Client {
 
     async fn commit_once(&self, group: &str, offsets: &[CommitOffset]) -> Result<()> {
         let mut names: Vec<String> = offsets.iter().map(|o| o.topic.clone()).collect();
-        names.sort();
+        names.sort_unstable();
         names.dedup();
         let metadata = self.metadata_once(&names).await?;
         for o in offsets {

@@ -33,6 +33,8 @@
 
 pub use kseek_protocol as protocol;
 
+mod log;
+
 pub mod cluster;
 pub mod conn;
 pub mod error;

@@ -985,10 +985,14 @@ impl Driver {
                 None => groups.push((pm.leader_id, vec![requested])),
             }
         }
-        for (leader, mut requested) in groups {
+        for (leader, requested) in groups {
             // A partition stuck behind a large batch goes first: the broker returns at least
-            // one whole batch for the first partition (KIP-74).
-            requested.sort_by_key(|r| !self.parts[r.idx].first);
+            // one whole batch for the first partition (KIP-74). A stable partition, not a
+            // sort: the order is otherwise kept, without a stable sort's code.
+            let (mut requested, rest): (Vec<_>, Vec<_>) = requested
+                .into_iter()
+                .partition(|r| self.parts[r.idx].first);
+            requested.extend(rest);
             for r in &requested {
                 self.parts[r.idx].in_flight = true;
             }
@@ -1014,7 +1018,7 @@ impl Driver {
         let (broker, version, response) = match result {
             Ok(ok) => ok,
             Err(e) if e.is_retriable() => {
-                tracing::debug!(leader, error = %e, "fetch failed; retrying");
+                crate::log::debug!(leader, error = %e, "fetch failed; retrying");
                 self.retry_all(&idxs, e)?;
                 return Ok(Ok(()));
             }
@@ -1085,7 +1089,7 @@ impl Driver {
             };
             // UNKNOWN_TOPIC_ID (100) and INCONSISTENT_TOPIC_ID (103) are metadata errors too.
             if code.is_retriable() || code == ErrorCode(100) || code == ErrorCode(103) {
-                tracing::debug!(topic = %p.topic, partition = p.partition, %code, "fetch error; retrying");
+                crate::log::debug!(topic = %p.topic, partition = p.partition, %code, "fetch error; retrying");
                 self.retry_all(&[idx], e)?;
                 return Ok(Ok(()));
             }
@@ -1144,7 +1148,7 @@ impl Driver {
             from: p.position,
             to,
         };
-        tracing::warn!(
+        crate::log::warning!(
             topic = %p.topic,
             partition = p.partition,
             from = loss.from,
@@ -1166,6 +1170,8 @@ impl Driver {
 
     /// Looks for partitions added to the topics of an unbounded read; new ones start at
     /// their log start.
+    // The errors it skips are only logged, so without `tracing` they go unused.
+    #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
     async fn discover_partitions(&mut self) -> Result<Result<(), Closed>> {
         self.next_discovery = self
             .options
@@ -1174,7 +1180,7 @@ impl Driver {
         let metadata = match self.client.refresh(&self.discover).await {
             Ok(metadata) => metadata,
             Err(e) => {
-                tracing::debug!(error = %e, "partition discovery failed; trying later");
+                crate::log::debug!(error = %e, "partition discovery failed; trying later");
                 return Ok(Ok(()));
             }
         };
@@ -1197,12 +1203,12 @@ impl Driver {
                 {
                     Ok(start) => start,
                     Err(e) => {
-                        tracing::debug!(topic = %topic.name, partition = pm.partition, error = %e,
+                        crate::log::debug!(topic = %topic.name, partition = pm.partition, error = %e,
                             "new partition's log start unknown; trying later");
                         continue;
                     }
                 };
-                tracing::info!(topic = %topic.name, partition = pm.partition, start, "new partition joins the read");
+                crate::log::info!(topic = %topic.name, partition = pm.partition, start, "new partition joins the read");
                 self.parts.push(PartState {
                     topic: Arc::from(topic.name.as_str()),
                     topic_id: topic.topic_id,

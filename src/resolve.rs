@@ -185,20 +185,23 @@ impl Client {
 
         // The snapshot first, then the lookups.
         let isolation = spec.isolation;
-        let all = |_: usize| Some(LATEST);
-        let latest = self.list_offsets(&targets, isolation, all).await?;
-        let earliest = self
-            .list_offsets(&targets, isolation, |_| Some(EARLIEST))
-            .await?;
-        let lookup_of = |rule: Rule| match rule {
-            Rule::Lookup(ts) => Some(ts),
-            _ => None,
+        let every = |ts: i64| vec![Some(ts); targets.len()];
+        let latest = self.list_offsets(&targets, isolation, every(LATEST)).await?;
+        let earliest = self.list_offsets(&targets, isolation, every(EARLIEST)).await?;
+        let lookups = |rule: fn(&(Rule, Rule)) -> Rule| -> Vec<Option<i64>> {
+            rules
+                .iter()
+                .map(|r| match rule(r) {
+                    Rule::Lookup(ts) => Some(ts),
+                    _ => None,
+                })
+                .collect()
         };
         let start_hits = self
-            .list_offsets(&targets, isolation, |i| lookup_of(rules[i].0))
+            .list_offsets(&targets, isolation, lookups(|r| r.0))
             .await?;
         let end_hits = self
-            .list_offsets(&targets, isolation, |i| lookup_of(rules[i].1))
+            .list_offsets(&targets, isolation, lookups(|r| r.1))
             .await?;
 
         let mut partitions = Vec::with_capacity(targets.len());
@@ -259,18 +262,19 @@ impl Client {
         })
     }
 
-    /// One ListOffsets per leader for the targets `timestamp` gives a value for (by index in
+    /// One ListOffsets per leader for the targets `timestamps` has a value for (by index in
     /// `targets`), to all leaders at once; returns the offset per partition (-1 for a miss).
-    /// No request for none.
+    /// No request for none. (A vector, not a closure: one copy of this future serves every
+    /// lookup.)
     async fn list_offsets(
         &self,
         targets: &[Target],
         isolation: IsolationLevel,
-        timestamp: impl Fn(usize) -> Option<i64>,
+        timestamps: Vec<Option<i64>>,
     ) -> Result<HashMap<Key, i64>> {
         let mut by_leader: BTreeMap<i32, Vec<(Target, i64)>> = BTreeMap::new();
-        for (i, t) in targets.iter().enumerate() {
-            if let Some(ts) = timestamp(i) {
+        for (t, timestamp) in targets.iter().zip(timestamps) {
+            if let Some(ts) = timestamp {
                 by_leader
                     .entry(t.leader_id)
                     .or_default()
