@@ -63,7 +63,7 @@ impl Fail {
             Error::UnknownTopic { topic, .. } => format!(
                 "topic {topic:?} does not exist (UNKNOWN_TOPIC_OR_PARTITION). Check the name with kseek metadata"
             ),
-            _ => format!("{doing}: {}. {}", one_line(&error.to_string()), hint(error)),
+            _ => format!("{doing}: {}. {}", one_line(&describe(error)), hint(error)),
         };
         Fail {
             code,
@@ -78,6 +78,31 @@ fn innermost(error: &Error) -> &Error {
     match error {
         Error::RetriesExhausted { source, .. } => innermost(source),
         other => other,
+    }
+}
+
+/// The error's text, shorter than its `Display` where that repeats itself: a failed bootstrap
+/// names its servers once, and a retry's elapsed time is rounded.
+fn describe(error: &Error) -> String {
+    match error {
+        Error::Bootstrap { servers, source } => {
+            let why = match source.as_ref() {
+                Error::Io { source, .. } => source.to_string(),
+                other => other.to_string(),
+            };
+            format!("cannot connect to Kafka at {}: {why}", servers.join(","))
+        }
+        Error::RetriesExhausted {
+            what,
+            attempts,
+            elapsed,
+            source,
+        } => format!(
+            "{what}: gave up after {attempts} attempts in {:.1}s: {}",
+            elapsed.as_secs_f64(),
+            describe(source)
+        ),
+        other => other.to_string(),
     }
 }
 
@@ -332,8 +357,22 @@ mod tests {
         };
         let f = Fail::kafka("connecting", &e);
         assert!(
-            f.message
-                .starts_with("connecting: none of the bootstrap servers"),
+            f.message.starts_with(
+                "connecting: cannot connect to Kafka at 127.0.0.1:1: connection refused"
+            ),
+            "{f}"
+        );
+        let e = Error::RetriesExhausted {
+            what: "reading partition 0".into(),
+            attempts: 3,
+            elapsed: Duration::from_millis(29_543),
+            source: Box::new(e),
+        };
+        let f = Fail::kafka("reading", &e);
+        assert!(
+            f.message.starts_with(
+                "reading: reading partition 0: gave up after 3 attempts in 29.5s: cannot connect to Kafka at 127.0.0.1:1: "
+            ),
             "{f}"
         );
         assert!(
