@@ -63,6 +63,10 @@ impl Fail {
             Error::UnknownTopic { topic, .. } => format!(
                 "topic {topic:?} does not exist (UNKNOWN_TOPIC_OR_PARTITION). Check the name with kseek metadata"
             ),
+            // "cannot connect to Kafka at ..." says what failed by itself.
+            _ if matches!(error, Error::Bootstrap { .. }) => {
+                format!("{}. {}", one_line(&describe(error)), hint(error))
+            }
             _ => format!("{doing}: {}. {}", one_line(&describe(error)), hint(error)),
         };
         Fail {
@@ -357,9 +361,8 @@ mod tests {
         };
         let f = Fail::kafka("connecting", &e);
         assert!(
-            f.message.starts_with(
-                "connecting: cannot connect to Kafka at 127.0.0.1:1: connection refused"
-            ),
+            f.message
+                .starts_with("cannot connect to Kafka at 127.0.0.1:1: connection refused. Check"),
             "{f}"
         );
         let e = Error::RetriesExhausted {
