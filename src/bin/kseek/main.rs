@@ -149,7 +149,8 @@ struct Selector {
 struct ReadArgs {
     #[command(flatten)]
     select: Selector,
-    /// Commit the positions reached to --group, after the output is flushed
+    /// Commit the positions reached to --group, after the output is flushed (with --count, or
+    /// after Ctrl-C, only what was printed; nothing when stdout was closed)
     #[arg(long, requires = "group")]
     commit: bool,
     /// Also drop records whose own timestamp is outside the --from/--to times

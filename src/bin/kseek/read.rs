@@ -116,16 +116,16 @@ pub(crate) async fn run(bootstrap: &str, args: ReadArgs, now: i64) -> Result<(),
     drop(out);
     result?;
     flushed?;
-    if !args.quiet {
-        for loss in records.data_loss() {
-            crate::info::note(&format!(
-                "warning: partition {} of topic {:?}: offsets {} to {} were deleted before they could be read",
-                loss.partition,
-                loss.topic,
-                loss.from,
-                loss.to - 1
-            ));
-        }
+    // Not a summary: shown with --quiet too.
+    for loss in records.data_loss() {
+        crate::info::note(&format!(
+            "kseek: warning: partition {} of topic {:?}: offsets {} to {} were deleted (retention) before they could be read; the read went on at offset {}.",
+            loss.partition,
+            loss.topic,
+            loss.from,
+            loss.to - 1,
+            loss.to
+        ));
     }
     if args.commit {
         // --commit requires --group (clap checks).
