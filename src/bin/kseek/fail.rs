@@ -158,7 +158,9 @@ fn hint(error: &Error) -> &'static str {
             "Start from another position (e.g. --from earliest), or set the group's offsets with kseek commit"
         }
         Error::UnsupportedTimestamp { .. } => "Use another position; this broker is too old for it",
-        Error::GroupHasActiveMembers { .. } => "Stop the group's consumers and try again",
+        Error::GroupHasActiveMembers { .. } => {
+            "kafka-consumer-groups.sh --describe --group <GROUP> lists the members"
+        }
         Error::OffsetOutOfRange { .. } => "Read from a later position (e.g. --from earliest)",
         Error::Broker { .. } | Error::Partition { .. } => {
             "Check the broker's log and access rights, then try again"
