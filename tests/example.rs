@@ -1,0 +1,142 @@
+//! `examples/seek_read_commit.rs`, the library example and footprint probe, run as a program
+//! against Kafka 4.4: it prints the plan, exactly the records the Java producer wrote inside
+//! the window and their count, and the group's commit is where the window ends.
+//!
+//! The example is run through `cargo run --example` with this test's own features and
+//! profile, so after `cargo test` (which builds examples) it only links, if anything.
+
+mod support;
+
+use std::process::Command;
+
+use support::NewRecord;
+
+#[test]
+fn the_example_reads_the_window_and_commits() {
+    const TEN: i64 = 1_767_261_600_000; // 2026-01-01T10:00:00Z
+    const MINUTE: i64 = 60_000;
+    let broker = support::broker();
+    let topic = broker.new_topic("example", 2, &[]);
+    let group = support::unique_name("example-group");
+    // One record a minute from 09:57 to 10:06 in each partition: offsets 3..8 are 10:00-10:04.
+    let input: Vec<_> = (0..10)
+        .flat_map(|i| {
+            (0..2).map(move |p| {
+                NewRecord::new()
+                    .partition(p)
+                    .timestamp(TEN - 3 * MINUTE + i * MINUTE)
+                    .value(format!("v{i}-p{p}"))
+                    .into()
+            })
+        })
+        .collect();
+    broker.produce(&topic, &input);
+
+    let out = example(&[
+        broker.bootstrap(),
+        &topic,
+        &TEN.to_string(),
+        &(TEN + 5 * MINUTE).to_string(),
+        &group,
+    ]);
+
+    let mut expected = vec![
+        format!("plan {topic}[0] 3..8"),
+        format!("plan {topic}[1] 3..8"),
+    ];
+    for p in 0..2 {
+        for i in 3..8 {
+            let ts = TEN + (i - 3) * MINUTE;
+            expected.push(format!("{topic}[{p}]@{i} {ts} v{i}-p{p}"));
+        }
+    }
+    expected.push("read 10 records".to_owned());
+    for p in 0..2 {
+        expected.push(format!("committed {topic}[{p}] 8 to {group}"));
+    }
+    // The two partitions are fetched concurrently: their records may interleave, each in order.
+    let mut got: Vec<&str> = out.lines().collect();
+    let mut want: Vec<&str> = expected.iter().map(String::as_str).collect();
+    for p in 0..2 {
+        let prefix = format!("{topic}[{p}]@");
+        let of = |lines: &[&str]| -> Vec<String> {
+            lines
+                .iter()
+                .filter(|l| l.starts_with(&prefix))
+                .map(|l| l.to_string())
+                .collect()
+        };
+        assert_eq!(of(&got), of(&want), "partition {p}, in offset order");
+    }
+    got.sort_unstable();
+    want.sort_unstable();
+    assert_eq!(got, want, "all of stdout:\n{out}");
+
+    let mut committed = broker.describe_group(&group);
+    committed.sort_by_key(|c| c.partition);
+    let committed: Vec<(i32, Option<i64>)> =
+        committed.iter().map(|c| (c.partition, c.offset)).collect();
+    assert_eq!(committed, vec![(0, Some(8)), (1, Some(8))]);
+}
+
+#[test]
+fn the_example_refuses_a_bad_timestamp_with_exit_code_2() {
+    let out = run(&["127.0.0.1:1", "t", "ten o'clock", "1", "g"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "seek_read_commit: <from-ms> must be milliseconds since the epoch, not \"ten o'clock\"\n"
+    );
+}
+
+/// Runs the example with `args`; returns its stdout, after checking it succeeded.
+fn example(args: &[&str]) -> String {
+    let out = run(args);
+    assert!(
+        out.status.success(),
+        "the example failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("the example prints UTF-8")
+}
+
+/// `cargo run --example seek_read_commit` with this test's features and profile, and no
+/// `KSEEK_*` variables (every argument is given).
+fn run(args: &[&str]) -> std::process::Output {
+    let features: Vec<&str> = [
+        ("gzip", cfg!(feature = "gzip")),
+        ("snappy", cfg!(feature = "snappy")),
+        ("lz4", cfg!(feature = "lz4")),
+        ("zstd", cfg!(feature = "zstd")),
+        ("zstd-c", cfg!(feature = "zstd-c")),
+        ("tracing", cfg!(feature = "tracing")),
+        ("cli", cfg!(feature = "cli")),
+    ]
+    .into_iter()
+    .filter_map(|(name, on)| on.then_some(name))
+    .collect();
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()));
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "run",
+            "--quiet",
+            "--example",
+            "seek_read_commit",
+            "--no-default-features",
+        ])
+        .arg(format!("--features={}", features.join(",")));
+    if !cfg!(debug_assertions) {
+        cmd.arg("--release");
+    }
+    for var in [
+        "KSEEK_BOOTSTRAP",
+        "KSEEK_TOPIC",
+        "KSEEK_FROM",
+        "KSEEK_TO",
+        "KSEEK_GROUP",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.arg("--").args(args).output().expect("cannot run cargo")
+}
