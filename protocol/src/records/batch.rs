@@ -17,6 +17,7 @@ use bytes::{Buf, Bytes};
 
 use crate::error::{Error, Result};
 use crate::records::compression::{decompress, decompress_legacy_lz4, Compression};
+use crate::records::crc32::crc32c_front_last;
 use crate::records::record::{
     parse_legacy_message, split_legacy_entry, LegacyKind, Records, LEGACY_V0_OVERHEAD,
     MIN_V2_RECORD_SIZE,
@@ -397,7 +398,7 @@ impl RecordBatch {
 
     /// Recomputes the CRC-32C over attributes..end and compares it with the stored one.
     pub fn verify_crc(&self) -> Result<()> {
-        let computed = crc32c::crc32c(self.bytes.get(CRC_START..).unwrap_or_default());
+        let computed = crc32c_front_last(self.bytes.get(CRC_START..).unwrap_or_default());
         if computed == self.crc {
             Ok(())
         } else {
