@@ -448,6 +448,12 @@ mod lz4 {
             }
         }
         out.truncate(written);
+        // Blocks are decompressed into room for a whole block (64 KiB as Kafka writes them), so
+        // a small batch would otherwise keep 16x its size alive for as long as any of its
+        // records is referenced. Shrinking a heap block is done in place by the allocator.
+        if out.capacity() - written > written / 8 {
+            out.shrink_to_fit();
+        }
         Ok(out)
     }
 
@@ -943,6 +949,17 @@ mod tests {
                 .as_ref(),
             &[7u8; 4096][..]
         );
+    }
+
+    #[cfg(feature = "lz4")]
+    #[test]
+    fn lz4_output_holds_no_more_than_it_needs() {
+        // One 64 KiB block's room for 4,000 bytes: the result must not keep the rest.
+        let input: Vec<u8> = (0..4_000u32).map(|i| (i % 251) as u8).collect();
+        let frame = compress(Compression::Lz4, &input).unwrap();
+        let out: Vec<u8> = decompress(Compression::Lz4, &frame, 1 << 20).unwrap().into();
+        assert_eq!(out, input);
+        assert!(out.capacity() <= 4_500, "capacity {}", out.capacity());
     }
 
     #[cfg(feature = "lz4")]
