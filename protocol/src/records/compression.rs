@@ -957,7 +957,9 @@ mod tests {
         // One 64 KiB block's room for 4,000 bytes: the result must not keep the rest.
         let input: Vec<u8> = (0..4_000u32).map(|i| (i % 251) as u8).collect();
         let frame = compress(Compression::Lz4, &input).unwrap();
-        let out: Vec<u8> = decompress(Compression::Lz4, &frame, 1 << 20).unwrap().into();
+        let out: Vec<u8> = decompress(Compression::Lz4, &frame, 1 << 20)
+            .unwrap()
+            .into();
         assert_eq!(out, input);
         assert!(out.capacity() <= 4_500, "capacity {}", out.capacity());
     }
