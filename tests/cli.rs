@@ -340,7 +340,7 @@ fn summary(run: &Run) -> (u64, u64, u64, f64) {
     let t: Vec<&str> = line.split(' ').collect();
     if t.len() != 12
         || t[0] != "read"
-        || t[2] != "records"
+        || !["record", "records"].contains(&t[2])
         || !t[3].starts_with('(')
         || t[4..7] != ["bytes", "of", "keys+values)"]
         || t[7] != "from"

@@ -137,15 +137,17 @@ pub(crate) async fn run(bootstrap: &str, args: ReadArgs, now: i64) -> Result<(),
             .map_err(|e| Fail::kafka(&format!("committing the offsets of group {group:?}"), &e))?;
         if !args.quiet {
             crate::info::note(&format!(
-                "committed offsets of group {group:?} for {} partitions",
-                commits.len()
+                "committed offsets of group {group:?} for {}",
+                plural(commits.len() as u64, "partition")
             ));
         }
     }
     if !args.quiet {
         let partitions = records.positions().len().max(partitions);
         crate::info::note(&format!(
-            "read {count} records ({bytes} bytes of keys+values) from {partitions} partitions in {:.2}s",
+            "read {} ({bytes} bytes of keys+values) from {} in {:.2}s",
+            plural(count, "record"),
+            plural(partitions as u64, "partition"),
             started.elapsed().as_secs_f64()
         ));
     }
@@ -164,4 +166,25 @@ fn progress_for(plan: &Plan, quiet: bool) -> Option<Progress> {
         return None;
     }
     plan.max_records().map(Progress::new)
+}
+
+/// `1 record`, `2 records`.
+fn plural(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("{n} {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plural;
+
+    #[test]
+    fn plurals() {
+        assert_eq!(plural(0, "record"), "0 records");
+        assert_eq!(plural(1, "partition"), "1 partition");
+        assert_eq!(plural(2, "record"), "2 records");
+    }
 }
