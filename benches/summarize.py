@@ -96,6 +96,29 @@ def main():
                     f"{ratio} |"
                 )
 
+    if decode and codec:
+        # The "within 20% of the codec crate's own decompression" target: the full decode's
+        # uncompressed bytes/s over each of the codec crate's own calls on the same payload.
+        print()
+        print("| payload | full kseek decode | codec crate's own | full decode ÷ codec's own |")
+        print("| --- | --- | --- | --- |")
+        full = {g[len("decode/"):]: rows for g, rows in decode if g.startswith("decode/")}
+        for group, rows in codec:
+            payload = group[len("codec/"):]
+            ours = next(
+                (rate(b, ns) for fn, ns, _, b in full.get(payload, []) if fn == "kseek"), None
+            )
+            if ours is None:
+                continue
+            for fn, ns, _, nbytes in rows:
+                if fn == "kseek-decompress":
+                    continue
+                theirs = rate(nbytes, ns)
+                print(
+                    f"| {payload} | {fmt_rate(ours, 'B/s')} | {fn} {fmt_rate(theirs, 'B/s')} | "
+                    f"{ours / theirs:.2f} |"
+                )
+
 
 if __name__ == "__main__":
     main()
