@@ -21,7 +21,9 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use kseek_protocol::messages::metadata::{MetadataRequest, MetadataResponse};
+use kseek_protocol::messages::metadata::{
+    MetadataRequest, MetadataResponse, MetadataResponsePartition,
+};
 use kseek_protocol::{ApiKey, ErrorCode, Uuid};
 
 use crate::conn::{Connection, ConnectionConfig};
@@ -367,17 +369,7 @@ impl Client {
                 first_error.get_or_insert(error);
                 continue;
             }
-            let mut partitions: Vec<PartitionMetadata> = topic
-                .partitions
-                .iter()
-                .map(|p| PartitionMetadata {
-                    partition: p.partition_index,
-                    leader_id: p.leader_id,
-                    leader_epoch: p.leader_epoch,
-                    error_code: ErrorCode(p.error_code),
-                })
-                .collect();
-            partitions.sort_unstable_by_key(|p| p.partition);
+            let partitions = partitions_of(&topic.partitions);
             state.topics.insert(
                 name.clone(),
                 CachedTopic {
@@ -612,6 +604,21 @@ impl Client {
 
 /// The [`ClusterMetadata`] of a Metadata answer for every topic: topics with a topic-level
 /// error (or no partitions) are left out, since there is nothing to read from them.
+/// A topic's partitions from a Metadata response, ordered by partition.
+fn partitions_of(partitions: &[MetadataResponsePartition]) -> Vec<PartitionMetadata> {
+    let mut partitions: Vec<PartitionMetadata> = partitions
+        .iter()
+        .map(|p| PartitionMetadata {
+            partition: p.partition_index,
+            leader_id: p.leader_id,
+            leader_epoch: p.leader_epoch,
+            error_code: ErrorCode(p.error_code),
+        })
+        .collect();
+    partitions.sort_unstable_by_key(|p| p.partition);
+    partitions
+}
+
 fn cluster_from_response(response: MetadataResponse) -> ClusterMetadata {
     let mut brokers: Vec<BrokerMetadata> = response
         .brokers
@@ -629,18 +636,8 @@ fn cluster_from_response(response: MetadataResponse) -> ClusterMetadata {
         .into_iter()
         .filter(|t| ErrorCode(t.error_code).is_ok() && !t.partitions.is_empty())
         .filter_map(|t| {
+            let partitions = partitions_of(&t.partitions);
             let name = t.name?;
-            let mut partitions: Vec<PartitionMetadata> = t
-                .partitions
-                .iter()
-                .map(|p| PartitionMetadata {
-                    partition: p.partition_index,
-                    leader_id: p.leader_id,
-                    leader_epoch: p.leader_epoch,
-                    error_code: ErrorCode(p.error_code),
-                })
-                .collect();
-            partitions.sort_unstable_by_key(|p| p.partition);
             Some(TopicMetadata {
                 name,
                 topic_id: t.topic_id,
