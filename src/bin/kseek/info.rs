@@ -33,15 +33,7 @@ fn opt(n: Option<i64>, json: bool) -> String {
 
 /// Runs `kseek offsets`: the resolved plan, without reading.
 pub(crate) async fn offsets(bootstrap: &str, args: OffsetsArgs, now: i64) -> Result<(), Fail> {
-    let (from, to) = crate::parse_selector(&args.select, now)?;
-    let client = crate::connect(bootstrap).await?;
-    let cluster = crate::cluster_with(&client, &args.select.topic).await?;
-    let selection = crate::select(&cluster, &args.select.topic, &args.select.partition)?;
-    let spec = crate::spec_for(&args.select, &selection, &from, &to)?;
-    let plan = client
-        .resolve(&spec)
-        .await
-        .map_err(|e| Fail::kafka("resolving the read", &e))?;
+    let (_, _, plan) = crate::resolve_selector(bootstrap, &args.select, now).await?;
     print(&render_plan(&plan, args.format))
 }
 

@@ -8,7 +8,9 @@ use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use kseek::{Client, ClientConfig, ClusterMetadata, End, IsolationLevel, ReadSpec, TopicMetadata};
+use kseek::{
+    Client, ClientConfig, ClusterMetadata, End, IsolationLevel, Plan, ReadSpec, TopicMetadata,
+};
 
 mod fail;
 mod info;
@@ -444,6 +446,25 @@ fn spec_for(
         Isolation::ReadUncommitted => IsolationLevel::READ_UNCOMMITTED,
     };
     Ok(spec)
+}
+
+/// What `read` and `offsets` share: the selector's positions parsed, the topics and
+/// partitions checked against the cluster, the read resolved into a plan.
+async fn resolve_selector(
+    bootstrap: &str,
+    selector: &Selector,
+    now: i64,
+) -> Result<(Client, ReadSpec, Plan), Fail> {
+    let (from, to) = parse_selector(selector, now)?;
+    let client = connect(bootstrap).await?;
+    let cluster = cluster_with(&client, &selector.topic).await?;
+    let selection = select(&cluster, &selector.topic, &selector.partition)?;
+    let spec = spec_for(selector, &selection, &from, &to)?;
+    let plan = client
+        .resolve(&spec)
+        .await
+        .map_err(|e| Fail::kafka("resolving the read", &e))?;
+    Ok((client, spec, plan))
 }
 
 /// Parses --from and --to of a selector, and checks what can be checked before connecting.

@@ -30,15 +30,7 @@ pub(crate) async fn run(bootstrap: &str, args: ReadArgs, now: i64) -> Result<(),
     let started = Instant::now();
     let format = RecordFormat::parse(&args.format)
         .map_err(|why| Fail::usage(format!("invalid --format {:?}: {why}", args.format)))?;
-    let (from, to) = crate::parse_selector(&args.select, now)?;
-    let client = crate::connect(bootstrap).await?;
-    let cluster = crate::cluster_with(&client, &args.select.topic).await?;
-    let selection = crate::select(&cluster, &args.select.topic, &args.select.partition)?;
-    let spec = crate::spec_for(&args.select, &selection, &from, &to)?;
-    let plan = client
-        .resolve(&spec)
-        .await
-        .map_err(|e| Fail::kafka("resolving the read", &e))?;
+    let (client, spec, plan) = crate::resolve_selector(bootstrap, &args.select, now).await?;
     let mut options = ReadOptions::default();
     if args.exact_time {
         if let Some(filter) = TimeFilter::from_spec(&spec) {
