@@ -315,6 +315,7 @@ impl Client {
             data_loss: Vec::new(),
             finished: false,
             epoch_before_last: -1,
+            offset_before_last: -1,
         }
     }
 }
@@ -515,6 +516,8 @@ pub struct BatchStream {
     finished: bool,
     /// The leader epoch of the last batch's partition before that batch.
     epoch_before_last: i32,
+    /// The position of the last batch's partition before that batch.
+    offset_before_last: i64,
 }
 
 impl std::fmt::Debug for Event {
@@ -564,6 +567,7 @@ impl BatchStream {
             current_idx: 0,
             epoch_before: -1,
             taken_from_current: false,
+            failed_at: None,
         }
     }
 
@@ -621,8 +625,9 @@ impl Stream for BatchStream {
         loop {
             match this.queue.pop_front() {
                 Some(Queued::Batch(b)) => {
-                    this.epoch_before_last =
-                        this.positions.get(b.idx).map_or(-1, |p| p.leader_epoch);
+                    let before = this.positions.get(b.idx);
+                    this.epoch_before_last = before.map_or(-1, |p| p.leader_epoch);
+                    this.offset_before_last = before.map_or(-1, |p| p.next_offset);
                     this.set_position(b.idx, b.next_offset, false, Some(b.leader_epoch()));
                     return Poll::Ready(Some(Ok(b)));
                 }
@@ -657,6 +662,10 @@ impl Stream for BatchStream {
 }
 
 /// The records of a read one at a time, as a [`Stream`] of `Result<ReadRecord>`.
+///
+/// The stream ends after the first error. When a batch's records fail to decode, none of
+/// them is handed out and [`RecordStream::positions`] stays before that batch, so committing
+/// the positions never skips the records that could not be read.
 #[derive(Debug)]
 pub struct RecordStream {
     batches: BatchStream,
@@ -668,6 +677,9 @@ pub struct RecordStream {
     epoch_before: i32,
     /// Whether a record of the current batch was handed out.
     taken_from_current: bool,
+    /// After a batch failed to decode: its partition index, and the position and leader
+    /// epoch before it. The stream has ended.
+    failed_at: Option<(usize, i64, i32)>,
 }
 
 impl RecordStream {
@@ -680,6 +692,13 @@ impl RecordStream {
     /// [`BatchStream::positions`]).
     pub fn positions(&self) -> Vec<PartitionPosition> {
         let mut positions = self.batches.positions().to_vec();
+        if let Some((idx, offset, epoch)) = self.failed_at {
+            if let Some(p) = positions.get_mut(idx) {
+                p.next_offset = offset;
+                p.leader_epoch = epoch;
+                p.done = false;
+            }
+        }
         if let Some(next) = self.current.front() {
             if let Some(p) = positions.get_mut(self.current_idx) {
                 p.next_offset = next.offset;
@@ -703,6 +722,9 @@ impl Stream for RecordStream {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
+        if this.failed_at.is_some() {
+            return Poll::Ready(None);
+        }
         loop {
             if let Some(record) = this.current.pop_front() {
                 this.taken_from_current = true;
@@ -717,7 +739,14 @@ impl Stream for RecordStream {
                             this.current = records.into();
                             this.taken_from_current = false;
                         }
-                        Err(e) => return Poll::Ready(Some(Err(e))),
+                        Err(e) => {
+                            this.failed_at = Some((
+                                batch.idx,
+                                this.batches.offset_before_last,
+                                this.epoch_before,
+                            ));
+                            return Poll::Ready(Some(Err(e)));
+                        }
                     }
                 }
                 Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(e))),
@@ -989,9 +1018,8 @@ impl Driver {
             // A partition stuck behind a large batch goes first: the broker returns at least
             // one whole batch for the first partition (KIP-74). A stable partition, not a
             // sort: the order is otherwise kept, without a stable sort's code.
-            let (mut requested, rest): (Vec<_>, Vec<_>) = requested
-                .into_iter()
-                .partition(|r| self.parts[r.idx].first);
+            let (mut requested, rest): (Vec<_>, Vec<_>) =
+                requested.into_iter().partition(|r| self.parts[r.idx].first);
             requested.extend(rest);
             for r in &requested {
                 self.parts[r.idx].in_flight = true;
@@ -1824,6 +1852,7 @@ mod tests {
             data_loss: Vec::new(),
             finished: false,
             epoch_before_last: -1,
+            offset_before_last: -1,
         };
         (stream, tx)
     }
@@ -1911,6 +1940,44 @@ mod tests {
             Some(Err(Error::InvalidSpec { .. }))
         ));
         assert!(s.next().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn records_end_at_a_batch_that_fails_and_positions_stay_before_it() {
+        // Partition 0: a good batch 0..=1, then 2..=3 with its first record's length broken
+        // (CRC checks off, so the batch itself decodes), then a good batch 4..=5.
+        let mut bytes = wire(&[batch(0, 2)]).to_vec();
+        let mut broken = wire(&[batch(2, 2)]).to_vec();
+        broken[61] = 0x7f; // the first record's length: zigzag -64
+        bytes.extend_from_slice(&broken);
+        bytes.extend_from_slice(&wire(&[batch(4, 2)]));
+        let mut options = ReadOptions::default();
+        options.decode.verify_crc = false;
+        let mut p = part("t", 0, Some(6));
+        let event = decode_partition(
+            &mut p,
+            0,
+            data(Bytes::from(bytes)),
+            &Arc::from("b:1"),
+            IsolationLevel::READ_UNCOMMITTED,
+            &options,
+        )
+        .unwrap()
+        .unwrap();
+        let (s, tx) = stream(&[Some(6)]);
+        tx.send(event).await.unwrap();
+        drop(tx);
+        let mut records = s.records();
+        for offset in [0, 1] {
+            assert_eq!(records.next().await.unwrap().unwrap().offset, offset);
+        }
+        assert!(records.next().await.unwrap().is_err());
+        assert_eq!(records.positions()[0].next_offset, 2);
+        assert_eq!(records.positions()[0].leader_epoch, 3);
+        assert!(!records.positions()[0].done);
+        // The stream has ended: batch 4..=5 is not handed out past the hole.
+        assert!(records.next().await.is_none());
+        assert_eq!(records.positions()[0].next_offset, 2);
     }
 
     #[tokio::test]
