@@ -186,8 +186,12 @@ impl Client {
         // The snapshot first, then the lookups.
         let isolation = spec.isolation;
         let every = |ts: i64| vec![Some(ts); targets.len()];
-        let latest = self.list_offsets(&targets, isolation, every(LATEST)).await?;
-        let earliest = self.list_offsets(&targets, isolation, every(EARLIEST)).await?;
+        let latest = self
+            .list_offsets(&targets, isolation, every(LATEST))
+            .await?;
+        let earliest = self
+            .list_offsets(&targets, isolation, every(EARLIEST))
+            .await?;
         let lookups = |rule: fn(&(Rule, Rule)) -> Rule| -> Vec<Option<i64>> {
             rules
                 .iter()
