@@ -275,7 +275,11 @@ impl Connection {
     /// Writes an encoded request frame and waits for its response under the request timeout.
     async fn exchange(&self, frame: Bytes, sent: Sent) -> Result<Bytes> {
         let exchange = async {
-            crate::log::trace!(correlation_id = sent.correlation_id, bytes = frame.len(), "send");
+            crate::log::trace!(
+                correlation_id = sent.correlation_id,
+                bytes = frame.len(),
+                "send"
+            );
             {
                 let mut w = self.shared.writer.lock().await;
                 if let Err(e) = w.write_all(&frame).await {
@@ -297,7 +301,8 @@ impl Connection {
                         .unwrap_or_else(|| "reader stopped".to_owned()),
                 }),
                 Err(_) => {
-                    self.shared.lock().pending.remove(&sent.correlation_id);
+                    // The entry stays in `pending` (its receiver is gone): the broker still
+                    // answers, and the reader drops that late answer when it comes.
                     Err(Error::Timeout {
                         broker: self.shared.broker.clone(),
                         api: sent.api,
@@ -379,14 +384,11 @@ fn dispatch(shared: &Shared, mut frame: Bytes) -> std::result::Result<(), String
     else {
         return Err("response frame shorter than its header".to_owned());
     };
+    // A request that timed out or whose caller went away keeps its entry until its answer
+    // comes (the send below then finds nobody waiting), so an id not pending was never sent
+    // or was answered already: the stream can't be trusted any more.
     let Some(pending) = shared.lock().pending.remove(&id) else {
-        // A late answer to a request that timed out: drop it. Anything else means we lost
-        // track of the stream, and the connection can't be trusted.
-        return if id < shared.lock().next_correlation_id {
-            Ok(())
-        } else {
-            Err(format!("response with unknown correlation id {id}"))
-        };
+        return Err(format!("response with unknown correlation id {id}"));
     };
     let result = ResponseHeader::decode(&mut frame, pending.response_header_version)
         .map(|_| frame)
@@ -396,4 +398,138 @@ fn dispatch(shared: &Shared, mut frame: Bytes) -> std::result::Result<(), String
         });
     let _ = pending.tx.send(result);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use bytes::BytesMut;
+    use kseek_protocol::messages::api_versions::{ApiVersion, ApiVersionsResponse};
+    use kseek_protocol::messages::metadata::{MetadataRequest, MetadataResponse};
+    use kseek_protocol::negotiate::SUPPORTED_APIS;
+    use kseek_protocol::{Message, Request};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+
+    use super::*;
+
+    async fn read_request(sock: &mut TcpStream) -> Vec<u8> {
+        let mut len = [0u8; 4];
+        sock.read_exact(&mut len).await.unwrap();
+        let mut req = vec![0u8; u32::from_be_bytes(len) as usize];
+        sock.read_exact(&mut req).await.unwrap();
+        req
+    }
+
+    /// Answers `req` (a request frame without its length) with `body` encoded at the request's
+    /// version, behind the response header that version of `R` uses.
+    async fn answer<R: Request>(sock: &mut TcpStream, req: &[u8], body: &R::Response) {
+        let version = i16::from_be_bytes([req[2], req[3]]);
+        let mut out = BytesMut::new();
+        out.extend_from_slice(&req[4..8]);
+        if R::response_header_version(version) >= 1 {
+            out.extend_from_slice(&[0]); // no tagged fields
+        }
+        body.encode(&mut out, version).unwrap();
+        let mut frame = (out.len() as i32).to_be_bytes().to_vec();
+        frame.extend_from_slice(&out);
+        sock.write_all(&frame).await.unwrap();
+    }
+
+    /// A broker that answers ApiVersions, then holds the first Metadata request until the
+    /// second one arrives, and answers both, in order.
+    async fn late_broker() -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        tokio::spawn(async move {
+            let (mut sock, _) = listener.accept().await.unwrap();
+            let req = read_request(&mut sock).await;
+            let versions = ApiVersionsResponse {
+                api_keys: SUPPORTED_APIS
+                    .iter()
+                    .map(|a| ApiVersion {
+                        api_key: a.api_key.0,
+                        min_version: a.versions.min,
+                        max_version: a.versions.max,
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            };
+            answer::<ApiVersionsRequest>(&mut sock, &req, &versions).await;
+            let first = read_request(&mut sock).await;
+            let second = read_request(&mut sock).await;
+            for (req, cluster) in [(first, "late"), (second, "on time")] {
+                let body = MetadataResponse {
+                    cluster_id: Some(cluster.to_owned()),
+                    ..Default::default()
+                };
+                answer::<MetadataRequest>(&mut sock, &req, &body).await;
+            }
+            let _ = sock.read_to_end(&mut Vec::new()).await;
+        });
+        addr
+    }
+
+    #[tokio::test]
+    async fn a_late_answer_is_dropped_and_the_connection_goes_on_also_across_the_id_wrap() {
+        for first_id in [7, i32::MAX] {
+            let config = ConnectionConfig {
+                request_timeout: Duration::from_millis(200),
+                ..Default::default()
+            };
+            let conn = Connection::connect(&late_broker().await, config)
+                .await
+                .unwrap();
+            // The first request gets the largest id, the second one wraps to 0.
+            conn.shared.lock().next_correlation_id = first_id;
+            let err = conn.send(&MetadataRequest::default()).await.unwrap_err();
+            assert!(matches!(err, Error::Timeout { .. }), "{err}");
+            // The broker answers the first request only now, then the second.
+            let response = conn.send(&MetadataRequest::default()).await.unwrap();
+            assert_eq!(
+                response.cluster_id.as_deref(),
+                Some("on time"),
+                "{first_id}"
+            );
+            assert!(conn.closed_reason().is_none(), "{first_id}");
+            assert!(conn.shared.lock().pending.is_empty());
+        }
+    }
+
+    #[tokio::test]
+    async fn an_answer_nobody_asked_for_closes_the_connection() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        tokio::spawn(async move {
+            let (mut sock, _) = listener.accept().await.unwrap();
+            let req = read_request(&mut sock).await;
+            let versions = ApiVersionsResponse {
+                api_keys: SUPPORTED_APIS
+                    .iter()
+                    .map(|a| ApiVersion {
+                        api_key: a.api_key.0,
+                        min_version: a.versions.min,
+                        max_version: a.versions.max,
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            };
+            answer::<ApiVersionsRequest>(&mut sock, &req, &versions).await;
+            let mut req = read_request(&mut sock).await;
+            // Answer with an id that was never sent.
+            req[4..8].copy_from_slice(&(-5i32).to_be_bytes());
+            answer::<MetadataRequest>(&mut sock, &req, &MetadataResponse::default()).await;
+            let _ = sock.read_to_end(&mut Vec::new()).await;
+        });
+        let conn = Connection::connect(&addr, ConnectionConfig::default())
+            .await
+            .unwrap();
+        let err = conn.send(&MetadataRequest::default()).await.unwrap_err();
+        assert!(matches!(err, Error::ConnectionClosed { .. }), "{err}");
+        let reason = conn.closed_reason().unwrap();
+        assert!(reason.contains("unknown correlation id -5"), "{reason}");
+    }
 }
