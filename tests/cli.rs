@@ -4,6 +4,8 @@
 //! CreateTime timestamps, so every expected record (partition, offset, timestamp, key, value,
 //! headers) is known exactly. Group commits are checked with Kafka's own admin client too, the
 //! plans against the Java client's `listOffsets`, and time windows against kcat's `-o s@ -o e@`.
+//! Records damaged on the way (a fault no real broker produces) come from a proxy in front of
+//! the real broker (`tests/golden/proxy.py --corrupt-fetch`).
 //!
 //! Built only with the `cli` feature (`cargo test --features cli --test cli`).
 
@@ -1259,4 +1261,125 @@ fn a_closed_stdout_stops_the_read_quietly_with_exit_0_and_no_commit() {
     assert_eq!(rows.len(), 1, "{}", r.what);
     assert_eq!(rows[0]["committed"], Value::Null, "{}: {}", r.what, rows[0]);
     assert_eq!(rows[0]["end"], 1000, "{}: {}", r.what, rows[0]);
+}
+
+/// `tests/golden/proxy.py --corrupt-fetch` in front of `broker`: every Fetch response reaches
+/// kseek with a byte of its last record batch inverted. Killed on drop.
+struct CorruptingProxy {
+    child: std::process::Child,
+    dir: std::path::PathBuf,
+    bootstrap: String,
+}
+
+impl CorruptingProxy {
+    fn start(broker: &Broker) -> CorruptingProxy {
+        let dir = std::env::temp_dir().join(support::unique_name("kseek-corrupting-proxy"));
+        let mut child = Command::new("python3")
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/golden/proxy.py"
+            ))
+            .args(["0", broker.bootstrap()])
+            .arg(&dir)
+            .arg("--corrupt-fetch")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("running tests/golden/proxy.py");
+        // The proxy prints "PROXY_READY <port>" once it listens.
+        let mut stdout = child.stdout.take().expect("piped stdout");
+        let mut line = Vec::new();
+        let mut byte = [0u8; 1];
+        while line.last() != Some(&b'\n') {
+            assert_eq!(
+                stdout.read(&mut byte).expect("proxy stdout"),
+                1,
+                "proxy ended"
+            );
+            line.push(byte[0]);
+        }
+        let line = String::from_utf8(line).expect("UTF-8");
+        let port = line
+            .trim()
+            .strip_prefix("PROXY_READY ")
+            .unwrap_or_else(|| panic!("proxy said {line:?}"));
+        CorruptingProxy {
+            child,
+            dir,
+            bootstrap: format!("127.0.0.1:{port}"),
+        }
+    }
+}
+
+impl Drop for CorruptingProxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Records damaged between the broker and kseek: exit 4 with one line naming the topic,
+/// partition and offset, no record of the damaged fetch printed, and nothing committed.
+#[test]
+fn records_damaged_on_the_way_exit_4_with_one_line_and_commit_nothing() {
+    let broker = support::broker();
+    let topic = broker.new_topic("cli-corrupt", 1, &[]);
+    let value = "x".repeat(1000);
+    let input: Vec<support::Input> = (0..50)
+        .map(|i| {
+            NewRecord::new()
+                .partition(0)
+                .timestamp(at(0, 0) + i)
+                .value(&value)
+                .into()
+        })
+        .collect();
+    broker.produce(&topic, &input);
+    let group = support::unique_name("cli-corrupt-group");
+
+    let proxy = CorruptingProxy::start(broker);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kseek"));
+    cmd.args(["read", "--topic", &topic, "--group", &group, "--commit"])
+        .args(["--bootstrap", &proxy.bootstrap])
+        .env_remove("KSEEK_BOOTSTRAP");
+    let r = run(cmd);
+    let line = r.error(4);
+    assert!(
+        line.contains(&format!("{topic:?}")) || line.contains(&topic),
+        "{}: the topic is named: {line}",
+        r.what
+    );
+    assert!(line.contains("partition 0"), "{}: {line}", r.what);
+    assert!(line.contains("CRC mismatch"), "{}: {line}", r.what);
+    // The offset of the damaged batch: the fetch's last one, somewhere in 0..50.
+    let offset: i64 = line
+        .split("offset ")
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{}: no offset named: {line}", r.what));
+    assert!((0..50).contains(&offset), "{}: {line}", r.what);
+    // Nothing of the damaged fetch is printed.
+    assert!(r.stdout.is_empty(), "{}: printed {:?}", r.what, r.lines());
+    drop(proxy);
+
+    // Nothing was committed (checked past the proxy).
+    let r = kseek(
+        broker,
+        &[
+            "committed",
+            "--group",
+            &group,
+            "--topic",
+            &topic,
+            "--format",
+            "json",
+        ],
+    )
+    .ok();
+    let rows = r.json_lines();
+    assert_eq!(rows.len(), 1, "{}", r.what);
+    assert_eq!(rows[0]["committed"], Value::Null, "{}: {}", r.what, rows[0]);
 }

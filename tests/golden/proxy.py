@@ -16,8 +16,10 @@ address replaced by its own (127.0.0.1:<listen-port>); the recorded frame is the
 original, unchanged. This keeps the broker's configuration untouched (the capture uses the
 project's ordinary test broker); it assumes a single-node cluster.
 
-Usage: proxy.py <listen-port> <upstream-host:port> <out-dir>
-<listen-port> 0 picks a free port. It prints "PROXY_READY <port>" on stdout once listening, and
+Usage: proxy.py <listen-port> <upstream-host:port> <out-dir> [--corrupt-fetch]
+<listen-port> 0 picks a free port. With --corrupt-fetch, every Fetch response of more than 1 KiB
+reaches the client with its 64th byte from the end inverted: inside the last record batch, whose
+CRC then fails (a fault no real broker can be made to produce; tests/cli.rs uses it). It prints "PROXY_READY <port>" on stdout once listening, and
 runs until killed.
 """
 
@@ -203,7 +205,7 @@ def rewrite_addresses(api_key, version, frame, port):
     return frame
 
 
-def handle(client, upstream, recorder, port):
+def handle(client, upstream, recorder, port, corrupt_fetch):
     with LOCK:
         STATE["conn"] += 1
         conn = STATE["conn"]
@@ -250,6 +252,10 @@ def handle(client, upstream, recorder, port):
                 if api_key in (3, 10):
                     frame = rewrite_addresses(api_key, api_version, frame, port)
                     prefix = struct.pack(">i", len(frame))
+                elif api_key == 1 and corrupt_fetch and len(frame) > 1024:
+                    damaged = bytearray(frame)
+                    damaged[-64] ^= 0xFF
+                    frame = bytes(damaged)
                 client.sendall(prefix + frame)
         except OSError:
             pass
@@ -269,8 +275,9 @@ def handle(client, upstream, recorder, port):
 
 
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 5) or sys.argv[4:] not in ([], ["--corrupt-fetch"]):
         sys.exit(__doc__)
+    corrupt_fetch = sys.argv[4:] == ["--corrupt-fetch"]
     port = int(sys.argv[1])
     host, uport = sys.argv[2].rsplit(":", 1)
     upstream = (host, int(uport))
@@ -283,7 +290,7 @@ def main():
     print("PROXY_READY %d" % port, flush=True)
     while True:
         client, _ = server.accept()
-        args = (client, upstream, recorder, port)
+        args = (client, upstream, recorder, port, corrupt_fetch)
         threading.Thread(target=handle, args=args, daemon=True).start()
 
 
