@@ -1123,14 +1123,25 @@ impl Driver {
             }
             return Err(e);
         }
-        let decoded = decode_partition(
+        let decoded = match decode_partition(
             &mut self.parts[idx],
             idx,
             data,
             broker,
             self.params.isolation,
             &self.options,
-        )?;
+        ) {
+            Ok(decoded) => decoded,
+            Err(DecodeFailure { before, error }) => {
+                // The good batches before the failing one are handed out, then the error.
+                if let Some(event) = before {
+                    if self.tx.send(event).await.is_err() {
+                        return Ok(Err(Closed));
+                    }
+                }
+                return Err(error);
+            }
+        };
         let p = &mut self.parts[idx];
         p.failing = None;
         p.not_before = None;
@@ -1395,6 +1406,15 @@ fn build_fetch(requested: &[Requested], version: i16, params: &FetchParams) -> F
 
 /// Decodes one partition's records from a Fetch response, moving `p`'s position. Returns
 /// the event for the stream, or `None` when nothing changed.
+/// Record batches of a partition that failed to decode.
+#[derive(Debug)]
+struct DecodeFailure {
+    /// The batches before the failing one, as a chunk ending where the failing one starts.
+    before: Option<Event>,
+    /// What failed, at which offset.
+    error: Error,
+}
+
 fn decode_partition(
     p: &mut PartState,
     idx: usize,
@@ -1402,7 +1422,7 @@ fn decode_partition(
     broker: &Arc<str>,
     isolation: IsolationLevel,
     options: &ReadOptions,
-) -> Result<Option<Event>> {
+) -> std::result::Result<Option<Event>, DecodeFailure> {
     let start = p.position;
     let mut reader = PartitionReader::new(data.records.unwrap_or_default(), start, options.decode);
     if let Some(end) = p.end {
@@ -1417,13 +1437,29 @@ fn decode_partition(
     }
     let mut batches = Vec::new();
     for batch in &mut reader {
-        let batch = batch.map_err(|source| Error::CorruptRecords {
-            broker: broker.to_string(),
-            topic: p.topic.to_string(),
-            partition: p.partition,
-            offset: reader_position_hint(start, &batches),
-            source,
-        })?;
+        let batch = match batch {
+            Ok(batch) => batch,
+            Err(source) => {
+                let position = reader_position_hint(start, &batches);
+                let error = Error::CorruptRecords {
+                    broker: broker.to_string(),
+                    topic: p.topic.to_string(),
+                    partition: p.partition,
+                    offset: position,
+                    source,
+                };
+                let before = (!batches.is_empty()).then(|| {
+                    p.position = position;
+                    Event::Chunk {
+                        idx,
+                        batches,
+                        position,
+                        done: false,
+                    }
+                });
+                return Err(DecodeFailure { before, error });
+            }
+        };
         let last = batch.batch().next_offset();
         batches.push(FetchedBatch {
             idx,
@@ -1823,10 +1859,23 @@ mod tests {
             &ReadOptions::default(),
         )
         .unwrap_err();
+        let DecodeFailure { before, error } = err;
         assert!(
-            matches!(&err, Error::CorruptRecords { topic, offset: 2, .. } if topic == "t"),
-            "{err:?}"
+            matches!(&error, Error::CorruptRecords { topic, offset: 2, .. } if topic == "t"),
+            "{error:?}"
         );
+        // The good batch before the broken one is still handed out, ending at offset 2.
+        let Some(Event::Chunk {
+            batches,
+            position: 2,
+            done: false,
+            ..
+        }) = before
+        else {
+            panic!("{before:?}");
+        };
+        assert_eq!(batches.len(), 1);
+        assert_eq!(batches[0].next_offset(), 2);
     }
 
     /// A stream fed by hand, as the background task would.
