@@ -1132,7 +1132,8 @@ impl Driver {
             &self.options,
         ) {
             Ok(decoded) => decoded,
-            Err(DecodeFailure { before, error }) => {
+            Err(failure) => {
+                let DecodeFailure { before, error } = *failure;
                 // The good batches before the failing one are handed out, then the error.
                 if let Some(event) = before {
                     if self.tx.send(event).await.is_err() {
@@ -1422,7 +1423,7 @@ fn decode_partition(
     broker: &Arc<str>,
     isolation: IsolationLevel,
     options: &ReadOptions,
-) -> std::result::Result<Option<Event>, DecodeFailure> {
+) -> std::result::Result<Option<Event>, Box<DecodeFailure>> {
     let start = p.position;
     let mut reader = PartitionReader::new(data.records.unwrap_or_default(), start, options.decode);
     if let Some(end) = p.end {
@@ -1457,7 +1458,7 @@ fn decode_partition(
                         done: false,
                     }
                 });
-                return Err(DecodeFailure { before, error });
+                return Err(Box::new(DecodeFailure { before, error }));
             }
         };
         let last = batch.batch().next_offset();
@@ -1859,7 +1860,7 @@ mod tests {
             &ReadOptions::default(),
         )
         .unwrap_err();
-        let DecodeFailure { before, error } = err;
+        let DecodeFailure { before, error } = *err;
         assert!(
             matches!(&error, Error::CorruptRecords { topic, offset: 2, .. } if topic == "t"),
             "{error:?}"
