@@ -935,59 +935,13 @@ async fn moved_leader(version: support::KafkaVersion) {
         metadata[0].partitions[1].leader_id,
     );
     assert_ne!(old, new, "partitions spread over the nodes");
-    reassign(&broker, &topic, 0, new);
+    broker.reassign(&topic, 0, new);
     let after = broker.produce(&topic, &[record(0, 2_000, "moved", "after")]);
     assert_eq!(to_record(&next_record(&mut stream).await), after[0]);
     assert_eq!(stream.positions()[0].next_offset, after[0].offset + 1);
 
     let got = read_records(&bounded_client, bounded, ReadOptions::default()).await;
     assert_eq!(got, before);
-}
-
-/// Moves `topic`/`partition` to node `to` with Kafka's ReassignPartitionsCommand and waits
-/// until the reassignment is complete (polling `--verify`).
-fn reassign(broker: &Broker, topic: &str, partition: i32, to: i32) {
-    let cache = std::env::var("KSEEK_CACHE_DIR").unwrap_or_else(|_| {
-        let base = std::env::var("XDG_CACHE_HOME")
-            .unwrap_or_else(|_| format!("{}/.cache", std::env::var("HOME").unwrap()));
-        format!("{base}/kseek")
-    });
-    let full = match broker.version() {
-        support::KafkaVersion::V4_4 => "4.4.0",
-        support::KafkaVersion::V3_9 => "3.9.2",
-    };
-    let file = std::env::temp_dir().join(support::unique_name("reassign"));
-    std::fs::write(
-        &file,
-        format!(
-            "{{\"version\":1,\"partitions\":[{{\"topic\":\"{topic}\",\"partition\":{partition},\"replicas\":[{to}]}}]}}"
-        ),
-    )
-    .unwrap();
-    let run = |mode: &str| {
-        let out = std::process::Command::new("java")
-            .arg("-cp")
-            .arg(format!("{cache}/kafka-{full}/lib/*"))
-            .arg("org.apache.kafka.tools.reassign.ReassignPartitionsCommand")
-            .args(["--bootstrap-server", broker.bootstrap()])
-            .arg("--reassignment-json-file")
-            .arg(&file)
-            .arg(mode)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "reassign {mode}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    run("--execute");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !run("--verify").contains("is completed") {
-        assert!(Instant::now() < deadline, "reassignment not done");
-    }
-    let _ = std::fs::remove_file(file);
 }
 
 // ---------------------------------------------------------------------------------------------

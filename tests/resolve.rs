@@ -670,55 +670,6 @@ async fn bootstrap_tries_each_server_until_one_answers() {
     assert!(err.to_string().contains("127.0.0.1:2"), "{err}");
 }
 
-/// Moves `topic`/`partition` to `to` with Kafka's ReassignPartitionsCommand and waits until
-/// the reassignment is complete (polling `--verify`).
-fn reassign(broker: &Broker, topic: &str, partition: i32, to: i32) {
-    let cache = std::env::var("KSEEK_CACHE_DIR").unwrap_or_else(|_| {
-        let base = std::env::var("XDG_CACHE_HOME")
-            .unwrap_or_else(|_| format!("{}/.cache", std::env::var("HOME").unwrap()));
-        format!("{base}/kseek")
-    });
-    let full = match broker.version() {
-        support::KafkaVersion::V4_4 => "4.4.0",
-        support::KafkaVersion::V3_9 => "3.9.2",
-    };
-    let file = std::env::temp_dir().join(support::unique_name("reassign"));
-    std::fs::write(
-        &file,
-        format!(
-            "{{\"version\":1,\"partitions\":[{{\"topic\":\"{topic}\",\"partition\":{partition},\"replicas\":[{to}]}}]}}"
-        ),
-    )
-    .unwrap();
-    let run = |mode: &str| {
-        let out = Command::new("java")
-            .arg("-cp")
-            .arg(format!("{cache}/kafka-{full}/lib/*"))
-            .arg("org.apache.kafka.tools.reassign.ReassignPartitionsCommand")
-            .args(["--bootstrap-server", broker.bootstrap()])
-            .arg("--reassignment-json-file")
-            .arg(&file)
-            .arg(mode)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "reassign {mode}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    run("--execute");
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while !run("--verify").contains("is completed") {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "reassignment not done"
-        );
-    }
-    let _ = std::fs::remove_file(file);
-}
-
 #[tokio::test]
 async fn a_moved_leader_is_found_again() {
     for version in [support::KafkaVersion::V4_4, support::KafkaVersion::V3_9] {
@@ -764,7 +715,7 @@ async fn moved_leader(version: support::KafkaVersion) {
     // Move p0 to p1's node. The client's cached metadata (fresh, well within the 5 min max
     // age) still names the old leader: ListOffsets there fails with a retriable error, the
     // client refreshes and asks the new leader.
-    reassign(&broker, &topic, 0, new);
+    broker.reassign(&topic, 0, new);
     let after = client.resolve(&spec).await.unwrap();
     assert_eq!(ranges(&after), ranges(&before));
     assert!(

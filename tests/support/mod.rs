@@ -93,6 +93,55 @@ pub(crate) struct Broker {
 }
 
 impl Broker {
+    /// Moves `topic`/`partition` to `to` with Kafka's ReassignPartitionsCommand and waits until
+    /// the reassignment is complete (polling `--verify`).
+    pub(crate) fn reassign(&self, topic: &str, partition: i32, to: i32) {
+        let cache = std::env::var("KSEEK_CACHE_DIR").unwrap_or_else(|_| {
+            let base = std::env::var("XDG_CACHE_HOME")
+                .unwrap_or_else(|_| format!("{}/.cache", std::env::var("HOME").unwrap()));
+            format!("{base}/kseek")
+        });
+        let full = match self.version() {
+            KafkaVersion::V4_4 => "4.4.0",
+            KafkaVersion::V3_9 => "3.9.2",
+        };
+        let file = std::env::temp_dir().join(unique_name("reassign"));
+        std::fs::write(
+            &file,
+            format!(
+                "{{\"version\":1,\"partitions\":[{{\"topic\":\"{topic}\",\"partition\":{partition},\"replicas\":[{to}]}}]}}"
+            ),
+        )
+        .unwrap();
+        let run = |mode: &str| {
+            let out = Command::new("java")
+                .arg("-cp")
+                .arg(format!("{cache}/kafka-{full}/lib/*"))
+                .arg("org.apache.kafka.tools.reassign.ReassignPartitionsCommand")
+                .args(["--bootstrap-server", self.bootstrap()])
+                .arg("--reassignment-json-file")
+                .arg(&file)
+                .arg(mode)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "reassign {mode}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        run("--execute");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !run("--verify").contains("is completed") {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "reassignment not done"
+            );
+        }
+        let _ = std::fs::remove_file(file);
+    }
+
     /// The broker of `version` named by its environment variable, or a new one.
     fn shared(version: KafkaVersion) -> Broker {
         match std::env::var(version.env_var()) {
