@@ -437,27 +437,34 @@ mod tests {
         sock.write_all(&frame).await.unwrap();
     }
 
+    /// Accepts one connection and answers its ApiVersions request with every version kseek
+    /// supports.
+    async fn accept_and_negotiate(listener: &tokio::net::TcpListener) -> TcpStream {
+        let (mut sock, _) = listener.accept().await.unwrap();
+        let req = read_request(&mut sock).await;
+        let versions = ApiVersionsResponse {
+            api_keys: SUPPORTED_APIS
+                .iter()
+                .map(|a| ApiVersion {
+                    api_key: a.api_key.0,
+                    min_version: a.versions.min,
+                    max_version: a.versions.max,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        answer::<ApiVersionsRequest>(&mut sock, &req, &versions).await;
+        sock
+    }
+
     /// A broker that answers ApiVersions, then holds the first Metadata request until the
     /// second one arrives, and answers both, in order.
     async fn late_broker() -> String {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap().to_string();
         tokio::spawn(async move {
-            let (mut sock, _) = listener.accept().await.unwrap();
-            let req = read_request(&mut sock).await;
-            let versions = ApiVersionsResponse {
-                api_keys: SUPPORTED_APIS
-                    .iter()
-                    .map(|a| ApiVersion {
-                        api_key: a.api_key.0,
-                        min_version: a.versions.min,
-                        max_version: a.versions.max,
-                        ..Default::default()
-                    })
-                    .collect(),
-                ..Default::default()
-            };
-            answer::<ApiVersionsRequest>(&mut sock, &req, &versions).await;
+            let mut sock = accept_and_negotiate(&listener).await;
             let first = read_request(&mut sock).await;
             let second = read_request(&mut sock).await;
             for (req, cluster) in [(first, "late"), (second, "on time")] {
@@ -503,21 +510,7 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap().to_string();
         tokio::spawn(async move {
-            let (mut sock, _) = listener.accept().await.unwrap();
-            let req = read_request(&mut sock).await;
-            let versions = ApiVersionsResponse {
-                api_keys: SUPPORTED_APIS
-                    .iter()
-                    .map(|a| ApiVersion {
-                        api_key: a.api_key.0,
-                        min_version: a.versions.min,
-                        max_version: a.versions.max,
-                        ..Default::default()
-                    })
-                    .collect(),
-                ..Default::default()
-            };
-            answer::<ApiVersionsRequest>(&mut sock, &req, &versions).await;
+            let mut sock = accept_and_negotiate(&listener).await;
             let mut req = read_request(&mut sock).await;
             // Answer with an id that was never sent.
             req[4..8].copy_from_slice(&(-5i32).to_be_bytes());
