@@ -11,27 +11,10 @@
 //! `cargo run --release -p kseek-protocol --example ceilings`.
 
 use std::hint::black_box;
-use std::time::Instant;
 
-/// CPU time of this thread in seconds (Linux); falls back to wall time elsewhere.
-struct Clock(Instant, Option<u64>);
-
-fn cpu_ns() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    s.split_whitespace().next()?.parse().ok()
-}
-
-impl Clock {
-    fn start() -> Clock {
-        Clock(Instant::now(), cpu_ns())
-    }
-    fn elapsed(&self) -> f64 {
-        match (self.1, cpu_ns()) {
-            (Some(a), Some(b)) => (b - a) as f64 / 1e9,
-            _ => self.0.elapsed().as_secs_f64(),
-        }
-    }
-}
+#[path = "support/clock.rs"]
+mod clock;
+use clock::Clock;
 
 /// Best throughput (bytes/s) of `reps` runs of `f` over `bytes` bytes, each repeated `inner` times.
 fn best(reps: usize, inner: usize, bytes: usize, mut f: impl FnMut()) -> f64 {
