@@ -692,6 +692,28 @@ fn committed(broker: &Broker, group: &str, topic: &str) -> BTreeMap<i64, (i64, i
         .collect()
 }
 
+/// Asserts `group` has no committed offset for the single partition of `topic`; returns that
+/// partition's `committed --format json` row.
+fn assert_nothing_committed(broker: &Broker, group: &str, topic: &str) -> Value {
+    let r = kseek(
+        broker,
+        &[
+            "committed",
+            "--group",
+            group,
+            "--topic",
+            topic,
+            "--format",
+            "json",
+        ],
+    )
+    .ok();
+    let rows = r.json_lines();
+    assert_eq!(rows.len(), 1, "{}", r.what);
+    assert_eq!(rows[0]["committed"], Value::Null, "{}: {}", r.what, rows[0]);
+    rows[0].clone()
+}
+
 /// [`committed`]'s expected answer for the seeded topic and per-partition commits.
 fn committed_want(s: &Seeded, offsets: [i64; 3]) -> BTreeMap<i64, (i64, i64, i64)> {
     (0..PARTITIONS)
@@ -782,56 +804,17 @@ fn commit_to_a_time_sets_the_group_without_reading_and_committed_shows_it() {
     let g = group.as_str();
 
     // 10:12:00 is exactly partition 0's record 12; partitions 1 and 2 also restart at 12.
-    let r = kseek(
-        broker,
-        &[
-            "commit",
-            "--group",
-            g,
-            "--topic",
-            t,
-            "--to",
-            "2026-01-01T10:12:00Z",
-        ],
-    )
-    .ok();
+    let r = commit(broker, g, t, &["--to", "2026-01-01T10:12:00Z"]);
     assert_eq!(commit_lines(&r, t), vec![(0, 12), (1, 12), (2, 12)]);
     assert_eq!(committed(broker, g, t), committed_want(s, [12, 12, 12]));
 
     // --dry-run prints without committing.
-    let r = kseek(
-        broker,
-        &[
-            "commit",
-            "--group",
-            g,
-            "--topic",
-            t,
-            "--to",
-            "2026-01-01T10:03:30Z",
-            "--dry-run",
-        ],
-    )
-    .ok();
+    let r = commit(broker, g, t, &["--to", "2026-01-01T10:03:30Z", "--dry-run"]);
     assert_eq!(commit_lines(&r, t), vec![(0, 4), (1, 4), (2, 4)]);
     assert_eq!(committed(broker, g, t), committed_want(s, [12, 12, 12]));
 
     // "Restart partition 2 from midnight".
-    let r = kseek(
-        broker,
-        &[
-            "commit",
-            "--group",
-            g,
-            "--topic",
-            t,
-            "--partition",
-            "2",
-            "--to",
-            "2026-01-01",
-        ],
-    )
-    .ok();
+    let r = commit(broker, g, t, &["--partition", "2", "--to", "2026-01-01"]);
     assert_eq!(commit_lines(&r, t), vec![(2, 0)]);
     assert_eq!(committed(broker, g, t), committed_want(s, [12, 12, 0]));
 
@@ -870,6 +853,13 @@ fn commit_to_a_time_sets_the_group_without_reading_and_committed_shows_it() {
         ]
         .concat(),
     );
+}
+
+/// `kseek commit --group <group> --topic <topic> <args>`, which must succeed.
+fn commit(broker: &Broker, group: &str, topic: &str, args: &[&str]) -> Run {
+    let mut all = vec!["commit", "--group", group, "--topic", topic];
+    all.extend(args);
+    kseek(broker, &all).ok()
 }
 
 fn row(cells: &[&str]) -> Vec<String> {
@@ -1243,24 +1233,8 @@ fn a_closed_stdout_stops_the_read_quietly_with_exit_0_and_no_commit() {
     assert!(!stderr.contains("kseek:"), "no error line: {stderr}");
     let first: Value = serde_json::from_slice(&first).expect("a JSON line");
     assert_eq!(first["offset"], 0);
-    // Nothing was committed.
-    let r = kseek(
-        broker,
-        &[
-            "committed",
-            "--group",
-            &group,
-            "--topic",
-            &topic,
-            "--format",
-            "json",
-        ],
-    )
-    .ok();
-    let rows = r.json_lines();
-    assert_eq!(rows.len(), 1, "{}", r.what);
-    assert_eq!(rows[0]["committed"], Value::Null, "{}: {}", r.what, rows[0]);
-    assert_eq!(rows[0]["end"], 1000, "{}: {}", r.what, rows[0]);
+    let row = assert_nothing_committed(broker, &group, &topic);
+    assert_eq!(row["end"], 1000, "{row}");
 }
 
 /// `tests/golden/proxy.py --corrupt-fetch` in front of `broker`: every Fetch response reaches
@@ -1380,21 +1354,6 @@ fn records_damaged_on_the_way_exit_4_with_one_line_and_commit_nothing() {
     assert_eq!(printed, want, "{}", r.what);
     drop(proxy);
 
-    // Nothing was committed (checked past the proxy).
-    let r = kseek(
-        broker,
-        &[
-            "committed",
-            "--group",
-            &group,
-            "--topic",
-            &topic,
-            "--format",
-            "json",
-        ],
-    )
-    .ok();
-    let rows = r.json_lines();
-    assert_eq!(rows.len(), 1, "{}", r.what);
-    assert_eq!(rows[0]["committed"], Value::Null, "{}: {}", r.what, rows[0]);
+    // Checked past the proxy.
+    assert_nothing_committed(broker, &group, &topic);
 }
