@@ -151,8 +151,9 @@ struct Selector {
 struct ReadArgs {
     #[command(flatten)]
     select: Selector,
-    /// Commit the positions reached to --group, after the output is flushed (with --count, or
-    /// after Ctrl-C, only what was printed; nothing when stdout was closed)
+    /// Commit the positions reached to --group, after the output is flushed (with --count,
+    /// after Ctrl-C or after a read error, up to the last record printed; nothing when stdout
+    /// was closed)
     #[arg(long, requires = "group")]
     commit: bool,
     /// Also drop records whose own timestamp is outside the --from/--to times

@@ -25,6 +25,14 @@ enum Step {
     Interrupted,
 }
 
+/// Why the read loop stopped early.
+enum Stopped {
+    /// Writing the output failed: what the reader got is unknown.
+    Output(Fail),
+    /// Reading failed (Kafka, the network, corrupt data): everything printed before is whole.
+    Read(Fail),
+}
+
 /// Runs `kseek read`.
 pub(crate) async fn run(bootstrap: &str, args: ReadArgs, now: i64) -> Result<(), Fail> {
     let started = Instant::now();
@@ -47,7 +55,7 @@ pub(crate) async fn run(bootstrap: &str, args: ReadArgs, now: i64) -> Result<(),
     let mut flushed = true;
     let mut interrupted = false;
     let mut ctrl_c = Some(Box::pin(tokio::signal::ctrl_c()));
-    let result: Result<(), Fail> = loop {
+    let result: Result<(), Stopped> = loop {
         if args.count.is_some_and(|n| count >= n) {
             break Ok(());
         }
@@ -70,7 +78,7 @@ pub(crate) async fn run(bootstrap: &str, args: ReadArgs, now: i64) -> Result<(),
         match step {
             Step::Idle => {
                 if let Err(e) = out.flush() {
-                    break Err(crate::output_failed(e));
+                    break Err(Stopped::Output(crate::output_failed(e)));
                 }
                 flushed = true;
             }
@@ -79,10 +87,10 @@ pub(crate) async fn run(bootstrap: &str, args: ReadArgs, now: i64) -> Result<(),
                 break Ok(());
             }
             Step::Next(None) => break Ok(()),
-            Step::Next(Some(Err(e))) => break Err(Fail::kafka("reading", &e)),
+            Step::Next(Some(Err(e))) => break Err(Stopped::Read(Fail::kafka("reading", &e))),
             Step::Next(Some(Ok(record))) => {
                 if let Err(e) = format.write(&mut out, &record) {
-                    break Err(crate::output_failed(e));
+                    break Err(Stopped::Output(crate::output_failed(e)));
                 }
                 flushed = false;
                 count += 1;
@@ -106,7 +114,12 @@ pub(crate) async fn run(bootstrap: &str, args: ReadArgs, now: i64) -> Result<(),
     // What was printed goes out before anything else happens, also after a failed read.
     let flushed = out.flush().map_err(crate::output_failed);
     drop(out);
-    result?;
+    let failed = match result {
+        // Nothing is committed: the records may not have reached the reader.
+        Err(Stopped::Output(fail)) => return Err(fail),
+        Err(Stopped::Read(fail)) => Some(fail),
+        Ok(()) => None,
+    };
     flushed?;
     // Not a summary: shown with --quiet too.
     for loss in records.data_loss() {
@@ -120,19 +133,36 @@ pub(crate) async fn run(bootstrap: &str, args: ReadArgs, now: i64) -> Result<(),
         ));
     }
     if args.commit {
-        // --commit requires --group (clap checks).
+        // --commit requires --group (clap checks). After a failed read too: the positions stop
+        // right after the last record handed out (before a batch that failed to decode), and
+        // every record handed out was printed and flushed, so the group restarts exactly
+        // where the output stopped, neither skipping nor repeating a record.
         let group = args.select.group.as_deref().unwrap_or_default();
         let commits: Vec<CommitOffset> = records.positions().into_iter().map(Into::into).collect();
-        client
+        let committed = client
             .commit(group, &commits)
             .await
-            .map_err(|e| Fail::kafka(&format!("committing the offsets of group {group:?}"), &e))?;
-        if !args.quiet {
-            crate::info::note(&format!(
-                "committed offsets of group {group:?} for {}",
-                plural(commits.len() as u64, "partition")
-            ));
+            .map_err(|e| Fail::kafka(&format!("committing the offsets of group {group:?}"), &e));
+        match committed {
+            Err(fail) if failed.is_none() => return Err(fail),
+            // The read's failure is the one to report (below); the commit's goes before it.
+            Err(fail) => crate::info::note(&fail.to_string()),
+            Ok(()) if !args.quiet => {
+                let what = if failed.is_some() {
+                    " (up to the last record printed before the error)"
+                } else {
+                    ""
+                };
+                crate::info::note(&format!(
+                    "committed offsets of group {group:?} for {}{what}",
+                    plural(commits.len() as u64, "partition")
+                ));
+            }
+            Ok(()) => {}
         }
+    }
+    if let Some(fail) = failed {
+        return Err(fail);
     }
     if !args.quiet {
         let partitions = records.positions().len().max(partitions);
