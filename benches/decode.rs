@@ -8,7 +8,9 @@
 //! on a checksum of every key and value.
 //!
 //! Every decoder checks CRCs, and every record's key and value is touched (length, first and
-//! last byte), so lazy decoding is not flattered.
+//! last byte), so lazy decoding is not flattered. Uncompressed inputs also get two reference
+//! lines, not comparisons: `kseek-no-crc` (kseek with its CRC check off, the record pass alone)
+//! and `crc32c-only` (the `crc32c` crate alone over the same batches, the check alone).
 //!
 //! Time is the benchmark thread's CPU time by default (`CLOCK_THREAD_CPUTIME_ID`), so that
 //! other processes competing for the cores (compilers on a shared 2-core machine) don't count
@@ -398,6 +400,49 @@ fn decode_kseek(wire: &Bytes) -> (u64, u64) {
     (count, sum)
 }
 
+/// [`decode_kseek`] with the CRC check turned off (`verify_crc: false`, for callers who trust
+/// their transport): the record pass alone. A reference line, not a comparison with the peers,
+/// which always check.
+#[inline(never)]
+fn decode_kseek_no_crc(wire: &Bytes) -> (u64, u64) {
+    let options = DecodeOptions {
+        verify_crc: false,
+        ..DecodeOptions::default()
+    };
+    let (mut count, mut sum) = (0u64, 0u64);
+    for batch in Batches::new(wire.clone(), options) {
+        let records = batch
+            .expect("kseek batch")
+            .records()
+            .expect("kseek records");
+        for record in &records {
+            let record = record.expect("kseek record");
+            sum = touch(sum, record.key());
+            sum = touch(sum, record.value());
+            count += 1;
+        }
+    }
+    (count, sum)
+}
+
+/// The `crc32c` crate alone over the bytes each batch's CRC covers (attributes to the end),
+/// checked against the stored CRC: what the check every decoder makes costs by itself, with no
+/// record decoded. A reference line: the ceiling for a decoder that checks CRCs with this crate.
+#[inline(never)]
+fn crc32c_only(wire: &Bytes) -> u64 {
+    let mut rest = wire.as_ref();
+    let mut batches = 0;
+    while let Some(len) = rest.get(8..12) {
+        let end = 12 + i32::from_be_bytes(len.try_into().expect("4 bytes")) as usize;
+        let batch = &rest[..end];
+        let stored = u32::from_be_bytes(batch[17..21].try_into().expect("4 bytes"));
+        assert_eq!(crc32c::crc32c(&batch[21..]), stored, "batch CRC");
+        batches += 1;
+        rest = &rest[end..];
+    }
+    batches
+}
+
 fn decode_kafka_protocol(wire: &Bytes) -> (u64, u64) {
     let (mut count, mut sum) = (0u64, 0u64);
     let mut buf = wire.clone();
@@ -509,6 +554,9 @@ fn bench_dataset(c: &mut Criterion<Clock>, d: &Dataset) {
         b.iter(|| black_box(decode_kafka_protocol(&d.wire)))
     });
     group.bench_function("rskafka", |b| b.iter(|| black_box(decode_rskafka(&d.wire))));
+    if d.codec == Compression::None {
+        references(&mut group, d);
+    }
     group.finish();
 }
 
@@ -541,6 +589,23 @@ fn decode_benches(c: &mut Criterion<Clock>) {
     }
 }
 
+/// Two reference lines beside the three decoders of an uncompressed input: kseek with its CRC
+/// check off (the record pass alone) and the `crc32c` crate alone over the same batches (the
+/// check alone). They show how the full decode's time splits, on the same bytes in the same run.
+fn references(group: &mut BenchmarkGroup<'_, Clock>, d: &Dataset) {
+    assert_eq!(
+        decode_kseek_no_crc(&d.wire).0,
+        d.records,
+        "kseek without CRC"
+    );
+    group.bench_function("kseek-no-crc", |b| {
+        b.iter(|| black_box(decode_kseek_no_crc(&d.wire)))
+    });
+    group.bench_function("crc32c-only", |b| {
+        b.iter(|| black_box(crc32c_only(&d.wire)))
+    });
+}
+
 /// 1 KiB records from a buffer far larger than the last-level cache, decoded once per iteration.
 fn large_buffer_bench(c: &mut Criterion<Clock>) {
     if callgrind() {
@@ -567,6 +632,7 @@ fn large_buffer_bench(c: &mut Criterion<Clock>) {
         b.iter(|| black_box(decode_kafka_protocol(&d.wire)))
     });
     group.bench_function("rskafka", |b| b.iter(|| black_box(decode_rskafka(&d.wire))));
+    references(&mut group, &d);
     group.finish();
 }
 

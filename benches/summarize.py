@@ -6,6 +6,8 @@ Usage: python3 benches/summarize.py [CRITERION_DIR]
 CRITERION_DIR defaults to $CARGO_TARGET_DIR/criterion, else target/criterion. Reads each
 benchmark's median from `new/estimates.json` and its throughput from `new/benchmark.json`.
 Rates are per second of the bench's clock (thread CPU time unless KSEEK_BENCH_CLOCK=wall).
+The reference lines of uncompressed inputs (`kseek-no-crc`, `crc32c-only`) are rows like the
+peers; their "kseek ÷" figure below 1 is the full decode's speed as a share of theirs.
 """
 
 import json
