@@ -1,4 +1,4 @@
-//! End-to-end tests of the `kseek` command line against real Kafka 4.4 and 3.9 brokers.
+//! End-to-end tests of the `kseek` command line against real Kafka 4.4, 3.9 and 2.8 brokers.
 //!
 //! The data is written by Kafka's own Java producer (`tests/kafka/ktool`) with explicit
 //! CreateTime timestamps, so every expected record (partition, offset, timestamp, key, value,
@@ -84,9 +84,11 @@ impl Seeded {
 fn seeded(broker: &'static Broker) -> &'static Seeded {
     static S44: OnceLock<Seeded> = OnceLock::new();
     static S39: OnceLock<Seeded> = OnceLock::new();
+    static S28: OnceLock<Seeded> = OnceLock::new();
     let cell = match broker.version() {
         KafkaVersion::V4_4 => &S44,
         KafkaVersion::V3_9 => &S39,
+        KafkaVersion::V2_8 => &S28,
     };
     cell.get_or_init(|| seed(broker))
 }

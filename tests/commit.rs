@@ -1,4 +1,4 @@
-//! Standalone commits and committed-offset reads against real brokers (Kafka 4.4 and 3.9),
+//! Standalone commits and committed-offset reads against real brokers (Kafka 4.4, 3.9 and 2.8),
 //! checked with Kafka's own tools: the Admin API's view of the group and a Java consumer
 //! resuming from the commits.
 

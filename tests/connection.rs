@@ -22,7 +22,7 @@ fn topic_request(name: &str) -> MetadataRequest {
 }
 
 #[tokio::test]
-async fn negotiates_and_pipelines_requests_on_both_broker_versions() {
+async fn negotiates_and_pipelines_requests_on_every_broker_version() {
     for broker in support::brokers() {
         let topic = broker.new_topic("conn", 3, &[]);
         let conn = Connection::connect(broker.bootstrap(), ConnectionConfig::default())
@@ -41,6 +41,20 @@ async fn negotiates_and_pipelines_requests_on_both_broker_versions() {
             }
             // 3.9 tops out at Fetch 17 and Metadata 12.
             support::KafkaVersion::V3_9 => assert_eq!((fetch, metadata), (17, 12)),
+            // 2.8: before topic ids in Fetch (13), batched coordinator lookups
+            // (FindCoordinator 4) and multi-group OffsetFetch (8).
+            support::KafkaVersion::V2_8 => {
+                assert_eq!((fetch, metadata), (12, 11));
+                let others = [
+                    ApiKey::API_VERSIONS,
+                    ApiKey::LIST_OFFSETS,
+                    ApiKey::OFFSET_COMMIT,
+                    ApiKey::OFFSET_FETCH,
+                    ApiKey::FIND_COORDINATOR,
+                ]
+                .map(|key| versions.version(key).unwrap());
+                assert_eq!(others, [3, 6, 8, 7, 3]);
+            }
         }
 
         // Twenty requests in flight on one connection, answered in order and matched back.

@@ -1,5 +1,5 @@
 //! The crate documentation's "read a time window, then commit" example, run for real against
-//! Kafka 4.4 and 3.9: the records it prints are exactly those the Java producer wrote inside
+//! Kafka 4.4, 3.9 and 2.8: the records it prints are exactly those the Java producer wrote inside
 //! the window, and Kafka's own tools see the commit.
 
 mod support;

@@ -1,9 +1,10 @@
 //! Helpers for integration tests against a real Apache Kafka.
 //!
 //! A test gets a broker from [`broker`] (Kafka 4.4), [`broker_39`] (Kafka 3.9) or
-//! [`brokers`] (both, for tests that must pass on each version). When the test runner
-//! (`tests/run`) has started them, their addresses come from `KSEEK_BOOTSTRAP` and
-//! `KSEEK_BOOTSTRAP_39`; otherwise the first test that asks starts one through
+//! [`brokers`] (both, for tests that must pass on each version), or [`broker_28`] (Kafka 2.8,
+//! for the older protocol versions). When the test runner (`tests/run`) has started them,
+//! their addresses come from `KSEEK_BOOTSTRAP`, `KSEEK_BOOTSTRAP_39` and `KSEEK_BOOTSTRAP_28`;
+//! otherwise the first test that asks starts one through
 //! `tests/kafka/broker` with a watchdog that stops it when the test binary exits.
 //! [`Broker::start`] makes a private cluster (say three nodes) that stops on drop.
 //!
@@ -31,6 +32,10 @@ pub(crate) enum KafkaVersion {
     V4_4,
     /// Apache Kafka 3.9.2, the last 3.x line.
     V3_9,
+    /// Apache Kafka 2.8.2 in its early-access KRaft mode: the oldest release the harness runs,
+    /// for the versions before topic ids and batched coordinator lookups (Fetch 12, Metadata
+    /// 11, ListOffsets 6, OffsetCommit 8, OffsetFetch 7, FindCoordinator 3). No transactions.
+    V2_8,
 }
 
 impl KafkaVersion {
@@ -39,6 +44,7 @@ impl KafkaVersion {
         match self {
             KafkaVersion::V4_4 => "4.4",
             KafkaVersion::V3_9 => "3.9",
+            KafkaVersion::V2_8 => "2.8",
         }
     }
 
@@ -47,6 +53,7 @@ impl KafkaVersion {
         match self {
             KafkaVersion::V4_4 => "KSEEK_BOOTSTRAP",
             KafkaVersion::V3_9 => "KSEEK_BOOTSTRAP_39",
+            KafkaVersion::V2_8 => "KSEEK_BOOTSTRAP_28",
         }
     }
 }
@@ -63,8 +70,20 @@ pub(crate) fn broker_39() -> &'static Broker {
     B.get_or_init(|| Broker::shared(KafkaVersion::V3_9))
 }
 
-/// Both shared brokers, newest first: for tests that must pass on every supported version.
-pub(crate) fn brokers() -> [&'static Broker; 2] {
+/// The shared Kafka 2.8 broker of this test binary.
+pub(crate) fn broker_28() -> &'static Broker {
+    static B: OnceLock<Broker> = OnceLock::new();
+    B.get_or_init(|| Broker::shared(KafkaVersion::V2_8))
+}
+
+/// Every shared broker, newest first: for tests that must pass on every version the tests run.
+pub(crate) fn brokers() -> [&'static Broker; 3] {
+    [broker(), broker_39(), broker_28()]
+}
+
+/// The shared brokers that support transactions (Kafka 2.8 in KRaft mode does not), newest
+/// first.
+pub(crate) fn brokers_with_transactions() -> [&'static Broker; 2] {
     [broker(), broker_39()]
 }
 
@@ -104,6 +123,7 @@ impl Broker {
         let full = match self.version() {
             KafkaVersion::V4_4 => "4.4.0",
             KafkaVersion::V3_9 => "3.9.2",
+            KafkaVersion::V2_8 => panic!("Kafka 2.8 in KRaft mode cannot reassign partitions"),
         };
         let file = std::env::temp_dir().join(unique_name("reassign"));
         std::fs::write(
@@ -278,6 +298,14 @@ impl Broker {
         }
         if let Some(acks) = &options.acks {
             args.extend(["--acks".into(), acks.clone()]);
+        }
+        if self.version == KafkaVersion::V2_8 {
+            assert!(
+                options.transactional_id.is_none(),
+                "Kafka 2.8 in KRaft mode has no transactions: use a newer broker for this test"
+            );
+            // Nor producer ids, which idempotence (the Java producer's default) needs.
+            args.extend(["--idempotence".into(), "false".into()]);
         }
         let mut stdin = String::new();
         for line in input {

@@ -7,7 +7,7 @@
 //   create-topic  --topic T [--partitions N] [--replication-factor R] [--config k=v]...
 //   delete-topic  --topic T
 //   produce       --topic T [--compression none|gzip|snappy|lz4|zstd] [--batch-size N]
-//                 [--linger-ms N] [--transactional-id X] [--acks all|1|0]
+//                 [--linger-ms N] [--transactional-id X] [--acks all|1|0] [--idempotence false]
 //   consume       --topic T [--group G] [--isolation read_committed|read_uncommitted]
 //                 [--partition P]... [--from-timestamp MS] [--expect N] [--commit]
 //                 [--timeout-ms T]
@@ -233,7 +233,7 @@ public final class KTool {
         if (txnId != null) {
             p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, txnId);
         }
-        if ("0".equals(a.opt("acks")) || "1".equals(a.opt("acks"))) {
+        if ("0".equals(a.opt("acks")) || "1".equals(a.opt("acks")) || "false".equals(a.opt("idempotence"))) {
             p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
         }
         List<Pending> pending = new ArrayList<>();
