@@ -384,20 +384,7 @@ fn touch(sum: u64, bytes: Option<&[u8]>) -> u64 {
 
 #[inline(never)]
 fn decode_kseek(wire: &Bytes) -> (u64, u64) {
-    let (mut count, mut sum) = (0u64, 0u64);
-    for batch in Batches::new(wire.clone(), DecodeOptions::default()) {
-        let records = batch
-            .expect("kseek batch")
-            .records()
-            .expect("kseek records");
-        for record in &records {
-            let record = record.expect("kseek record");
-            sum = touch(sum, record.key());
-            sum = touch(sum, record.value());
-            count += 1;
-        }
-    }
-    (count, sum)
+    decode_kseek_with(wire, DecodeOptions::default())
 }
 
 /// [`decode_kseek`] with the CRC check turned off (`verify_crc: false`, for callers who trust
@@ -405,10 +392,18 @@ fn decode_kseek(wire: &Bytes) -> (u64, u64) {
 /// which always check.
 #[inline(never)]
 fn decode_kseek_no_crc(wire: &Bytes) -> (u64, u64) {
-    let options = DecodeOptions {
-        verify_crc: false,
-        ..DecodeOptions::default()
-    };
+    decode_kseek_with(
+        wire,
+        DecodeOptions {
+            verify_crc: false,
+            ..DecodeOptions::default()
+        },
+    )
+}
+
+/// The body of both kseek lines, inlined into each so that each has a loop of its own.
+#[inline(always)]
+fn decode_kseek_with(wire: &Bytes, options: DecodeOptions) -> (u64, u64) {
     let (mut count, mut sum) = (0u64, 0u64);
     for batch in Batches::new(wire.clone(), options) {
         let records = batch
