@@ -1239,63 +1239,6 @@ fn a_closed_stdout_stops_the_read_quietly_with_exit_0_and_no_commit() {
     assert_eq!(row["end"], 1000, "{row}");
 }
 
-/// `tests/golden/proxy.py --corrupt-fetch` in front of `broker`: every Fetch response reaches
-/// kseek with a byte of its last record batch inverted. Killed on drop.
-struct CorruptingProxy {
-    child: std::process::Child,
-    dir: std::path::PathBuf,
-    bootstrap: String,
-}
-
-impl CorruptingProxy {
-    fn start(broker: &Broker) -> CorruptingProxy {
-        let dir = std::env::temp_dir().join(support::unique_name("kseek-corrupting-proxy"));
-        let mut child = Command::new("python3")
-            .arg(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/tests/golden/proxy.py"
-            ))
-            .args(["0", broker.bootstrap()])
-            .arg(&dir)
-            .arg("--corrupt-fetch")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("running tests/golden/proxy.py");
-        // The proxy prints "PROXY_READY <port>" once it listens.
-        let mut stdout = child.stdout.take().expect("piped stdout");
-        let mut line = Vec::new();
-        let mut byte = [0u8; 1];
-        while line.last() != Some(&b'\n') {
-            assert_eq!(
-                stdout.read(&mut byte).expect("proxy stdout"),
-                1,
-                "proxy ended"
-            );
-            line.push(byte[0]);
-        }
-        let line = String::from_utf8(line).expect("UTF-8");
-        let port = line
-            .trim()
-            .strip_prefix("PROXY_READY ")
-            .unwrap_or_else(|| panic!("proxy said {line:?}"));
-        CorruptingProxy {
-            child,
-            dir,
-            bootstrap: format!("127.0.0.1:{port}"),
-        }
-    }
-}
-
-impl Drop for CorruptingProxy {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
 /// Records damaged between the broker and kseek: the records before the damaged batch are
 /// printed, then exit 4 with one line naming the topic, partition and offset; `--commit`
 /// commits up to the last record printed (the damaged batch's first offset), so the group
@@ -1317,7 +1260,7 @@ fn records_damaged_on_the_way_exit_4_with_one_line_and_commit_what_was_printed()
     broker.produce(&topic, &input);
     let group = support::unique_name("cli-corrupt-group");
 
-    let proxy = CorruptingProxy::start(broker);
+    let proxy = support::Proxy::start(broker, &["--corrupt-fetch"]);
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kseek"));
     cmd.args(["read", "--topic", &topic, "--group", &group, "--commit"])
         .args(["--bootstrap", &proxy.bootstrap])

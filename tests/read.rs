@@ -768,6 +768,70 @@ async fn deleted_records_are_reported_as_data_loss_or_fail() {
     }
 }
 
+/// Retriable partition errors that a healthy broker cannot be made to send on demand (point 9):
+/// `tests/golden/proxy.py --fail` sets every partition's error code in the first two ListOffsets
+/// or Fetch answers. Each time kseek refreshes metadata, retries, and the read returns exactly
+/// the records the Java producer wrote, none twice (the failed Fetch answers still carry their
+/// records, which must be ignored).
+#[tokio::test]
+async fn retriable_partition_errors_in_list_offsets_and_fetch_are_retried_exactly() {
+    let broker = support::broker();
+    let topic = broker.new_topic("read-retriable", 2, &[]);
+    let input: Vec<Input> = (0..40)
+        .map(|i| {
+            record(
+                i % 2,
+                1_000 + i64::from(i),
+                &format!("k{i}"),
+                &format!("v{i}"),
+            )
+        })
+        .collect();
+    let mut written = broker.produce(&topic, &input);
+    written.sort();
+    let faults = [
+        ("list-offsets", 6),  // NOT_LEADER_OR_FOLLOWER
+        ("list-offsets", 74), // FENCED_LEADER_EPOCH
+        ("list-offsets", 75), // UNKNOWN_LEADER_EPOCH
+        ("list-offsets", 78), // OFFSET_NOT_AVAILABLE
+        ("fetch", 5),         // LEADER_NOT_AVAILABLE
+        ("fetch", 6),
+        ("fetch", 74),
+        ("fetch", 75),
+    ];
+    for (api, code) in faults {
+        let proxy = support::Proxy::start(broker, &["--fail", &format!("{api}:{code}:2")]);
+        let client = Client::with_config(ClientConfig {
+            retry_deadline: Duration::from_secs(20),
+            ..ClientConfig::new([proxy.bootstrap.as_str()])
+        })
+        .await
+        .unwrap();
+        let plan = kseek_plan(
+            &client,
+            &topic,
+            Start::Earliest,
+            End::Latest,
+            IsolationLevel::READ_UNCOMMITTED,
+        )
+        .await;
+        let ranges: Vec<(i32, i64, Option<i64>)> = plan
+            .partitions
+            .iter()
+            .map(|p| (p.partition, p.start, p.end))
+            .collect();
+        assert_eq!(ranges, [(0, 0, Some(20)), (1, 0, Some(20))], "{api} {code}");
+        let got = read_records(&client, plan, ReadOptions::default()).await;
+        assert_eq!(got, written, "{api} {code}");
+        let injected = proxy.injected();
+        assert_eq!(
+            injected,
+            vec![format!("{api} {code}"); 2],
+            "the proxy failed two {api} answers"
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_partition_that_keeps_failing_is_retried_until_the_deadline() {
     for broker in support::brokers() {

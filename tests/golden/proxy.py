@@ -16,11 +16,15 @@ address replaced by its own (127.0.0.1:<listen-port>); the recorded frame is the
 original, unchanged. This keeps the broker's configuration untouched (the capture uses the
 project's ordinary test broker); it assumes a single-node cluster.
 
-Usage: proxy.py <listen-port> <upstream-host:port> <out-dir> [--corrupt-fetch]
-<listen-port> 0 picks a free port. With --corrupt-fetch, every Fetch response of more than 1 KiB
-reaches the client with its 64th byte from the end inverted: inside the last record batch, whose
-CRC then fails (a fault no real broker can be made to produce; tests/cli.rs uses it). It prints "PROXY_READY <port>" on stdout once listening, and
-runs until killed.
+Usage: proxy.py <listen-port> <upstream-host:port> <out-dir> [--corrupt-fetch] [--fail API:CODE:N]...
+<listen-port> 0 picks a free port. It prints "PROXY_READY <port>" on stdout once listening, and
+runs until killed. Faults no real broker can be made to produce on demand:
+- --corrupt-fetch: every Fetch response of more than 1 KiB reaches the client with its 64th byte
+  from the end inverted: inside the last record batch, whose CRC then fails (tests/cli.rs).
+- --fail API:CODE:N (API fetch or list-offsets, flexible versions: Fetch 12+, ListOffsets 6+):
+  the first N responses of that API that carry a partition reach the client with every
+  partition's error code set to CODE (the rest of the response unchanged). Each such response
+  appends a line "API CODE" to <out-dir>/injected (tests/read.rs).
 """
 
 import os
@@ -205,7 +209,81 @@ def rewrite_addresses(api_key, version, frame, port):
     return frame
 
 
-def handle(client, upstream, recorder, port, corrupt_fetch):
+FETCH, LIST_OFFSETS = 1, 2
+API_NAMES = {"fetch": FETCH, "list-offsets": LIST_OFFSETS}
+
+
+def partition_error_positions(api_key, version, frame):
+    """Offsets in a flexible Fetch (v12+) or ListOffsets (v6+) response frame of every
+    partition's error code."""
+    r = Reader(frame, 4)
+    r.tagged()  # response header v1
+    if api_key == FETCH:
+        if version < 12:
+            raise ValueError("Fetch v%d is not flexible" % version)
+        r.int(4)  # throttle_time_ms
+        r.int(2)  # error_code
+        r.int(4)  # session_id
+    else:
+        if version < 6:
+            raise ValueError("ListOffsets v%d is not flexible" % version)
+        r.int(4)  # throttle_time_ms
+    positions = []
+    for _ in range(max(r.array_len(True), 0)):
+        if api_key == FETCH and version >= 13:
+            r.take(16)  # topic_id
+        else:
+            r.string(True)  # topic name
+        for _ in range(max(r.array_len(True), 0)):
+            r.int(4)  # partition_index
+            positions.append(r.pos)
+            r.int(2)  # error_code
+            if api_key == FETCH:
+                r.take(24)  # high_watermark, last_stable_offset, log_start_offset
+                for _ in range(max(r.array_len(True), 0)):
+                    r.take(16)  # producer_id, first_offset
+                    r.tagged()
+                r.int(4)  # preferred_read_replica
+                n = r.uvarint() - 1  # records (compact nullable bytes)
+                if n > 0:
+                    r.take(n)
+            else:
+                r.take(20)  # timestamp, offset, leader_epoch
+            r.tagged()
+        r.tagged()
+    return positions
+
+
+class Faults:
+    """The --fail injections still to make, shared by all connections."""
+
+    def __init__(self, specs, out_dir):
+        self.left = {}  # api_key -> [code, count]
+        for spec in specs:
+            api, code, count = spec.split(":")
+            self.left[API_NAMES[api]] = [int(code), int(count)]
+        self.path = os.path.join(out_dir, "injected")
+
+    def apply(self, api_key, version, frame):
+        with LOCK:
+            left = self.left.get(api_key)
+            if not left or left[1] <= 0:
+                return frame
+            positions = partition_error_positions(api_key, version, frame)
+            if not positions:
+                return frame
+            left[1] -= 1
+            code = left[0]
+            with open(self.path, "a", encoding="utf-8") as f:
+                name = "fetch" if api_key == FETCH else "list-offsets"
+                f.write("%s %d\n" % (name, code))
+        out = bytearray(frame)
+        for pos in positions:
+            out[pos : pos + 2] = struct.pack(">h", code)
+        return bytes(out)
+
+
+def handle(client, upstream, recorder, port, corrupt_fetch, faults):
     with LOCK:
         STATE["conn"] += 1
         conn = STATE["conn"]
@@ -256,6 +334,8 @@ def handle(client, upstream, recorder, port, corrupt_fetch):
                     damaged = bytearray(frame)
                     damaged[-64] ^= 0xFF
                     frame = bytes(damaged)
+                elif api_key in (FETCH, LIST_OFFSETS):
+                    frame = faults.apply(api_key, api_version, frame)
                 client.sendall(prefix + frame)
         except OSError:
             pass
@@ -275,13 +355,23 @@ def handle(client, upstream, recorder, port, corrupt_fetch):
 
 
 def main():
-    if len(sys.argv) not in (4, 5) or sys.argv[4:] not in ([], ["--corrupt-fetch"]):
+    if len(sys.argv) < 4:
         sys.exit(__doc__)
-    corrupt_fetch = sys.argv[4:] == ["--corrupt-fetch"]
+    corrupt_fetch, fails = False, []
+    rest = sys.argv[4:]
+    while rest:
+        if rest[0] == "--corrupt-fetch":
+            corrupt_fetch, rest = True, rest[1:]
+        elif rest[0] == "--fail" and len(rest) > 1 and rest[1].split(":")[0] in API_NAMES:
+            fails.append(rest[1])
+            rest = rest[2:]
+        else:
+            sys.exit(__doc__)
     port = int(sys.argv[1])
     host, uport = sys.argv[2].rsplit(":", 1)
     upstream = (host, int(uport))
     recorder = Recorder(sys.argv[3])
+    faults = Faults(fails, sys.argv[3])
     server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     server.bind(("127.0.0.1", port))
@@ -290,7 +380,7 @@ def main():
     print("PROXY_READY %d" % port, flush=True)
     while True:
         client, _ = server.accept()
-        args = (client, upstream, recorder, port, corrupt_fetch)
+        args = (client, upstream, recorder, port, corrupt_fetch, faults)
         threading.Thread(target=handle, args=args, daemon=True).start()
 
 

@@ -16,7 +16,7 @@
 
 #![allow(dead_code)]
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,6 +24,74 @@ use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
+
+/// `tests/golden/proxy.py` in front of a single-node `broker`, with fault options (see the
+/// script: `--corrupt-fetch`, `--fail API:CODE:N`). Clients given [`Proxy::bootstrap`] reach
+/// the broker only through it (it rewrites the addresses in Metadata and FindCoordinator
+/// answers). Killed on drop.
+pub(crate) struct Proxy {
+    child: std::process::Child,
+    dir: PathBuf,
+    /// The proxy's address.
+    pub(crate) bootstrap: String,
+}
+
+impl Proxy {
+    /// Starts the proxy with `options` and waits until it listens.
+    pub(crate) fn start(broker: &Broker, options: &[&str]) -> Proxy {
+        let dir = std::env::temp_dir().join(unique_name("kseek-proxy"));
+        let mut child = Command::new("python3")
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/golden/proxy.py"
+            ))
+            .args(["0", broker.bootstrap()])
+            .arg(&dir)
+            .args(options)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("running tests/golden/proxy.py");
+        // The proxy prints "PROXY_READY <port>" once it listens.
+        let mut stdout = child.stdout.take().expect("piped stdout");
+        let mut line = Vec::new();
+        let mut byte = [0u8; 1];
+        while line.last() != Some(&b'\n') {
+            assert_eq!(
+                stdout.read(&mut byte).expect("proxy stdout"),
+                1,
+                "proxy ended"
+            );
+            line.push(byte[0]);
+        }
+        let line = String::from_utf8(line).expect("UTF-8");
+        let port = line
+            .trim()
+            .strip_prefix("PROXY_READY ")
+            .unwrap_or_else(|| panic!("proxy said {line:?}"));
+        Proxy {
+            child,
+            dir,
+            bootstrap: format!("127.0.0.1:{port}"),
+        }
+    }
+
+    /// The faults `--fail` injected so far, one `"<api> <code>"` each, in order.
+    pub(crate) fn injected(&self) -> Vec<String> {
+        std::fs::read_to_string(self.dir.join("injected"))
+            .map(|s| s.lines().map(str::to_owned).collect())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
 
 /// A Kafka release the tests run against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
