@@ -771,8 +771,9 @@ async fn deleted_records_are_reported_as_data_loss_or_fail() {
 /// Retriable partition errors that a healthy broker cannot be made to send on demand (point 9):
 /// `tests/golden/proxy.py --fail` sets every partition's error code in the first two ListOffsets
 /// or Fetch answers. Each time kseek refreshes metadata, retries, and the read returns exactly
-/// the records the Java producer wrote, none twice (the failed Fetch answers still carry their
-/// records, which must be ignored).
+/// the records the Java producer wrote, none twice. The failed Fetch answers still carry their
+/// records, damaged by the proxy (a CRC that fails): records sent with an error must be ignored,
+/// and any use of them would fail the read.
 #[tokio::test]
 async fn retriable_partition_errors_in_list_offsets_and_fetch_are_retried_exactly() {
     let broker = support::broker();

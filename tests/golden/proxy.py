@@ -23,8 +23,9 @@ runs until killed. Faults no real broker can be made to produce on demand:
   from the end inverted: inside the last record batch, whose CRC then fails (tests/cli.rs).
 - --fail API:CODE:N (API fetch or list-offsets, flexible versions: Fetch 12+, ListOffsets 6+):
   the first N responses of that API that carry a partition reach the client with every
-  partition's error code set to CODE (the rest of the response unchanged). Each such response
-  appends a line "API CODE" to <out-dir>/injected (tests/read.rs).
+  partition's error code set to CODE, and the last byte of every non-empty Fetch records field
+  inverted (records sent with an error must not be used; this makes any use fail the batch's
+  CRC). Each such response appends a line "API CODE" to <out-dir>/injected (tests/read.rs).
 """
 
 import os
@@ -213,9 +214,10 @@ FETCH, LIST_OFFSETS = 1, 2
 API_NAMES = {"fetch": FETCH, "list-offsets": LIST_OFFSETS}
 
 
-def partition_error_positions(api_key, version, frame):
+def partition_error_positions(api_key, version, frame, records=None):
     """Offsets in a flexible Fetch (v12+) or ListOffsets (v6+) response frame of every
-    partition's error code."""
+    partition's error code. With a list as `records`, appends the (start, end) of every
+    non-empty Fetch records field to it."""
     r = Reader(frame, 4)
     r.tagged()  # response header v1
     if api_key == FETCH:
@@ -246,6 +248,8 @@ def partition_error_positions(api_key, version, frame):
                 r.int(4)  # preferred_read_replica
                 n = r.uvarint() - 1  # records (compact nullable bytes)
                 if n > 0:
+                    if records is not None:
+                        records.append((r.pos, r.pos + n))
                     r.take(n)
             else:
                 r.take(20)  # timestamp, offset, leader_epoch
@@ -269,7 +273,8 @@ class Faults:
             left = self.left.get(api_key)
             if not left or left[1] <= 0:
                 return frame
-            positions = partition_error_positions(api_key, version, frame)
+            records = []
+            positions = partition_error_positions(api_key, version, frame, records)
             if not positions:
                 return frame
             left[1] -= 1
@@ -280,6 +285,10 @@ class Faults:
         out = bytearray(frame)
         for pos in positions:
             out[pos : pos + 2] = struct.pack(">h", code)
+        # Records that come with an error must not be used: damage them (a byte of the last
+        # batch inverted, so its CRC fails) to make any use of them show.
+        for _, end in records:
+            out[end - 1] ^= 0xFF
         return bytes(out)
 
 
