@@ -175,19 +175,33 @@ impl Run {
 
     /// Asserts the run failed with `code` and one line `kseek: ...` on stderr; returns that line.
     fn error(&self, code: i32) -> &str {
-        assert_eq!(
-            self.code, code,
-            "{}: exit code (stderr: {})",
-            self.what, self.stderr
-        );
-        let line = self.stderr.strip_suffix('\n').unwrap_or(&self.stderr);
+        let (notes, line) = self.error_after_notes(code);
         assert!(
-            line.starts_with("kseek: ") && !line.contains('\n'),
+            notes.is_empty(),
             "{}: the error is not one line `kseek: ...`: {:?}",
             self.what,
             self.stderr
         );
         line
+    }
+
+    /// Asserts the run failed with `code` and stderr ends with one line `kseek: ...`; returns
+    /// the lines before it (notes, such as a commit made before the error) and that line.
+    fn error_after_notes(&self, code: i32) -> (Vec<&str>, &str) {
+        assert_eq!(
+            self.code, code,
+            "{}: exit code (stderr: {})",
+            self.what, self.stderr
+        );
+        let mut lines: Vec<&str> = self.stderr.lines().collect();
+        let line = lines.pop().unwrap_or_default();
+        assert!(
+            line.starts_with("kseek: "),
+            "{}: stderr does not end with one line `kseek: ...`: {:?}",
+            self.what,
+            self.stderr
+        );
+        (lines, line)
     }
 }
 
@@ -1195,22 +1209,26 @@ fn kcat_and_kseek_print_the_same_records_for_the_same_time_window() {
     }
 }
 
+/// Writes `n` records of `value` to partition 0 of `topic`, at `at(0, 0)` + their offset in ms.
+fn produce_values(broker: &Broker, topic: &str, n: i64, value: &str) {
+    let input: Vec<support::Input> = (0..n)
+        .map(|i| {
+            NewRecord::new()
+                .partition(0)
+                .timestamp(at(0, 0) + i)
+                .value(value)
+                .into()
+        })
+        .collect();
+    broker.produce(topic, &input);
+}
+
 #[test]
 fn a_closed_stdout_stops_the_read_quietly_with_exit_0_and_no_commit() {
     let broker = support::broker();
     // 1000 records of 200 bytes: more than a pipe holds, so kseek writes into a closed pipe.
     let topic = broker.new_topic("cli-pipe", 1, &[]);
-    let value = "v".repeat(200);
-    let input: Vec<support::Input> = (0..1000)
-        .map(|i| {
-            NewRecord::new()
-                .partition(0)
-                .timestamp(at(0, 0) + i)
-                .value(&value)
-                .into()
-        })
-        .collect();
-    broker.produce(&topic, &input);
+    produce_values(broker, &topic, 1000, &"v".repeat(200));
     let group = support::unique_name("cli-pipe-group");
     let mut child = Command::new(env!("CARGO_BIN_EXE_kseek"))
         .args(["read", "--topic", &topic, "--group", &group, "--commit"])
@@ -1222,12 +1240,7 @@ fn a_closed_stdout_stops_the_read_quietly_with_exit_0_and_no_commit() {
         .expect("running kseek");
     // Read one line, then close the pipe (like `kseek read ... | head -1`).
     let mut stdout = child.stdout.take().expect("piped stdout");
-    let mut first = Vec::new();
-    let mut byte = [0u8; 1];
-    while first.last() != Some(&b'\n') {
-        assert_eq!(stdout.read(&mut byte).expect("reading stdout"), 1, "EOF");
-        first.push(byte[0]);
-    }
+    let first = support::read_line(&mut stdout);
     drop(stdout);
     let out = child.wait_with_output().expect("waiting for kseek");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -1248,16 +1261,7 @@ fn records_damaged_on_the_way_exit_4_with_one_line_and_commit_what_was_printed()
     let broker = support::broker();
     let topic = broker.new_topic("cli-corrupt", 1, &[]);
     let value = "x".repeat(1000);
-    let input: Vec<support::Input> = (0..50)
-        .map(|i| {
-            NewRecord::new()
-                .partition(0)
-                .timestamp(at(0, 0) + i)
-                .value(&value)
-                .into()
-        })
-        .collect();
-    broker.produce(&topic, &input);
+    produce_values(broker, &topic, 50, &value);
     let group = support::unique_name("cli-corrupt-group");
 
     let proxy = support::Proxy::start(broker, &["--corrupt-fetch"]);
@@ -1266,25 +1270,14 @@ fn records_damaged_on_the_way_exit_4_with_one_line_and_commit_what_was_printed()
         .args(["--bootstrap", &proxy.bootstrap])
         .env_remove("KSEEK_BOOTSTRAP");
     let r = run(cmd);
-    assert_eq!(r.code, 4, "{}: exit code (stderr: {})", r.what, r.stderr);
-    // Two lines: the commit, then the error (the error is always the last, one line).
-    let (commit_note, error) = r
-        .stderr
-        .trim_end()
-        .split_once('\n')
-        .unwrap_or_else(|| panic!("{}: two lines on stderr: {:?}", r.what, r.stderr));
+    // The commit's note, then the error.
+    let (notes, line) = r.error_after_notes(4);
     assert_eq!(
-        commit_note,
-        format!(
+        notes,
+        [format!(
             "committed offsets of group {group:?} for 1 partition (up to the last record printed before the error)"
-        ),
+        )],
         "{}",
-        r.what
-    );
-    let line = error;
-    assert!(
-        line.starts_with("kseek: ") && !line.contains('\n'),
-        "{}: {line:?}",
         r.what
     );
     assert!(

@@ -76,8 +76,13 @@ fn java_plan(
     }
 }
 
-/// kseek's own resolution of `start..end` on `topic`.
-async fn kseek_plan(
+/// kseek's own resolution of `start..end` on `topic` (read_uncommitted).
+async fn kseek_plan(client: &Client, topic: &str, start: Start, end: End) -> Plan {
+    kseek_plan_at(client, topic, start, end, IsolationLevel::READ_UNCOMMITTED).await
+}
+
+/// [`kseek_plan`] at an isolation level.
+async fn kseek_plan_at(
     client: &Client,
     topic: &str,
     start: Start,
@@ -222,14 +227,7 @@ async fn reads_between_two_timestamps_across_three_partitions_one_empty() {
         assert_eq!(written.len(), 20);
         let (t1, t2) = (base + 4_500, base + 15_000);
         let client = client(broker).await;
-        let plan = kseek_plan(
-            &client,
-            &topic,
-            Start::Timestamp(t1),
-            End::Timestamp(t2),
-            IsolationLevel::READ_UNCOMMITTED,
-        )
-        .await;
+        let plan = kseek_plan(&client, &topic, Start::Timestamp(t1), End::Timestamp(t2)).await;
         assert!(plan.partitions[2].is_empty(), "{plan:?}");
         // The same ranges as Java's ListOffsets answers give.
         let java = java_plan(
@@ -239,13 +237,7 @@ async fn reads_between_two_timestamps_across_three_partitions_one_empty() {
             OffsetQuery::Timestamp(t2),
             IsolationLevel::READ_UNCOMMITTED,
         );
-        let ranges = |plan: &Plan| -> Vec<(i32, i64, Option<i64>)> {
-            plan.partitions
-                .iter()
-                .map(|p| (p.partition, p.start, p.end))
-                .collect()
-        };
-        assert_eq!(ranges(&plan), ranges(&java));
+        assert_eq!(support::ranges(&plan), support::ranges(&java));
         let expected: Vec<Record> = {
             let mut e: Vec<Record> = written
                 .iter()
@@ -299,14 +291,7 @@ async fn empty_ranges_end_at_once() {
         let options = ReadOptions::default().max_wait(Duration::from_secs(10));
 
         // latest..latest: nothing to read on both partitions (one has data, one is empty).
-        let plan = kseek_plan(
-            &client,
-            &topic,
-            Start::Latest,
-            End::Latest,
-            IsolationLevel::READ_UNCOMMITTED,
-        )
-        .await;
+        let plan = kseek_plan(&client, &topic, Start::Latest, End::Latest).await;
         assert!(plan.is_empty());
         let started = Instant::now();
         assert_eq!(read_records(&client, plan, options.clone()).await, []);
@@ -317,14 +302,7 @@ async fn empty_ranges_end_at_once() {
         );
 
         // A timestamp after every record: the start resolves to the end.
-        let plan = kseek_plan(
-            &client,
-            &topic,
-            Start::Timestamp(10_000),
-            End::Latest,
-            IsolationLevel::READ_UNCOMMITTED,
-        )
-        .await;
+        let plan = kseek_plan(&client, &topic, Start::Timestamp(10_000), End::Latest).await;
         assert!(plan.is_empty(), "{plan:?}");
         let started = Instant::now();
         assert_eq!(read_records(&client, plan, options.clone()).await, []);
@@ -373,7 +351,7 @@ async fn a_range_ending_on_a_transaction_marker_ends() {
             IsolationLevel::READ_UNCOMMITTED,
             IsolationLevel::READ_COMMITTED,
         ] {
-            let plan = kseek_plan(&client, &topic, Start::Earliest, End::Latest, level).await;
+            let plan = kseek_plan_at(&client, &topic, Start::Earliest, End::Latest, level).await;
             // The end is after the commit marker: no record is at end - 1.
             assert_eq!(plan.partitions[0].end, Some(3), "{plan:?}");
             let options = ReadOptions::default().max_wait(Duration::from_secs(10));
@@ -434,7 +412,7 @@ async fn read_committed_skips_aborted_records() {
             .collect();
         let client = client(broker).await;
 
-        let plan_c = kseek_plan(
+        let plan_c = kseek_plan_at(
             &client,
             &topic,
             Start::Earliest,
@@ -456,14 +434,7 @@ async fn read_committed_skips_aborted_records() {
         );
         assert_eq!(java, committed);
 
-        let plan_u = kseek_plan(
-            &client,
-            &topic,
-            Start::Earliest,
-            End::Latest,
-            IsolationLevel::READ_UNCOMMITTED,
-        )
-        .await;
+        let plan_u = kseek_plan(&client, &topic, Start::Earliest, End::Latest).await;
         assert_eq!(
             read_records(&client, plan_u, ReadOptions::default()).await,
             all
@@ -501,14 +472,7 @@ async fn every_codec_reads_back_exactly() {
             let written = broker.produce_with(&topic, &options, &input);
             let mut expected: Vec<Record> = written.into_iter().map(|w| w.record).collect();
             expected.sort();
-            let plan = kseek_plan(
-                &client,
-                &topic,
-                Start::Earliest,
-                End::Latest,
-                IsolationLevel::READ_UNCOMMITTED,
-            )
-            .await;
+            let plan = kseek_plan(&client, &topic, Start::Earliest, End::Latest).await;
             let got = read_records(&client, plan.clone(), ReadOptions::default()).await;
             assert_eq!(
                 got.len(),
@@ -552,14 +516,7 @@ async fn a_start_in_the_middle_of_a_batch_drops_earlier_records() {
             default: None,
         };
         let end = End::Offsets([((topic.clone(), 0), 7)].into());
-        let plan = kseek_plan(
-            &client,
-            &topic,
-            start,
-            end,
-            IsolationLevel::READ_UNCOMMITTED,
-        )
-        .await;
+        let plan = kseek_plan(&client, &topic, start, end).await;
         assert_eq!(
             (plan.partitions[0].start, plan.partitions[0].end),
             (4, Some(7))
@@ -598,14 +555,7 @@ async fn batches_larger_than_max_bytes_are_read_whole() {
             .collect();
         written.sort();
         let client = client(broker).await;
-        let plan = kseek_plan(
-            &client,
-            &topic,
-            Start::Earliest,
-            End::Latest,
-            IsolationLevel::READ_UNCOMMITTED,
-        )
-        .await;
+        let plan = kseek_plan(&client, &topic, Start::Earliest, End::Latest).await;
         let tiny = ReadOptions::default()
             .fetch_max_bytes(1024)
             .partition_max_bytes(1024);
@@ -635,14 +585,7 @@ async fn the_time_filter_drops_out_of_order_create_times() {
         let written = broker.produce(&topic, &input);
         let (t1, t2) = (2_500, 6_000);
         let client = client(broker).await;
-        let plan = kseek_plan(
-            &client,
-            &topic,
-            Start::Timestamp(t1),
-            End::Timestamp(t2),
-            IsolationLevel::READ_UNCOMMITTED,
-        )
-        .await;
+        let plan = kseek_plan(&client, &topic, Start::Timestamp(t1), End::Timestamp(t2)).await;
         // First record >= 2500 is offset 1 (5000); first >= 6000 is offset 3.
         assert_eq!(
             (plan.partitions[0].start, plan.partitions[0].end),
@@ -672,14 +615,7 @@ async fn an_unbounded_read_follows_new_records_and_new_partitions() {
         let topic = broker.new_topic("read-follow", 1, &[]);
         let first = broker.produce(&topic, &[record(0, 1_000, "a", "1")]);
         let client = client(broker).await;
-        let plan = kseek_plan(
-            &client,
-            &topic,
-            Start::Earliest,
-            End::Unbounded,
-            IsolationLevel::READ_UNCOMMITTED,
-        )
-        .await;
+        let plan = kseek_plan(&client, &topic, Start::Earliest, End::Unbounded).await;
         assert_eq!(
             (plan.partitions[0].start, plan.partitions[0].end),
             (0, None)
@@ -729,14 +665,7 @@ async fn deleted_records_are_reported_as_data_loss_or_fail() {
             offsets: [((topic.clone(), 0), 2)].into(),
             default: None,
         };
-        let plan = kseek_plan(
-            &client,
-            &topic,
-            start,
-            End::Latest,
-            IsolationLevel::READ_UNCOMMITTED,
-        )
-        .await;
+        let plan = kseek_plan(&client, &topic, start, End::Latest).await;
         assert_eq!(
             (plan.partitions[0].start, plan.partitions[0].end),
             (2, Some(10))
@@ -808,20 +737,12 @@ async fn retriable_partition_errors_in_list_offsets_and_fetch_are_retried_exactl
         })
         .await
         .unwrap();
-        let plan = kseek_plan(
-            &client,
-            &topic,
-            Start::Earliest,
-            End::Latest,
-            IsolationLevel::READ_UNCOMMITTED,
-        )
-        .await;
-        let ranges: Vec<(i32, i64, Option<i64>)> = plan
-            .partitions
-            .iter()
-            .map(|p| (p.partition, p.start, p.end))
-            .collect();
-        assert_eq!(ranges, [(0, 0, Some(20)), (1, 0, Some(20))], "{api} {code}");
+        let plan = kseek_plan(&client, &topic, Start::Earliest, End::Latest).await;
+        assert_eq!(
+            support::ranges(&plan),
+            [(0, 0, Some(20)), (1, 0, Some(20))],
+            "{api} {code}"
+        );
         let got = read_records(&client, plan, ReadOptions::default()).await;
         assert_eq!(got, written, "{api} {code}");
         let injected = proxy.injected();
@@ -908,28 +829,14 @@ async fn compaction_gaps_end_the_read() {
         };
         assert!(compacted[0].offset > 0, "{compacted:?}");
         let client = client(broker).await;
-        let plan = kseek_plan(
-            &client,
-            &topic,
-            Start::Earliest,
-            End::Latest,
-            IsolationLevel::READ_UNCOMMITTED,
-        )
-        .await;
+        let plan = kseek_plan(&client, &topic, Start::Earliest, End::Latest).await;
         assert_eq!(plan.partitions[0].end, Some(21));
         let got = read_records(&client, plan, ReadOptions::default()).await;
         assert_eq!(got, compacted);
 
         // An end inside the gap: nothing to hand out, and the read still ends.
         let end = End::Offsets([((topic.clone(), 0), compacted[0].offset)].into());
-        let plan = kseek_plan(
-            &client,
-            &topic,
-            Start::Earliest,
-            end,
-            IsolationLevel::READ_UNCOMMITTED,
-        )
-        .await;
+        let plan = kseek_plan(&client, &topic, Start::Earliest, end).await;
         let started = Instant::now();
         let options = ReadOptions::default().max_wait(Duration::from_secs(10));
         assert_eq!(read_records(&client, plan, options).await, []);
@@ -968,24 +875,10 @@ async fn moved_leader(version: support::KafkaVersion) {
     };
     // A bounded read planned (and its metadata cached) before the move, read after it.
     let bounded_client = Client::with_config(config()).await.unwrap();
-    let bounded = kseek_plan(
-        &bounded_client,
-        &topic,
-        Start::Earliest,
-        End::Latest,
-        IsolationLevel::READ_UNCOMMITTED,
-    )
-    .await;
+    let bounded = kseek_plan(&bounded_client, &topic, Start::Earliest, End::Latest).await;
     // An unbounded read running across the move.
     let client = Client::with_config(config()).await.unwrap();
-    let plan = kseek_plan(
-        &client,
-        &topic,
-        Start::Earliest,
-        End::Unbounded,
-        IsolationLevel::READ_UNCOMMITTED,
-    )
-    .await;
+    let plan = kseek_plan(&client, &topic, Start::Earliest, End::Unbounded).await;
     let mut stream = client
         .read(
             plan,

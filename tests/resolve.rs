@@ -10,8 +10,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use kseek::protocol::messages::list_offsets::MAX_TIMESTAMP;
-use kseek::{Client, ClientConfig, End, Error, IsolationLevel, Plan, ReadSpec, Start};
-use support::{Broker, Input, Isolation, NewRecord, OffsetQuery};
+use kseek::{Client, ClientConfig, End, Error, IsolationLevel, ReadSpec, Start};
+use support::{ranges, Broker, Input, Isolation, NewRecord, OffsetQuery};
 
 /// 2023-11-14T22:13:20Z: long before "today".
 const BASE: i64 = 1_700_000_000_000;
@@ -67,14 +67,6 @@ fn timed_topic(broker: &Broker) -> String {
         "the producer stored what the test expects"
     );
     topic
-}
-
-/// (partition, start, end) of every partition of a plan.
-fn ranges(plan: &Plan) -> Vec<(i32, i64, Option<i64>)> {
-    plan.partitions
-        .iter()
-        .map(|p| (p.partition, p.start, p.end))
-        .collect()
 }
 
 /// Kafka's own answer (Admin ListOffsets) per partition.

@@ -55,17 +55,7 @@ impl Proxy {
             .expect("running tests/golden/proxy.py");
         // The proxy prints "PROXY_READY <port>" once it listens.
         let mut stdout = child.stdout.take().expect("piped stdout");
-        let mut line = Vec::new();
-        let mut byte = [0u8; 1];
-        while line.last() != Some(&b'\n') {
-            assert_eq!(
-                stdout.read(&mut byte).expect("proxy stdout"),
-                1,
-                "proxy ended"
-            );
-            line.push(byte[0]);
-        }
-        let line = String::from_utf8(line).expect("UTF-8");
+        let line = String::from_utf8(read_line(&mut stdout)).expect("UTF-8");
         let port = line
             .trim()
             .strip_prefix("PROXY_READY ")
@@ -91,6 +81,30 @@ impl Drop for Proxy {
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Reads one line (through its `\n`) byte by byte, so nothing after it is consumed: the rest
+/// stays in the pipe for the writer to block on or to find closed.
+pub(crate) fn read_line(from: &mut impl Read) -> Vec<u8> {
+    let mut line = Vec::new();
+    let mut byte = [0u8; 1];
+    while line.last() != Some(&b'\n') {
+        assert_eq!(
+            from.read(&mut byte).expect("reading a line"),
+            1,
+            "EOF before a line"
+        );
+        line.push(byte[0]);
+    }
+    line
+}
+
+/// `(partition, start, end)` of every partition of a plan.
+pub(crate) fn ranges(plan: &kseek::Plan) -> Vec<(i32, i64, Option<i64>)> {
+    plan.partitions
+        .iter()
+        .map(|p| (p.partition, p.start, p.end))
+        .collect()
 }
 
 /// A Kafka release the tests run against.
