@@ -1,17 +1,32 @@
 //! One TCP connection to one broker.
 //!
 //! A connection negotiates API versions on connect (ApiVersions, with the fallback for a broker
-//! that rejects our version), then carries any number of requests at once: each gets a
-//! correlation id, a reader task matches responses back to their callers, and each request has
-//! its own timeout. Frames larger than the configured maximum are refused from their size
-//! prefix. When the socket fails, every request in flight fails with that reason and the
-//! connection reports itself closed; the owner (the cluster view) opens a new one on next use.
+//! that rejects our version), then carries any number of requests at once. One task owns the
+//! socket: callers hand it encoded requests through a bounded channel and wait for their
+//! answers on a oneshot, so a caller that is cancelled (a dropped future, a `select!` that
+//! lost, an aborted task) can never leave part of a frame on the wire. The task gives each
+//! request its correlation id as it starts writing it, so a request cancelled before that is
+//! never sent at all; one cancelled later is written whole and its answer dropped.
+//!
+//! Deadlines: a request must be answered within [`ConnectionConfig::request_timeout`] of the
+//! call (waiting for a free slot and the write included) or the caller gets
+//! [`Error::Timeout`]. The connection itself is given up, failing every request on it at once
+//! with [`Error::ConnectionClosed`], when a frame can't be written by its request's deadline
+//! (the broker stopped reading), when a timed-out request is still unanswered one more timeout
+//! later (the broker stopped answering), when a frame larger than
+//! [`ConnectionConfig::max_frame_size`] is announced, when an answer names a request that is
+//! not pending, or when the socket fails or closes. At most
+//! [`ConnectionConfig::max_in_flight`] requests are written and unanswered at once; more wait
+//! in the channel, in order. The owner (the cluster view) opens a new connection on next use.
 //!
 //! # References
 //! <https://kafka.apache.org/protocol#protocol_network>, KIP-511 (ApiVersions fallback).
 
 use std::collections::HashMap;
+use std::future::{poll_fn, Future};
+use std::pin::{pin, Pin};
 use std::sync::{Arc, Mutex};
+use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -22,10 +37,10 @@ use kseek_protocol::{
     ResponseHeader,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::OwnedWriteHalf;
 use tokio::net::TcpStream;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
+use tokio::time::{Instant, Sleep};
 
 use crate::error::{Error, Result};
 
@@ -36,11 +51,16 @@ pub struct ConnectionConfig {
     pub client_id: String,
     /// How long a TCP connect may take.
     pub connect_timeout: Duration,
-    /// How long a request may wait for its response (a Fetch adds its own max wait to this).
+    /// How long a request may take from the call to its answer: waiting for a free slot,
+    /// writing it and waiting for the response. A frame not written by then, or a timed-out
+    /// request still unanswered one more timeout later, closes the connection.
     pub request_timeout: Duration,
     /// The largest response frame accepted; a larger size prefix fails the connection before
     /// the frame is read.
     pub max_frame_size: usize,
+    /// The most requests written and not yet answered at once (at least 1); further requests
+    /// wait their turn, in order.
+    pub max_in_flight: usize,
 }
 
 impl Default for ConnectionConfig {
@@ -51,41 +71,48 @@ impl Default for ConnectionConfig {
             request_timeout: Duration::from_secs(30),
             // Fetch's default max bytes is 50 MiB; leave room for the response's framing.
             max_frame_size: 100 * 1024 * 1024,
+            max_in_flight: 16,
         }
     }
 }
 
-/// A request on the wire, as [`Connection::exchange`] needs it.
-struct Sent {
-    api: ApiKey,
-    /// For the request's span.
-    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
-    name: &'static str,
-    /// For the request's span.
-    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
-    version: i16,
-    correlation_id: i32,
-    rx: oneshot::Receiver<Result<Bytes>>,
+/// Where the correlation id sits in a request frame: after the size prefix, the API key and
+/// the API version (every request header version starts so).
+const CORRELATION_ID_AT: std::ops::Range<usize> = 8..12;
+
+/// A request handed to the connection's task.
+struct Command {
+    /// The whole frame, size prefix included; the task writes the correlation id into it.
+    frame: BytesMut,
+    response_header_version: i16,
+    /// When the caller stops waiting.
+    deadline: Instant,
+    reply: oneshot::Sender<Result<Bytes>>,
 }
 
-/// A request waiting for its response.
+/// A request written (or being written) and not answered yet.
 struct Pending {
     response_header_version: i16,
+    /// When its caller stops waiting; one more request timeout after that, an answer that
+    /// still hasn't come means the broker stopped answering.
+    deadline: Instant,
     tx: oneshot::Sender<Result<Bytes>>,
 }
 
-/// State shared between callers and the reader task.
+/// State shared between callers and the connection's task.
 struct State {
     next_correlation_id: i32,
     pending: HashMap<i32, Pending>,
     /// Why the connection closed, once it has.
     closed: Option<String>,
+    /// The most requests ever pending at once.
+    #[cfg(test)]
+    most_pending: usize,
 }
 
 struct Shared {
     broker: String,
     state: Mutex<State>,
-    writer: tokio::sync::Mutex<OwnedWriteHalf>,
 }
 
 impl Shared {
@@ -94,20 +121,24 @@ impl Shared {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Marks the connection closed and fails everything in flight with `reason`.
-    fn close(&self, reason: String) {
+    fn closed_error(&self, reason: String) -> Error {
+        Error::ConnectionClosed {
+            broker: self.broker.clone(),
+            reason,
+        }
+    }
+
+    /// Marks the connection closed and fails everything pending with `reason`.
+    fn close(&self, reason: &str) {
         let pending = {
             let mut st = self.lock();
             if st.closed.is_none() {
-                st.closed = Some(reason.clone());
+                st.closed = Some(reason.to_owned());
             }
             std::mem::take(&mut st.pending)
         };
         for (_, p) in pending {
-            let _ = p.tx.send(Err(Error::ConnectionClosed {
-                broker: self.broker.clone(),
-                reason: reason.clone(),
-            }));
+            let _ = p.tx.send(Err(self.closed_error(reason.to_owned())));
         }
     }
 }
@@ -116,7 +147,8 @@ impl Shared {
 /// requests from several tasks interleave on it.
 pub struct Connection {
     shared: Arc<Shared>,
-    reader: JoinHandle<()>,
+    requests: mpsc::Sender<Command>,
+    task: JoinHandle<()>,
     /// `None` only while connecting.
     versions: Option<ApiVersionMap>,
     config: ConnectionConfig,
@@ -124,7 +156,7 @@ pub struct Connection {
 
 impl Drop for Connection {
     fn drop(&mut self) {
-        self.reader.abort();
+        self.task.abort();
     }
 }
 
@@ -154,20 +186,34 @@ impl Connection {
             })?
             .map_err(io_err)?;
         let _ = stream.set_nodelay(true);
-        let (read, write) = stream.into_split();
         let shared = Arc::new(Shared {
             broker: broker.to_owned(),
             state: Mutex::new(State {
                 next_correlation_id: 0,
                 pending: HashMap::new(),
                 closed: None,
+                #[cfg(test)]
+                most_pending: 0,
             }),
-            writer: tokio::sync::Mutex::new(write),
         });
-        let reader = tokio::spawn(read_loop(read, shared.clone(), config.max_frame_size));
+        let max_in_flight = config.max_in_flight.max(1);
+        let (requests, rx) = mpsc::channel(max_in_flight);
+        let io = Io {
+            stream,
+            requests: rx,
+            shared: shared.clone(),
+            read_buf: BytesMut::new(),
+            writing: None,
+            timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
+            max_frame_size: config.max_frame_size,
+            max_in_flight,
+            answer_grace: config.request_timeout,
+        };
+        let task = tokio::spawn(io.run());
         let mut conn = Connection {
             shared,
-            reader,
+            requests,
+            task,
             versions: None,
             config,
         };
@@ -230,6 +276,9 @@ impl Connection {
     }
 
     /// Sends `request` at the highest version both sides support and waits for its response.
+    ///
+    /// Cancellation-safe: dropping the future before it completes never disturbs the
+    /// connection or other requests on it.
     pub async fn send<R: Request>(&self, request: &R) -> Result<R::Response> {
         let version = self
             .versions()
@@ -238,7 +287,8 @@ impl Connection {
         self.send_version(request, version).await
     }
 
-    /// Sends `request` at `version` and waits for its response.
+    /// Sends `request` at `version` and waits for its response. Cancellation-safe, like
+    /// [`Connection::send`].
     pub async fn send_version<R: Request>(&self, request: &R, version: i16) -> Result<R::Response> {
         let body = self.round_trip(request, version).await?;
         decode_exact::<R::Response>(body, version).map_err(|source| self.protocol(source))
@@ -250,65 +300,57 @@ impl Connection {
     /// non-generic future shared by every API, so it is compiled once, not once per request
     /// type (it would otherwise be duplicated into each caller's state machine).
     async fn round_trip<R: Request>(&self, request: &R, version: i16) -> Result<Bytes> {
-        let (correlation_id, rx) = self.register(R::response_header_version(version))?;
         let mut frame = BytesMut::new();
-        if let Err(source) = encode_request_frame(
+        // The task puts the real correlation id in when it writes the frame.
+        encode_request_frame(
             &mut frame,
-            correlation_id,
+            0,
             Some(&self.config.client_id),
             version,
             request,
-        ) {
-            self.shared.lock().pending.remove(&correlation_id);
-            return Err(self.protocol(source));
-        }
-        let sent = Sent {
+        )
+        .map_err(|source| self.protocol(source))?;
+        let request = RequestInfo {
             api: R::API_KEY,
             name: R::NAME,
             version,
-            correlation_id,
-            rx,
+            response_header_version: R::response_header_version(version),
         };
-        Box::pin(self.exchange(frame.freeze(), sent)).await
+        Box::pin(self.exchange(frame, request)).await
     }
 
-    /// Writes an encoded request frame and waits for its response under the request timeout.
-    async fn exchange(&self, frame: Bytes, sent: Sent) -> Result<Bytes> {
+    /// Hands an encoded request frame to the connection's task and waits for its response
+    /// until the request's deadline.
+    async fn exchange(&self, frame: BytesMut, request: RequestInfo) -> Result<Bytes> {
+        let timeout = self.config.request_timeout;
+        let deadline = Instant::now() + timeout;
         let exchange = async {
-            crate::log::trace!(
-                correlation_id = sent.correlation_id,
-                bytes = frame.len(),
-                "send"
-            );
-            {
-                let mut w = self.shared.writer.lock().await;
-                if let Err(e) = w.write_all(&frame).await {
-                    drop(w);
-                    self.shared.close(format!("write failed: {e}"));
-                    return Err(Error::Io {
-                        broker: self.shared.broker.clone(),
-                        source: e,
-                    });
-                }
-            }
-            match tokio::time::timeout(self.config.request_timeout, sent.rx).await {
-                Ok(Ok(result)) => result,
-                // The reader task is gone (aborted): the connection is closed.
-                Ok(Err(_)) => Err(Error::ConnectionClosed {
+            crate::log::trace!(bytes = frame.len(), "send");
+            let (reply, answer) = oneshot::channel();
+            let command = Command {
+                frame,
+                response_header_version: request.response_header_version,
+                deadline,
+                reply,
+            };
+            let closed = || {
+                let reason = self.closed_reason();
+                self.shared
+                    .closed_error(reason.unwrap_or_else(|| "connection task stopped".to_owned()))
+            };
+            let wait = async {
+                self.requests.send(command).await.map_err(|_| closed())?;
+                answer.await.unwrap_or_else(|_| Err(closed()))
+            };
+            match tokio::time::timeout_at(deadline, wait).await {
+                Ok(result) => result,
+                // Dropping `wait` is all the cleanup there is: a request still in the channel
+                // is skipped, one written stays pending until its late answer comes.
+                Err(_) => Err(Error::Timeout {
                     broker: self.shared.broker.clone(),
-                    reason: self
-                        .closed_reason()
-                        .unwrap_or_else(|| "reader stopped".to_owned()),
+                    api: request.api,
+                    after: timeout,
                 }),
-                Err(_) => {
-                    // The entry stays in `pending` (its receiver is gone): the broker still
-                    // answers, and the reader drops that late answer when it comes.
-                    Err(Error::Timeout {
-                        broker: self.shared.broker.clone(),
-                        api: sent.api,
-                        after: self.config.request_timeout,
-                    })
-                }
             }
         };
         #[cfg(feature = "tracing")]
@@ -316,67 +358,244 @@ impl Connection {
             exchange,
             tracing::debug_span!(
                 "kafka_request",
-                api = sent.name,
-                version = sent.version,
+                api = request.name,
+                version = request.version,
                 broker = %self.shared.broker,
             ),
         );
         exchange.await
     }
+}
 
-    fn register(
-        &self,
-        response_header_version: i16,
-    ) -> Result<(i32, oneshot::Receiver<Result<Bytes>>)> {
-        let mut st = self.shared.lock();
-        if let Some(reason) = &st.closed {
-            return Err(Error::ConnectionClosed {
-                broker: self.shared.broker.clone(),
-                reason: reason.clone(),
-            });
+/// What [`Connection::exchange`] needs to know of a request besides its bytes.
+struct RequestInfo {
+    api: ApiKey,
+    /// For the request's span.
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+    name: &'static str,
+    /// For the request's span.
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+    version: i16,
+    response_header_version: i16,
+}
+
+/// A frame being written.
+struct Writing {
+    frame: Bytes,
+    written: usize,
+    correlation_id: i32,
+    deadline: Instant,
+}
+
+/// The task that owns the socket: writes requests one frame at a time, reads responses and
+/// hands each to its caller, and watches the deadlines.
+struct Io {
+    stream: TcpStream,
+    requests: mpsc::Receiver<Command>,
+    shared: Arc<Shared>,
+    read_buf: BytesMut,
+    writing: Option<Writing>,
+    timer: Pin<Box<Sleep>>,
+    max_frame_size: usize,
+    max_in_flight: usize,
+    /// How long past its deadline an unanswered request may stay pending.
+    answer_grace: Duration,
+}
+
+impl Io {
+    async fn run(mut self) {
+        let reason = poll_fn(|cx| self.poll(cx)).await;
+        crate::log::debug!(broker = %self.shared.broker, %reason, "connection closed");
+        self.shared.close(&reason);
+        // Requests still queued were never written: they fail the same way.
+        self.requests.close();
+        while let Ok(command) = self.requests.try_recv() {
+            let _ = command
+                .reply
+                .send(Err(self.shared.closed_error(reason.clone())));
         }
-        let id = st.next_correlation_id;
-        st.next_correlation_id = id.wrapping_add(1) & i32::MAX;
-        let (tx, rx) = oneshot::channel();
-        st.pending.insert(
-            id,
-            Pending {
-                response_header_version,
-                tx,
-            },
-        );
-        Ok((id, rx))
+    }
+
+    /// Moves bytes both ways until nothing can progress; `Ready` with the reason once the
+    /// connection is finished.
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<String> {
+        loop {
+            let mut progress = false;
+            match self.poll_read(cx) {
+                Poll::Ready(Ok(())) => progress = true,
+                Poll::Ready(Err(reason)) => return Poll::Ready(reason),
+                Poll::Pending => {}
+            }
+            if self.writing.is_none() {
+                match self.poll_next_request(cx) {
+                    Poll::Ready(Some(writing)) => {
+                        self.writing = Some(writing);
+                        progress = true;
+                    }
+                    // Every sender is gone: the connection was dropped.
+                    Poll::Ready(None) => return Poll::Ready("connection dropped".to_owned()),
+                    Poll::Pending => {}
+                }
+            }
+            match self.poll_write(cx) {
+                Poll::Ready(Ok(())) => progress = true,
+                Poll::Ready(Err(reason)) => return Poll::Ready(reason),
+                Poll::Pending => {}
+            }
+            match self.poll_deadlines(cx) {
+                Poll::Ready(Ok(())) => progress = true,
+                Poll::Ready(Err(reason)) => return Poll::Ready(reason),
+                Poll::Pending => {}
+            }
+            if !progress {
+                return Poll::Pending;
+            }
+        }
+    }
+
+    /// Reads what has arrived and dispatches every complete frame.
+    fn poll_read(&mut self, cx: &mut Context<'_>) -> Poll<std::result::Result<(), String>> {
+        if self.read_buf.capacity() - self.read_buf.len() < 8 * 1024 {
+            self.read_buf.reserve(64 * 1024);
+        }
+        // `read_buf` is cancel-safe: a future made for one poll and dropped loses nothing.
+        let read = pin!(self.stream.read_buf(&mut self.read_buf));
+        let n = match ready!(read.poll(cx)) {
+            Ok(n) => n,
+            Err(e) => return Poll::Ready(Err(format!("read failed: {e}"))),
+        };
+        if n == 0 {
+            return Poll::Ready(Err(if self.read_buf.is_empty() {
+                "broker closed the connection".to_owned()
+            } else {
+                format!(
+                    "broker closed the connection in the middle of a frame ({} bytes of it read)",
+                    self.read_buf.len()
+                )
+            }));
+        }
+        loop {
+            match split_frame(&mut self.read_buf, self.max_frame_size) {
+                Ok(Some(frame)) => dispatch(&self.shared, frame)?,
+                Ok(None) => return Poll::Ready(Ok(())),
+                Err(e) => return Poll::Ready(Err(format!("bad frame from broker: {e}"))),
+            }
+        }
+    }
+
+    /// The next request to write, once fewer than the maximum are in flight. Requests whose
+    /// caller stopped waiting are dropped unsent.
+    fn poll_next_request(&mut self, cx: &mut Context<'_>) -> Poll<Option<Writing>> {
+        loop {
+            // A full window opens when an answer is read, and reading is always polled.
+            if self.shared.lock().pending.len() >= self.max_in_flight {
+                return Poll::Pending;
+            }
+            let Some(mut command) = ready!(self.requests.poll_recv(cx)) else {
+                return Poll::Ready(None);
+            };
+            if command.reply.is_closed() || command.frame.len() < CORRELATION_ID_AT.end {
+                continue;
+            }
+            let correlation_id = {
+                let mut st = self.shared.lock();
+                let id = st.next_correlation_id;
+                st.next_correlation_id = id.wrapping_add(1) & i32::MAX;
+                st.pending.insert(
+                    id,
+                    Pending {
+                        response_header_version: command.response_header_version,
+                        deadline: command.deadline,
+                        tx: command.reply,
+                    },
+                );
+                #[cfg(test)]
+                {
+                    st.most_pending = st.most_pending.max(st.pending.len());
+                }
+                id
+            };
+            command.frame[CORRELATION_ID_AT].copy_from_slice(&correlation_id.to_be_bytes());
+            return Poll::Ready(Some(Writing {
+                frame: command.frame.freeze(),
+                written: 0,
+                correlation_id,
+                deadline: command.deadline,
+            }));
+        }
+    }
+
+    /// Writes more of the current frame; `Ready(Ok)` when some was written.
+    fn poll_write(&mut self, cx: &mut Context<'_>) -> Poll<std::result::Result<(), String>> {
+        let Some(w) = &mut self.writing else {
+            return Poll::Pending;
+        };
+        // `write` is cancel-safe: a future made for one poll and dropped writes nothing.
+        let write = pin!(self.stream.write(&w.frame[w.written..]));
+        match ready!(write.poll(cx)) {
+            Ok(0) => Poll::Ready(Err(
+                "write failed: the socket accepts no more bytes".to_owned()
+            )),
+            Ok(n) => {
+                w.written += n;
+                if w.written == w.frame.len() {
+                    crate::log::trace!(
+                        correlation_id = w.correlation_id,
+                        bytes = w.frame.len(),
+                        "sent"
+                    );
+                    self.writing = None;
+                }
+                Poll::Ready(Ok(()))
+            }
+            Err(e) => Poll::Ready(Err(format!("write failed: {e}"))),
+        }
+    }
+
+    /// Fails the connection when a frame is still unwritten at its request's deadline, or a
+    /// request is still unanswered `answer_grace` after its deadline; otherwise arms the timer
+    /// for the next such moment. `Ready(Ok)` when the timer fired early.
+    fn poll_deadlines(&mut self, cx: &mut Context<'_>) -> Poll<std::result::Result<(), String>> {
+        let now = Instant::now();
+        let mut next = None;
+        if let Some(w) = &self.writing {
+            if w.deadline <= now {
+                return Poll::Ready(Err(format!(
+                    "request {} not written by its deadline ({} of {} bytes): the broker \
+                     stopped reading",
+                    w.correlation_id,
+                    w.written,
+                    w.frame.len()
+                )));
+            }
+            next = Some(w.deadline);
+        }
+        {
+            let st = self.shared.lock();
+            for (id, p) in &st.pending {
+                let give_up = p.deadline + self.answer_grace;
+                if give_up <= now {
+                    return Poll::Ready(Err(format!(
+                        "no answer to request {id} within {:?} after its deadline: the broker \
+                         stopped answering",
+                        self.answer_grace
+                    )));
+                }
+                next = Some(next.map_or(give_up, |t: Instant| t.min(give_up)));
+            }
+        }
+        let Some(next) = next else {
+            return Poll::Pending;
+        };
+        if self.timer.deadline() != next {
+            self.timer.as_mut().reset(next);
+        }
+        ready!(self.timer.as_mut().poll(cx));
+        Poll::Ready(Ok(()))
     }
 }
 
-/// Reads frames until the socket ends, handing each response to the request that waits
-/// for it.
-async fn read_loop(mut read: tokio::net::tcp::OwnedReadHalf, shared: Arc<Shared>, max: usize) {
-    let mut buf = BytesMut::with_capacity(64 * 1024);
-    let reason = loop {
-        match split_frame(&mut buf, max) {
-            Ok(Some(frame)) => {
-                if let Err(reason) = dispatch(&shared, frame) {
-                    break reason;
-                }
-                continue;
-            }
-            Ok(None) => {}
-            Err(e) => break format!("bad frame from broker: {e}"),
-        }
-        if buf.capacity() - buf.len() < 8 * 1024 {
-            buf.reserve(64 * 1024);
-        }
-        match read.read_buf(&mut buf).await {
-            Ok(0) => break "broker closed the connection".to_owned(),
-            Ok(_) => {}
-            Err(e) => break format!("read failed: {e}"),
-        }
-    };
-    crate::log::debug!(broker = %shared.broker, %reason, "connection closed");
-    shared.close(reason);
-}
-
+/// Hands one response frame to the request that waits for it.
 fn dispatch(shared: &Shared, mut frame: Bytes) -> std::result::Result<(), String> {
     let Some(id) = frame
         .get(..4)
@@ -402,11 +621,15 @@ fn dispatch(shared: &Shared, mut frame: Bytes) -> std::result::Result<(), String
 
 #[cfg(test)]
 mod tests {
+    use std::future::{poll_fn, Future};
+    use std::task::Poll;
     use std::time::Duration;
 
     use bytes::BytesMut;
     use kseek_protocol::messages::api_versions::{ApiVersion, ApiVersionsResponse};
-    use kseek_protocol::messages::metadata::{MetadataRequest, MetadataResponse};
+    use kseek_protocol::messages::metadata::{
+        MetadataRequest, MetadataRequestTopic, MetadataResponse,
+    };
     use kseek_protocol::negotiate::SUPPORTED_APIS;
     use kseek_protocol::{Message, Request};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -524,5 +747,323 @@ mod tests {
         assert!(matches!(err, Error::ConnectionClosed { .. }), "{err}");
         let reason = conn.closed_reason().unwrap();
         assert!(reason.contains("unknown correlation id -5"), "{reason}");
+    }
+
+    /// A Metadata request of about `mib` MiB: far more than the socket buffers of loopback
+    /// hold, so writing it takes as long as the broker takes to read it.
+    fn big_request(mib: usize) -> MetadataRequest {
+        let name = "t".repeat(1000);
+        MetadataRequest {
+            topics: Some(
+                (0..mib * 1024)
+                    .map(|_| MetadataRequestTopic {
+                        name: Some(name.clone()),
+                        ..Default::default()
+                    })
+                    .collect(),
+            ),
+            ..Default::default()
+        }
+    }
+
+    fn config(timeout_ms: u64) -> ConnectionConfig {
+        ConnectionConfig {
+            request_timeout: Duration::from_millis(timeout_ms),
+            ..Default::default()
+        }
+    }
+
+    fn metadata_answer(cluster: &str) -> MetadataResponse {
+        MetadataResponse {
+            cluster_id: Some(cluster.to_owned()),
+            ..Default::default()
+        }
+    }
+
+    async fn listener() -> (tokio::net::TcpListener, String) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        (listener, addr)
+    }
+
+    /// The half-written frame: a caller cancelled in the middle of writing a large request
+    /// must not leave part of its frame on the connection, where the next request's bytes
+    /// would follow it and the broker would read them as the rest of the first.
+    #[tokio::test]
+    async fn a_request_dropped_mid_write_leaves_no_partial_frame() {
+        let (listener, addr) = listener().await;
+        let (started_tx, started_rx) = oneshot::channel();
+        let (resume_tx, resume_rx) = oneshot::channel::<()>();
+        let broker = tokio::spawn(async move {
+            let mut sock = accept_and_negotiate(&listener).await;
+            // Read the start of the large frame, then stop reading until told to go on.
+            let mut head = vec![0u8; 64 * 1024];
+            sock.read_exact(&mut head).await.unwrap();
+            started_tx.send(()).unwrap();
+            resume_rx.await.unwrap();
+            let size = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+            let mut first = head[4..].to_vec();
+            first.resize(size, 0);
+            sock.read_exact(&mut first[head.len() - 4..]).await.unwrap();
+            // The next frame must be a whole request of its own.
+            let second = read_request(&mut sock).await;
+            for (req, cluster) in [(first, "first"), (second, "second")] {
+                answer::<MetadataRequest>(&mut sock, &req, &metadata_answer(cluster)).await;
+            }
+            let _ = sock.read_to_end(&mut Vec::new()).await;
+        });
+        let conn = Connection::connect(&addr, config(5_000)).await.unwrap();
+        let big = big_request(32);
+        {
+            let send = conn.send(&big);
+            tokio::pin!(send);
+            tokio::select! {
+                r = &mut send => panic!("the broker is not reading, yet: {:?}", r.map(|_| ())),
+                _ = started_rx => {}
+            }
+            // `send` is dropped here, in the middle of its frame.
+        }
+        resume_tx.send(()).unwrap();
+        let response = conn.send(&MetadataRequest::default()).await.unwrap();
+        assert_eq!(response.cluster_id.as_deref(), Some("second"));
+        assert!(conn.closed_reason().is_none());
+        drop(conn);
+        broker.await.unwrap();
+    }
+
+    /// A Metadata request for one topic named `name`, to tell requests apart on the wire.
+    fn named(name: &str) -> MetadataRequest {
+        MetadataRequest {
+            topics: Some(vec![MetadataRequestTopic {
+                name: Some(name.to_owned()),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        }
+    }
+
+    fn mentions(frame: &[u8], name: &str) -> bool {
+        frame.windows(name.len()).any(|w| w == name.as_bytes())
+    }
+
+    /// Waits (a bounded poll of shared state, not a sleep as synchronisation) until the
+    /// connection reports itself closed, and returns why.
+    async fn closed_within(conn: &Connection, limit: Duration) -> String {
+        let until = Instant::now() + limit;
+        loop {
+            if let Some(reason) = conn.closed_reason() {
+                return reason;
+            }
+            assert!(Instant::now() < until, "still open after {limit:?}");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// A request whose caller goes away while it waits behind another one's write is never
+    /// written: the broker sees the request after it, not it.
+    #[tokio::test]
+    async fn a_request_cancelled_before_its_write_is_never_sent() {
+        let (listener, addr) = listener().await;
+        let (started_tx, started_rx) = oneshot::channel();
+        let (resume_tx, resume_rx) = oneshot::channel::<()>();
+        let broker = tokio::spawn(async move {
+            let mut sock = accept_and_negotiate(&listener).await;
+            let mut len = [0u8; 4];
+            sock.read_exact(&mut len).await.unwrap();
+            started_tx.send(()).unwrap();
+            resume_rx.await.unwrap();
+            let mut first = vec![0u8; u32::from_be_bytes(len) as usize];
+            sock.read_exact(&mut first).await.unwrap();
+            let next = read_request(&mut sock).await;
+            assert!(mentions(&next, "third") && !mentions(&next, "second"));
+            for req in [first, next] {
+                answer::<MetadataRequest>(&mut sock, &req, &metadata_answer("ok")).await;
+            }
+            let _ = sock.read_to_end(&mut Vec::new()).await;
+        });
+        let conn = Connection::connect(&addr, config(10_000)).await.unwrap();
+        let big = big_request(32);
+        {
+            let first = conn.send(&big);
+            tokio::pin!(first);
+            tokio::select! {
+                r = &mut first => panic!("the broker is not reading, yet: {:?}", r.map(|_| ())),
+                _ = started_rx => {}
+            }
+            {
+                let second = named("second");
+                let second = conn.send(&second);
+                tokio::pin!(second);
+                // One poll queues it behind the large write; then its caller goes away.
+                poll_fn(|cx| {
+                    assert!(second.as_mut().poll(cx).is_pending());
+                    Poll::Ready(())
+                })
+                .await;
+            }
+            resume_tx.send(()).unwrap();
+            let third = named("third");
+            let (first, third) = tokio::join!(first, conn.send(&third));
+            first.unwrap();
+            third.unwrap();
+        }
+        drop(conn);
+        broker.await.unwrap();
+    }
+
+    /// A broker that stops reading: the request fails by its deadline instead of holding
+    /// the connection forever, and the connection closes (it holds half a frame).
+    #[tokio::test]
+    async fn a_broker_that_stops_reading_fails_the_request_by_its_deadline() {
+        let (listener, addr) = listener().await;
+        let (done_tx, done_rx) = oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let sock = accept_and_negotiate(&listener).await;
+            let _ = done_rx.await;
+            drop(sock);
+        });
+        let conn = Connection::connect(&addr, config(300)).await.unwrap();
+        let started = Instant::now();
+        let err = conn.send(&big_request(32)).await.unwrap_err();
+        assert!(matches!(err, Error::Timeout { .. }), "{err}");
+        let reason = closed_within(&conn, Duration::from_secs(5)).await;
+        assert!(reason.contains("stopped reading"), "{reason}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+        let err = conn.send(&MetadataRequest::default()).await.unwrap_err();
+        assert!(matches!(err, Error::ConnectionClosed { .. }), "{err}");
+        drop(done_tx);
+    }
+
+    /// A broker that reads but never answers: connecting fails by the request timeout.
+    #[tokio::test]
+    async fn a_broker_that_never_answers_fails_the_connect_by_its_deadline() {
+        let (listener, addr) = listener().await;
+        tokio::spawn(async move {
+            let (mut sock, _) = listener.accept().await.unwrap();
+            let _ = sock.read_to_end(&mut Vec::new()).await;
+        });
+        let started = Instant::now();
+        let err = Connection::connect(&addr, config(300)).await.unwrap_err();
+        assert!(
+            matches!(err, Error::Timeout { api, .. } if api == ApiKey::API_VERSIONS),
+            "{err}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    /// A broker that stops answering after the handshake: the request times out, and one
+    /// more timeout later the connection is given up, failing what is still pending.
+    #[tokio::test]
+    async fn a_broker_that_stops_answering_closes_the_connection_one_timeout_later() {
+        let (listener, addr) = listener().await;
+        tokio::spawn(async move {
+            let mut sock = accept_and_negotiate(&listener).await;
+            let _ = sock.read_to_end(&mut Vec::new()).await;
+        });
+        let conn = Connection::connect(&addr, config(200)).await.unwrap();
+        let err = conn.send(&MetadataRequest::default()).await.unwrap_err();
+        assert!(matches!(err, Error::Timeout { .. }), "{err}");
+        let reason = closed_within(&conn, Duration::from_secs(5)).await;
+        assert!(reason.contains("stopped answering"), "{reason}");
+        assert!(conn.shared.lock().pending.is_empty());
+    }
+
+    /// Answers in another order than the requests reach the request that each names.
+    #[tokio::test]
+    async fn answers_out_of_order_reach_their_callers() {
+        let (listener, addr) = listener().await;
+        tokio::spawn(async move {
+            let mut sock = accept_and_negotiate(&listener).await;
+            let mut requests = Vec::new();
+            for _ in 0..3 {
+                requests.push(read_request(&mut sock).await);
+            }
+            for (i, req) in requests.iter().enumerate().rev() {
+                let body = metadata_answer(&format!("answer to request {i}"));
+                answer::<MetadataRequest>(&mut sock, req, &body).await;
+            }
+            let _ = sock.read_to_end(&mut Vec::new()).await;
+        });
+        let conn = Connection::connect(&addr, config(10_000)).await.unwrap();
+        let request = MetadataRequest::default();
+        let (a, b, c) = tokio::join!(
+            conn.send(&request),
+            conn.send(&request),
+            conn.send(&request)
+        );
+        for (i, r) in [a, b, c].into_iter().enumerate() {
+            let expected = format!("answer to request {i}");
+            assert_eq!(r.unwrap().cluster_id.as_deref(), Some(expected.as_str()));
+        }
+        assert!(conn.closed_reason().is_none());
+    }
+
+    /// A broker that closes the socket in the middle of an answer: every request pending on
+    /// the connection fails at once, with the reason.
+    #[tokio::test]
+    async fn a_connection_closed_mid_frame_fails_every_pending_request_at_once() {
+        let (listener, addr) = listener().await;
+        tokio::spawn(async move {
+            let mut sock = accept_and_negotiate(&listener).await;
+            let mut requests = Vec::new();
+            for _ in 0..3 {
+                requests.push(read_request(&mut sock).await);
+            }
+            // The size prefix of a 100-byte answer, its correlation id, and no more.
+            let mut half = 100i32.to_be_bytes().to_vec();
+            half.extend_from_slice(&requests[0][4..8]);
+            sock.write_all(&half).await.unwrap();
+        });
+        let conn = Connection::connect(&addr, config(30_000)).await.unwrap();
+        let request = MetadataRequest::default();
+        let started = Instant::now();
+        let (a, b, c) = tokio::join!(
+            conn.send(&request),
+            conn.send(&request),
+            conn.send(&request)
+        );
+        for r in [a, b, c] {
+            match r.unwrap_err() {
+                Error::ConnectionClosed { reason, .. } => {
+                    assert!(reason.contains("in the middle of a frame"), "{reason}")
+                }
+                other => panic!("{other}"),
+            }
+        }
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    /// No more than `max_in_flight` requests are written and unanswered at once; the rest
+    /// wait their turn and all are answered.
+    #[tokio::test]
+    async fn requests_in_flight_are_bounded() {
+        let (listener, addr) = listener().await;
+        tokio::spawn(async move {
+            let mut sock = accept_and_negotiate(&listener).await;
+            // Answers only in pairs: a client allowed two in flight gets all four answered.
+            for _ in 0..2 {
+                let pair = [read_request(&mut sock).await, read_request(&mut sock).await];
+                for req in &pair {
+                    answer::<MetadataRequest>(&mut sock, req, &metadata_answer("ok")).await;
+                }
+            }
+            let _ = sock.read_to_end(&mut Vec::new()).await;
+        });
+        let config = ConnectionConfig {
+            max_in_flight: 2,
+            ..config(10_000)
+        };
+        let conn = Connection::connect(&addr, config).await.unwrap();
+        let request = MetadataRequest::default();
+        let (a, b, c, d) = tokio::join!(
+            conn.send(&request),
+            conn.send(&request),
+            conn.send(&request),
+            conn.send(&request)
+        );
+        for r in [a, b, c, d] {
+            r.unwrap();
+        }
+        assert_eq!(conn.shared.lock().most_pending, 2);
     }
 }
