@@ -26,6 +26,7 @@ use kseek_protocol::messages::metadata::{
 };
 use kseek_protocol::{ApiKey, ErrorCode, Uuid};
 
+use crate::backoff::{Backoff, Failing};
 use crate::conn::{Connection, ConnectionConfig};
 use crate::error::{Error, Result};
 
@@ -494,30 +495,32 @@ impl Client {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T>>,
     {
-        let config = &self.inner.config;
-        let started = Instant::now();
-        let mut backoff = config.retry_backoff;
-        let mut attempts = 0u32;
+        let backoff = Backoff::from_config(&self.inner.config);
+        // Counted from the first try, so a slow first failure counts against the deadline.
+        let mut failing = Some(Failing {
+            since: Instant::now(),
+            failures: 0,
+        });
         loop {
-            attempts += 1;
             let error = match f().await {
                 Ok(value) => return Ok(value),
                 Err(e) if e.is_retriable() => e,
                 Err(e) => return Err(e),
             };
-            let elapsed = started.elapsed();
-            if elapsed + backoff > config.retry_deadline {
-                return Err(Error::RetriesExhausted {
-                    what: what.to_owned(),
-                    attempts,
-                    elapsed,
-                    source: Box::new(error),
-                });
-            }
-            crate::log::debug!(what, attempts, ?backoff, %error, "retrying");
+            let wait = match backoff.fail(&mut failing, Instant::now()) {
+                Ok(wait) => wait,
+                Err(Failing { since, failures }) => {
+                    return Err(Error::RetriesExhausted {
+                        what: what.to_owned(),
+                        attempts: failures,
+                        elapsed: since.elapsed(),
+                        source: Box::new(error),
+                    })
+                }
+            };
+            crate::log::debug!(what, ?wait, %error, "retrying");
             self.invalidate_all();
-            tokio::time::sleep(backoff).await;
-            backoff = (backoff * 2).min(config.retry_backoff_max.max(config.retry_backoff));
+            tokio::time::sleep(wait).await;
         }
     }
 

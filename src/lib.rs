@@ -33,6 +33,7 @@
 
 pub use kseek_protocol as protocol;
 
+mod backoff;
 mod log;
 
 pub mod cluster;

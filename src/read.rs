@@ -62,6 +62,7 @@ use tokio::sync::mpsc;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 
+use crate::backoff::{Backoff, Failing};
 use crate::cluster::{Client, TopicMetadata};
 use crate::error::{Error, Result};
 use crate::plan::{End, IsolationLevel, Plan, ReadSpec, Start, TimestampMs};
@@ -774,8 +775,8 @@ struct PartState {
     in_flight: bool,
     /// Not fetched again before this (backoff after a failure).
     not_before: Option<Instant>,
-    /// The first failure since the last success, and the attempts since.
-    failing: Option<(Instant, u32)>,
+    /// The failures in a row since the last success.
+    failing: Option<Failing>,
     /// The partition max bytes to ask for: raised when a batch larger than the default was
     /// cut off.
     max_bytes: i32,
@@ -1282,32 +1283,24 @@ impl Driver {
     /// fails with [`Error::RetriesExhausted`] once a partition has kept failing for the
     /// client's retry deadline.
     fn retry_all(&mut self, idxs: &[usize], error: Error) -> Result<()> {
-        let config = self.client.config();
-        let (backoff, backoff_max, deadline) = (
-            config.retry_backoff,
-            config.retry_backoff_max.max(config.retry_backoff),
-            config.retry_deadline,
-        );
+        let backoff = Backoff::from_config(self.client.config());
         let now = Instant::now();
         for &idx in idxs {
             let p = &mut self.parts[idx];
-            let (since, attempts) = p.failing.get_or_insert((now, 0));
-            *attempts += 1;
-            let elapsed = now.duration_since(*since);
-            let wait = backoff
-                .saturating_mul(1u32 << (*attempts - 1).min(16))
-                .min(backoff_max);
-            if elapsed + wait > deadline {
-                return Err(Error::RetriesExhausted {
-                    what: format!(
-                        "reading partition {} of topic {:?} at offset {}",
-                        p.partition, p.topic, p.position
-                    ),
-                    attempts: *attempts,
-                    elapsed,
-                    source: Box::new(error),
-                });
-            }
+            let wait = match backoff.fail(&mut p.failing, now.into_std()) {
+                Ok(wait) => wait,
+                Err(Failing { since, failures }) => {
+                    return Err(Error::RetriesExhausted {
+                        what: format!(
+                            "reading partition {} of topic {:?} at offset {}",
+                            p.partition, p.topic, p.position
+                        ),
+                        attempts: failures,
+                        elapsed: now.into_std().saturating_duration_since(since),
+                        source: Box::new(error),
+                    });
+                }
+            };
             p.not_before = Some(now + wait);
             let topic = p.topic.clone();
             self.client.invalidate(&topic);
