@@ -12,7 +12,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::cluster::ClientConfig;
+use crate::client::ClientConfig;
 
 /// A retry schedule: waits doubling from `initial` up to `max`, tries until `deadline`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

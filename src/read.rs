@@ -63,7 +63,8 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 
 use crate::backoff::{Backoff, Failing};
-use crate::cluster::{Client, TopicMetadata};
+use crate::client::Client;
+use crate::cluster::TopicMetadata;
 use crate::error::{Error, Result};
 use crate::plan::{End, IsolationLevel, Plan, ReadSpec, Start, TimestampMs};
 

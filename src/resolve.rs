@@ -54,7 +54,8 @@ use kseek_protocol::messages::list_offsets::{
 use kseek_protocol::negotiate::ApiVersionMap;
 use kseek_protocol::{ApiKey, ErrorCode, Uuid};
 
-use crate::cluster::{Client, TopicMetadata};
+use crate::client::Client;
+use crate::cluster::TopicMetadata;
 use crate::error::{Error, Result};
 use crate::group::CommittedOffset;
 use crate::plan::{End, IsolationLevel, PartitionPlan, Plan, ReadSpec, Start};
