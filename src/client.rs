@@ -368,17 +368,6 @@ impl Client {
         Ok(conn)
     }
 
-    /// The connection to the leader of `topic`/`partition` and the leader epoch the metadata
-    /// gave (-1 where the broker has none). Uses cached metadata when fresh; no retries.
-    pub(crate) async fn leader_connection(
-        &self,
-        topic: &str,
-        partition: i32,
-    ) -> Result<(Arc<Connection>, i32)> {
-        let (leader, epoch) = self.leader(topic, partition).await?;
-        Ok((self.connection(leader).await?, epoch))
-    }
-
     /// The leader's node id and epoch of `topic`/`partition`, from (fresh) metadata.
     pub(crate) async fn leader(&self, topic: &str, partition: i32) -> Result<(i32, i32)> {
         let topics = self.metadata_once(&[topic.to_owned()]).await?;
