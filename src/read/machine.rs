@@ -1304,4 +1304,467 @@ pub(crate) mod tests {
         assert_eq!(batches.len(), 1);
         assert_eq!(batches[0].next_offset(), 2);
     }
+
+    // --- The machine, driven by hand with a virtual clock -----------------------------------
+
+    use std::time::Duration;
+
+    use kseek_protocol::messages::fetch::FetchableTopicResponse;
+
+    use crate::cluster::PartitionMetadata;
+    use crate::plan::PartitionPlan;
+    use crate::read::virtual_epoch;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    fn plan(ranges: &[(i32, i64, Option<i64>)]) -> Plan {
+        Plan {
+            partitions: ranges
+                .iter()
+                .map(|&(partition, start, end)| PartitionPlan {
+                    topic: "t".into(),
+                    topic_id: Uuid([1; 16]),
+                    partition,
+                    start,
+                    end,
+                    log_start_offset: 0,
+                    last_fetchable_offset: end.unwrap_or(0),
+                    leader_epoch: 0,
+                })
+                .collect(),
+            isolation: IsolationLevel::READ_UNCOMMITTED,
+        }
+    }
+
+    /// Topic "t" with these (partition, leader) pairs.
+    fn metadata(leaders: &[(i32, i32)]) -> Vec<TopicMetadata> {
+        vec![TopicMetadata {
+            name: "t".into(),
+            topic_id: Uuid([1; 16]),
+            partitions: leaders
+                .iter()
+                .map(|&(partition, leader_id)| PartitionMetadata {
+                    partition,
+                    leader_id,
+                    leader_epoch: 5,
+                    error_code: ErrorCode::NONE,
+                })
+                .collect(),
+        }]
+    }
+
+    /// A Fetch answer (v12, by name) from broker "b:1" for topic "t".
+    fn answer(partitions: Vec<PartitionData>) -> Result<(Arc<str>, i16, FetchResponse)> {
+        Ok((
+            Arc::from("b:1"),
+            12,
+            FetchResponse {
+                responses: vec![FetchableTopicResponse {
+                    topic: "t".into(),
+                    partitions,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            },
+        ))
+    }
+
+    fn records_of(partition: i32, records: Bytes) -> PartitionData {
+        PartitionData {
+            partition_index: partition,
+            ..data(records)
+        }
+    }
+
+    fn error_of(partition: i32, code: ErrorCode) -> PartitionData {
+        PartitionData {
+            partition_index: partition,
+            error_code: code.0,
+            ..PartitionData::default()
+        }
+    }
+
+    fn machine(plan: &Plan, options: &ReadOptions, now: Instant) -> ReadMachine {
+        ReadMachine::new(
+            plan,
+            options,
+            Backoff::new(100 * MS, 1000 * MS, 3000 * MS),
+            now,
+        )
+    }
+
+    fn transmits(m: &mut ReadMachine, now: Instant) -> Vec<Transmit> {
+        std::iter::from_fn(|| m.poll_transmit(now)).collect()
+    }
+
+    fn outputs(m: &mut ReadMachine) -> Vec<Output> {
+        std::iter::from_fn(|| m.poll_output()).collect()
+    }
+
+    /// The id of the one Metadata request in `t`, for cached (not refreshed) metadata.
+    fn metadata_id(t: &[Transmit]) -> u64 {
+        match t {
+            [Transmit::Metadata {
+                id, refresh: false, ..
+            }] => *id,
+            other => panic!("expected one Metadata request, got {other:?}"),
+        }
+    }
+
+    /// A Fetch sent: (id, leader, [(partition, position)]).
+    type Sent = (u64, i32, Vec<(i32, i64)>);
+
+    /// The Fetches in `t`.
+    fn fetches(t: &[Transmit]) -> Vec<Sent> {
+        t.iter()
+            .filter_map(|t| match t {
+                Transmit::Fetch {
+                    id,
+                    leader,
+                    partitions,
+                    ..
+                } => Some((
+                    *id,
+                    *leader,
+                    partitions
+                        .iter()
+                        .map(|p| (p.partition, p.position))
+                        .collect(),
+                )),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_plan_of_empty_ranges_is_finished_before_any_request() {
+        let now = virtual_epoch();
+        let mut m = machine(
+            &plan(&[(0, 5, Some(5)), (1, 7, Some(3))]),
+            &ReadOptions::default(),
+            now,
+        );
+        assert!(m.is_finished());
+        assert_eq!(m.poll_transmit(now), None);
+        assert_eq!(m.poll_timeout(), None);
+        assert!(m.poll_output().is_none());
+    }
+
+    #[test]
+    fn one_fetch_per_leader_until_every_partition_reaches_its_end() {
+        let t0 = virtual_epoch();
+        let p = plan(&[(0, 0, Some(4)), (1, 0, Some(2)), (2, 0, Some(3))]);
+        let mut m = machine(&p, &ReadOptions::default(), t0);
+        let id = metadata_id(&transmits(&mut m, t0));
+        // Nothing more until the metadata is in.
+        assert_eq!(transmits(&mut m, t0), []);
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1), (1, 2), (2, 1)])));
+        let sent = fetches(&transmits(&mut m, t0));
+        assert_eq!(sent.len(), 2);
+        assert_eq!((sent[0].1, &sent[0].2[..]), (1, &[(0, 0), (2, 0)][..]));
+        assert_eq!((sent[1].1, &sent[1].2[..]), (2, &[(1, 0)][..]));
+        // Leader 2 answers with all of partition 1; leader 1 still has its Fetch.
+        m.handle_fetch(
+            t0,
+            sent[1].0,
+            answer(vec![records_of(1, wire(&[batch(0, 2)]))]),
+        );
+        let out = outputs(&mut m);
+        assert_eq!(offsets_of(&out[0]), [0, 1]);
+        assert!(matches!(
+            out[0],
+            Output::Chunk {
+                idx: 1,
+                position: 2,
+                done: true,
+                ..
+            }
+        ));
+        assert!(!m.is_finished());
+        assert_eq!(
+            transmits(&mut m, t0),
+            [],
+            "partitions 0 and 2 are in flight"
+        );
+        // Leader 1 answers partition 0 in part, partition 2 whole.
+        m.handle_fetch(
+            t0,
+            sent[0].0,
+            answer(vec![
+                records_of(0, wire(&[batch(0, 3)])),
+                records_of(2, wire(&[batch(0, 3)])),
+            ]),
+        );
+        assert_eq!(outputs(&mut m).len(), 2);
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1), (1, 2), (2, 1)])));
+        let sent = fetches(&transmits(&mut m, t0));
+        assert_eq!(
+            sent.iter().map(|f| f.2.clone()).collect::<Vec<_>>(),
+            [vec![(0, 3)]]
+        );
+        m.handle_fetch(
+            t0,
+            sent[0].0,
+            answer(vec![records_of(0, wire(&[batch(3, 5)]))]),
+        );
+        let out = outputs(&mut m);
+        assert_eq!(offsets_of(&out[0]), [3], "records past the end are dropped");
+        assert!(m.is_finished());
+        assert_eq!(m.poll_transmit(t0), None);
+    }
+
+    #[test]
+    fn retries_double_the_wait_invalidate_and_give_up_at_the_deadline() {
+        let t0 = virtual_epoch();
+        let mut m = machine(&plan(&[(0, 0, Some(10))]), &ReadOptions::default(), t0);
+        let mut now = t0;
+        let mut waits = Vec::new();
+        let error = loop {
+            let id = metadata_id(&transmits(&mut m, now));
+            m.handle_metadata(now, id, Ok(metadata(&[(0, 1)])));
+            let sent = fetches(&transmits(&mut m, now));
+            assert_eq!(sent.len(), 1);
+            m.handle_fetch(
+                now,
+                sent[0].0,
+                answer(vec![error_of(0, ErrorCode::NOT_LEADER_OR_FOLLOWER)]),
+            );
+            if let Some(Output::Failed(e)) = m.poll_output() {
+                break e;
+            }
+            assert_eq!(
+                transmits(&mut m, now),
+                [Transmit::Invalidate {
+                    topic: Arc::from("t")
+                }]
+            );
+            let wake = m.poll_timeout().expect("a backoff to wait for");
+            waits.push(wake - now);
+            // Nothing is fetched before the backoff ends.
+            assert_eq!(transmits(&mut m, wake - MS), []);
+            now = wake;
+            m.handle_timeout(now);
+        };
+        assert_eq!(
+            waits,
+            [100 * MS, 200 * MS, 400 * MS, 800 * MS, 1000 * MS],
+            "the next wait, 1 s at 2.5 s, would end past the 3 s deadline"
+        );
+        match &error {
+            Error::RetriesExhausted {
+                attempts, elapsed, ..
+            } => assert_eq!((*attempts, *elapsed), (6, 2500 * MS)),
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(m.is_finished());
+        assert_eq!(m.poll_transmit(now), None);
+    }
+
+    #[test]
+    fn a_success_resets_the_retry_schedule_and_leader_minus_one_is_retried() {
+        let t0 = virtual_epoch();
+        let mut m = machine(&plan(&[(0, 0, Some(10))]), &ReadOptions::default(), t0);
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, -1)])));
+        assert!(fetches(&transmits(&mut m, t0)).is_empty());
+        let t1 = m.poll_timeout().unwrap();
+        assert_eq!(t1 - t0, 100 * MS);
+        m.handle_timeout(t1);
+        let id = metadata_id(&transmits(&mut m, t1));
+        m.handle_metadata(t1, id, Ok(metadata(&[(0, 1)])));
+        let sent = fetches(&transmits(&mut m, t1));
+        m.handle_fetch(
+            t1,
+            sent[0].0,
+            answer(vec![records_of(0, wire(&[batch(0, 2)]))]),
+        );
+        assert_eq!(outputs(&mut m).len(), 1);
+        // A transport error after the success waits the first backoff again.
+        let id = metadata_id(&transmits(&mut m, t1));
+        m.handle_metadata(t1, id, Ok(metadata(&[(0, 1)])));
+        let sent = fetches(&transmits(&mut m, t1));
+        m.handle_fetch(
+            t1,
+            sent[0].0,
+            Err(Error::ConnectionClosed {
+                broker: "b:1".into(),
+                reason: "reset".into(),
+            }),
+        );
+        assert_eq!(m.poll_timeout().unwrap() - t1, 100 * MS);
+        assert_eq!(
+            transmits(&mut m, t1),
+            [Transmit::Invalidate {
+                topic: Arc::from("t")
+            }]
+        );
+        // A fatal error ends the read at once.
+        let t2 = t1 + 100 * MS;
+        m.handle_timeout(t2);
+        let id = metadata_id(&transmits(&mut m, t2));
+        m.handle_metadata(
+            t2,
+            id,
+            Err(Error::InvalidSpec {
+                reason: "fatal".into(),
+            }),
+        );
+        assert!(matches!(
+            outputs(&mut m)[..],
+            [Output::Failed(Error::InvalidSpec { .. })]
+        ));
+        assert!(m.is_finished());
+    }
+
+    #[test]
+    fn out_of_range_resets_to_the_log_start_reporting_the_loss() {
+        let t0 = virtual_epoch();
+        let mut m = machine(&plan(&[(0, 2, Some(10))]), &ReadOptions::default(), t0);
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
+        let sent = fetches(&transmits(&mut m, t0));
+        m.handle_fetch(
+            t0,
+            sent[0].0,
+            answer(vec![error_of(0, ErrorCode::OFFSET_OUT_OF_RANGE)]),
+        );
+        let list = match &transmits(&mut m, t0)[..] {
+            [Transmit::ListEarliest {
+                id,
+                topic,
+                partition: 0,
+                ..
+            }] if &**topic == "t" => *id,
+            other => panic!("expected a ListEarliest, got {other:?}"),
+        };
+        assert!(m.poll_output().is_none());
+        m.handle_list_offsets(t0, list, Ok(6));
+        match &outputs(&mut m)[..] {
+            [Output::DataLoss {
+                idx: 0,
+                loss,
+                position: 6,
+                done: false,
+            }] => assert_eq!((loss.from, loss.to, loss.skipped()), (2, 6, 4)),
+            other => panic!("unexpected {other:?}"),
+        }
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
+        assert_eq!(fetches(&transmits(&mut m, t0))[0].2, [(0, 6)]);
+
+        // A log start past the end: the loss stops at the end and the partition is done.
+        let mut m = machine(&plan(&[(0, 2, Some(4))]), &ReadOptions::default(), t0);
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
+        let sent = fetches(&transmits(&mut m, t0));
+        m.handle_fetch(
+            t0,
+            sent[0].0,
+            answer(vec![error_of(0, ErrorCode::OFFSET_OUT_OF_RANGE)]),
+        );
+        let Some(Transmit::ListEarliest { id, .. }) = m.poll_transmit(t0) else {
+            panic!("expected a ListEarliest");
+        };
+        m.handle_list_offsets(t0, id, Ok(9));
+        assert!(matches!(
+            &outputs(&mut m)[..],
+            [Output::DataLoss {
+                loss: DataLoss { from: 2, to: 4, .. },
+                position: 9,
+                done: true,
+                ..
+            }]
+        ));
+        assert!(m.is_finished());
+
+        // OutOfRange::Fail ends the read instead.
+        let options = ReadOptions::default().out_of_range(OutOfRange::Fail);
+        let mut m = machine(&plan(&[(0, 2, Some(10))]), &options, t0);
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
+        let sent = fetches(&transmits(&mut m, t0));
+        m.handle_fetch(
+            t0,
+            sent[0].0,
+            answer(vec![error_of(0, ErrorCode::OFFSET_OUT_OF_RANGE)]),
+        );
+        assert!(matches!(
+            &outputs(&mut m)[..],
+            [Output::Failed(Error::OffsetOutOfRange { offset: 2, .. })]
+        ));
+        assert!(m.is_finished());
+    }
+
+    #[test]
+    fn discovery_adds_new_partitions_of_an_unbounded_read_at_their_log_start() {
+        let t0 = virtual_epoch();
+        let options = ReadOptions::default().partition_discovery(Some(30_000 * MS));
+        let mut m = machine(&plan(&[(0, 0, None)]), &options, t0);
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
+        let sent = fetches(&transmits(&mut m, t0));
+        assert_eq!(m.poll_timeout(), Some(t0 + 30_000 * MS));
+        // Discovery is due while partition 0's Fetch is still out.
+        let t1 = t0 + 30_000 * MS;
+        m.handle_timeout(t1);
+        let discovery = match &transmits(&mut m, t1)[..] {
+            [Transmit::Metadata {
+                id,
+                topics,
+                refresh: true,
+            }] if topics == &[Arc::from("t")] => *id,
+            other => panic!("expected discovery's Metadata, got {other:?}"),
+        };
+        m.handle_metadata(t1, discovery, Ok(metadata(&[(0, 1), (1, 2)])));
+        let list = match &transmits(&mut m, t1)[..] {
+            [Transmit::ListEarliest {
+                id, partition: 1, ..
+            }] => *id,
+            other => panic!("expected a ListEarliest for partition 1, got {other:?}"),
+        };
+        m.handle_list_offsets(t1, list, Ok(3));
+        match &outputs(&mut m)[..] {
+            [Output::Added(p)] => {
+                assert_eq!(
+                    (p.partition, p.next_offset, p.end, p.done),
+                    (1, 3, None, false)
+                )
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        // The new partition is fetched from its leader, the old one is still in flight.
+        let id = metadata_id(&transmits(&mut m, t1));
+        m.handle_metadata(t1, id, Ok(metadata(&[(0, 1), (1, 2)])));
+        let new = fetches(&transmits(&mut m, t1));
+        assert_eq!((new[0].1, &new[0].2[..]), (2, &[(1, 3)][..]));
+        assert_eq!(m.poll_timeout(), Some(t1 + 30_000 * MS));
+        m.handle_fetch(t1, sent[0].0, answer(vec![]));
+        assert!(!m.is_finished(), "an unbounded read never finishes");
+    }
+
+    #[test]
+    fn a_decode_failure_hands_out_the_good_batches_then_the_error() {
+        let t0 = virtual_epoch();
+        let mut m = machine(&plan(&[(0, 0, Some(10))]), &ReadOptions::default(), t0);
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
+        let sent = fetches(&transmits(&mut m, t0));
+        let mut bytes = wire(&[batch(0, 2), batch(2, 2)]).to_vec();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        m.handle_fetch(
+            t0,
+            sent[0].0,
+            answer(vec![records_of(0, Bytes::from(bytes))]),
+        );
+        let out = outputs(&mut m);
+        assert_eq!(out.len(), 2);
+        assert_eq!(offsets_of(&out[0]), [0, 1]);
+        assert!(matches!(
+            out[1],
+            Output::Failed(Error::CorruptRecords { offset: 2, .. })
+        ));
+        assert!(m.is_finished());
+    }
 }

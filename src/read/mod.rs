@@ -112,3 +112,10 @@ impl Client {
         BatchStream::new(rx, driver, positions)
     }
 }
+
+/// The start of a virtual clock for tests that drive the [`machine`] by hand: any instant
+/// works, since the machine only ever compares the times it is given.
+#[cfg(test)]
+pub(crate) fn virtual_epoch() -> std::time::Instant {
+    std::time::Instant::now()
+}
