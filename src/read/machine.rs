@@ -17,7 +17,7 @@
 //! - [`ReadMachine::is_finished`]: the read is over (every partition done, or failed), once
 //!   the outputs are taken.
 //!
-//! The contract with whoever drives it (the tokio driver, or a simulated cluster in tests):
+//! The contract with whoever drives it (the async driver, or a simulated cluster in tests):
 //! answer every Metadata, Fetch and ListEarliest exactly once, in any order, with its id;
 //! apply Invalidate before making the next request; pass a `now` that never goes back; after
 //! every input, take the outputs and the transmits until both are `None`, then wait for an
