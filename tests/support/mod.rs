@@ -16,6 +16,8 @@
 
 #![allow(dead_code)]
 
+pub(crate) mod proxy;
+
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
