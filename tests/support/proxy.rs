@@ -46,15 +46,19 @@ pub(crate) enum CutAt {
     Middle,
     /// `k` bytes before the end (`BeforeEnd(1)`: everything but the last byte).
     BeforeEnd(usize),
+    /// After the whole frame: the response arrives complete, then the connection closes.
+    AfterFrame,
 }
 
 impl CutAt {
-    /// The number of bytes delivered of a frame of `len` bytes, if this cut falls inside it.
+    /// The number of bytes delivered of a frame of `len` bytes, if this cut falls inside it
+    /// (or right after it, for [`CutAt::AfterFrame`]).
     fn position(self, len: usize) -> Option<usize> {
         let pos = match self {
             CutAt::At(n) => n,
             CutAt::Middle => len / 2,
             CutAt::BeforeEnd(k) => len.checked_sub(k)?,
+            CutAt::AfterFrame => return Some(len),
         };
         (pos < len).then_some(pos)
     }
@@ -406,10 +410,11 @@ async fn forward_requests(
                 .unwrap_or_else(|e| e.into_inner())
                 .insert(correlation_id, (api_key, version));
         }
+        // Counted before the write: a test reading the counters after its answer sees them.
+        add(&shared.counters.bytes_to_brokers, frame.len());
         if broker.write_all(&frame).await.is_err() {
             break;
         }
-        add(&shared.counters.bytes_to_brokers, frame.len());
     }
     let _ = broker.shutdown().await;
 }
@@ -454,6 +459,14 @@ async fn forward_responses(
         }
         let is_fetch = matches!(request, Some((k, _)) if k == ApiKey::FETCH.0);
         let delivery = decide(shared, is_fetch, frame.len());
+        // Counted before the write: a test reading the counters once it has the response sees
+        // them (a cut counts the bytes it delivers).
+        let delivered = match delivery {
+            Delivery::Drop => 0,
+            Delivery::Cut(n) => n,
+            Delivery::Whole | Delivery::Sliced => frame.len(),
+        };
+        add(&shared.counters.bytes_to_clients, delivered);
         let written = match delivery {
             Delivery::Drop => {
                 add(&shared.counters.swallowed_responses, 1);
@@ -477,14 +490,12 @@ async fn forward_responses(
             Delivery::Cut(n) => {
                 let _ = client.write_all(&frame[..n]).await;
                 let _ = client.flush().await;
-                add(&shared.counters.bytes_to_clients, n);
                 return;
             }
         };
         if written.is_err() {
             return;
         }
-        add(&shared.counters.bytes_to_clients, frame.len());
     }
 }
 
