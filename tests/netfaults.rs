@@ -231,6 +231,72 @@ async fn on_a_three_node_cluster_every_broker_is_reached_through_the_proxy() {
         [Some(800); 3]
     );
     assert_eq!(proxy.counters().rewrite_failures, 0);
+
+    // The leader of partition 0 turns into a black hole for clients (Kafka still sees it
+    // alive, so no leadership moves): a read of the whole topic fails by its deadline, with
+    // an error that says so, and what it handed out before is exact.
+    let client = Client::with_config(impatient(proxy.bootstrap()))
+        .await
+        .unwrap();
+    let plan = whole_plan(&client, &topic).await;
+    let metadata = client.cluster_metadata().await.unwrap();
+    let partitions = &metadata
+        .topics
+        .iter()
+        .find(|t| t.name == topic)
+        .expect("the topic")
+        .partitions;
+    let leader = partitions[0].leader_id;
+    let port = metadata
+        .brokers
+        .iter()
+        .find(|b| b.node_id == leader)
+        .expect("the leader")
+        .port;
+    let (upstream, _) = proxy
+        .upstreams()
+        .into_iter()
+        .find(|(_, p)| i32::from(*p) == port)
+        .expect("the leader's listener");
+    let silent: Vec<i32> = partitions
+        .iter()
+        .filter(|p| p.leader_id == leader)
+        .map(|p| p.partition)
+        .collect();
+    proxy.set_black_hole_for(&upstream, true);
+    let started = Instant::now();
+    let mut stream = client.read(plan, ReadOptions::default()).records();
+    let mut handed = Vec::new();
+    let error = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            match stream.next().await {
+                Some(Ok(r)) => handed.push(to_record(&r)),
+                Some(Err(e)) => return Some(e),
+                None => return None,
+            }
+        }
+    })
+    .await
+    .expect("the read never hangs");
+    let took = started.elapsed();
+    let error = error.expect("a read that needs a silent broker fails");
+    eprintln!(
+        "3 nodes, broker {leader} ({upstream}) silent: {error} after {took:?}, {} records before",
+        handed.len()
+    );
+    assert!(is_no_answer(&error), "{error:?}");
+    assert!(took <= BLACK_HOLE_BOUND, "after {took:?}: {error}");
+    for r in &handed {
+        assert!(
+            !silent.contains(&r.partition),
+            "{r:?} came from a silent broker"
+        );
+        assert!(written.binary_search(r).is_ok(), "{r:?} was never written");
+    }
+    let mut unique = handed.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), handed.len(), "no duplicates");
 }
 
 #[tokio::test]

@@ -13,13 +13,14 @@
 //! - [`FaultProxy::cut_next_fetch`]: the next Fetch response carrying data reaches the client
 //!   only up to a byte position, then the connection closes;
 //! - [`FaultProxy::set_slices`]: every response is written one byte per write;
-//! - [`FaultProxy::set_black_hole`]: requests are read and dropped, nothing is answered;
+//! - [`FaultProxy::set_black_hole`] (or [`FaultProxy::set_black_hole_for`] one broker):
+//!   requests are read and dropped, nothing is answered;
 //! - [`FaultProxy::set_random_cuts`]: responses are cut at a random byte, seeded, at a bounded
 //!   rate.
 //!
 //! [`FaultProxy::counters`] tells what was injected and how many bytes went each way.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -135,12 +136,18 @@ struct Faults {
     cuts_made: Vec<CutMade>,
     slices: bool,
     black_hole: bool,
+    /// Upstream brokers whose connections are black holes.
+    black_holed: HashSet<String>,
     random: Option<RandomCuts>,
     rng: u64,
     next_random_cut: Option<Instant>,
 }
 
 impl Faults {
+    fn is_black_hole(&self, upstream: &str) -> bool {
+        self.black_hole || self.black_holed.contains(upstream)
+    }
+
     /// splitmix64: small, seeded, good enough to spread cuts.
     fn next_u64(&mut self) -> u64 {
         self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -275,6 +282,17 @@ impl FaultProxy {
         self.shared.faults().black_hole = on;
     }
 
+    /// [`FaultProxy::set_black_hole`] for the connections to one upstream broker only
+    /// (`host:port` as the cluster advertises it; see [`FaultProxy::upstreams`]).
+    pub(crate) fn set_black_hole_for(&self, upstream: &str, on: bool) {
+        let mut faults = self.shared.faults();
+        if on {
+            faults.black_holed.insert(upstream.to_owned());
+        } else {
+            faults.black_holed.remove(upstream);
+        }
+    }
+
     /// Cuts responses at random (see [`RandomCuts`]), or stops (`None`).
     pub(crate) fn set_random_cuts(&self, cuts: Option<RandomCuts>) {
         let mut faults = self.shared.faults();
@@ -358,8 +376,9 @@ async fn proxy_connection(shared: Arc<Shared>, client: TcpStream, upstream: Stri
         client_read,
         broker_write,
         in_flight.clone(),
+        upstream.clone(),
     ));
-    forward_responses(&shared, broker_read, client_write, &in_flight).await;
+    forward_responses(&shared, broker_read, client_write, &in_flight, &upstream).await;
     // Responses ended (broker closed, client gone, or a cut): close the request side too, so
     // both sockets close now.
     requests.abort();
@@ -394,9 +413,10 @@ async fn forward_requests(
     mut client: OwnedReadHalf,
     mut broker: OwnedWriteHalf,
     in_flight: InFlight,
+    upstream: String,
 ) {
     while let Ok(Some(frame)) = read_frame(&mut client).await {
-        if shared.faults().black_hole {
+        if shared.faults().is_black_hole(&upstream) {
             add(&shared.counters.swallowed_requests, 1);
             continue;
         }
@@ -433,6 +453,7 @@ async fn forward_responses(
     mut broker: OwnedReadHalf,
     mut client: OwnedWriteHalf,
     in_flight: &InFlight,
+    upstream: &str,
 ) {
     while let Ok(Some(mut frame)) = read_frame(&mut broker).await {
         let correlation_id = match frame.get(4..8) {
@@ -458,7 +479,7 @@ async fn forward_responses(
             }
         }
         let is_fetch = matches!(request, Some((k, _)) if k == ApiKey::FETCH.0);
-        let delivery = decide(shared, is_fetch, frame.len());
+        let delivery = decide(shared, upstream, is_fetch, frame.len());
         // Counted before the write: a test reading the counters once it has the response sees
         // them (a cut counts the bytes it delivers).
         let delivered = match delivery {
@@ -500,9 +521,9 @@ async fn forward_responses(
 }
 
 /// The delivery of a response frame of `len` bytes, under the faults now set.
-fn decide(shared: &Shared, is_fetch: bool, len: usize) -> Delivery {
+fn decide(shared: &Shared, upstream: &str, is_fetch: bool, len: usize) -> Delivery {
     let mut faults = shared.faults();
-    if faults.black_hole {
+    if faults.is_black_hole(upstream) {
         return Delivery::Drop;
     }
     if is_fetch && len >= MIN_CUT_FETCH {
