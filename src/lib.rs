@@ -42,6 +42,8 @@ pub mod group;
 pub mod plan;
 pub mod read;
 pub mod resolve;
+#[cfg(test)]
+mod sim;
 
 pub use cluster::{
     BrokerMetadata, Client, ClientConfig, ClusterMetadata, PartitionMetadata, TopicMetadata,
