@@ -24,7 +24,8 @@ use kseek_protocol::messages::offset_fetch::{
 };
 use kseek_protocol::{ApiKey, ErrorCode, Request, Uuid};
 
-use crate::cluster::{Client, TopicMetadata};
+use crate::client::Client;
+use crate::cluster::TopicMetadata;
 use crate::conn::Connection;
 use crate::error::{Error, Result};
 

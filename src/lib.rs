@@ -33,6 +33,8 @@
 
 pub use kseek_protocol as protocol;
 
+mod backoff;
+mod client;
 mod log;
 
 pub mod cluster;
@@ -45,9 +47,8 @@ pub mod resolve;
 #[cfg(test)]
 mod sim;
 
-pub use cluster::{
-    BrokerMetadata, Client, ClientConfig, ClusterMetadata, PartitionMetadata, TopicMetadata,
-};
+pub use client::{Client, ClientConfig};
+pub use cluster::{BrokerMetadata, ClusterMetadata, PartitionMetadata, TopicMetadata};
 pub use conn::{Connection, ConnectionConfig};
 pub use error::{Error, Result};
 pub use group::{CommitOffset, CommittedOffset};

@@ -54,7 +54,8 @@ use kseek_protocol::messages::list_offsets::{
 use kseek_protocol::negotiate::ApiVersionMap;
 use kseek_protocol::{ApiKey, ErrorCode, Uuid};
 
-use crate::cluster::{Client, TopicMetadata};
+use crate::client::Client;
+use crate::cluster::TopicMetadata;
 use crate::error::{Error, Result};
 use crate::group::CommittedOffset;
 use crate::plan::{End, IsolationLevel, PartitionPlan, Plan, ReadSpec, Start};
@@ -309,6 +310,30 @@ impl Client {
             }
         }
         Ok(offsets)
+    }
+
+    /// The log start offset of `topic`/`partition` (ListOffsets -2) from its current leader,
+    /// by the same request as resolution's snapshot. No retries: a read retries it with its
+    /// own schedule (after OFFSET_OUT_OF_RANGE, and for partitions discovery finds).
+    pub(crate) async fn list_earliest(
+        &self,
+        topic: &str,
+        partition: i32,
+        isolation: IsolationLevel,
+    ) -> Result<i64> {
+        let (leader_id, leader_epoch) = self.leader(topic, partition).await?;
+        let target = Target {
+            topic: topic.to_owned(),
+            topic_id: Uuid::ZERO,
+            partition,
+            leader_id,
+            leader_epoch,
+        };
+        let key = target.key();
+        let offsets = self
+            .list_offsets_of(leader_id, vec![(target, EARLIEST)], isolation)
+            .await?;
+        answer(&offsets, &key, "the log start")
     }
 
     /// One ListOffsets to `leader` for `partitions`.

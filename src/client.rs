@@ -1,0 +1,709 @@
+//! The [`Client`]: bootstrap, the topic metadata cache, and one lazily opened connection per
+//! broker.
+//!
+//! A [`Client`] starts from a list of `host:port` bootstrap servers and learns the rest of the
+//! cluster from Metadata. Metadata is fetched only for the topics in use and cached per topic;
+//! a topic's entry is refreshed when it is older than [`ClientConfig::metadata_max_age`] or
+//! after something marked it stale (NOT_LEADER_OR_FOLLOWER, a closed connection, ...).
+//! Connections to brokers are opened on first use, shared by every request to that broker,
+//! and reopened when they have closed.
+//!
+//! Retriable failures (see [`Error::is_retriable`]) are retried with exponential backoff until
+//! [`ClientConfig::retry_deadline`]; the final error says what was being done
+//! ([`Error::RetriesExhausted`]). A topic that does not exist is retriable for that long too,
+//! because a topic created a moment ago is unknown to some brokers for a short while.
+//!
+//! # References
+//! <https://kafka.apache.org/protocol#protocol_partitioning> (bootstrap, Metadata),
+//! READING-BY-TIME.md point 9.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use kseek_protocol::messages::metadata::{MetadataRequest, MetadataResponse};
+use kseek_protocol::{ApiKey, ErrorCode};
+
+use crate::backoff::{Backoff, Failing};
+use crate::cluster::{cluster_from_response, partitions_of, ClusterMetadata, TopicMetadata};
+use crate::conn::{Connection, ConnectionConfig};
+use crate::error::{Error, Result};
+
+/// Settings of a [`Client`].
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// `host:port` of brokers to learn the cluster from; tried in order until one answers.
+    /// An entry may be a comma-separated list (Kafka's `bootstrap.servers` form).
+    pub bootstrap: Vec<String>,
+    /// Settings of every broker connection.
+    pub connection: ConnectionConfig,
+    /// Cached topic metadata older than this is fetched again before use (default 5 min).
+    pub metadata_max_age: Duration,
+    /// The first wait before retrying a retriable error; doubled after each try up to
+    /// [`ClientConfig::retry_backoff_max`] (default 100 ms).
+    pub retry_backoff: Duration,
+    /// The longest wait between two tries (default 1 s).
+    pub retry_backoff_max: Duration,
+    /// Retriable errors are retried until this much time has passed since the first try
+    /// (default 30 s). Also how long a missing topic is waited for before it is an error.
+    pub retry_deadline: Duration,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        ClientConfig {
+            bootstrap: Vec::new(),
+            connection: ConnectionConfig::default(),
+            metadata_max_age: Duration::from_secs(5 * 60),
+            retry_backoff: Duration::from_millis(100),
+            retry_backoff_max: Duration::from_secs(1),
+            retry_deadline: Duration::from_secs(30),
+        }
+    }
+}
+
+impl ClientConfig {
+    /// The defaults, with these bootstrap servers.
+    pub fn new(bootstrap: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        ClientConfig {
+            bootstrap: bootstrap.into_iter().map(Into::into).collect(),
+            ..ClientConfig::default()
+        }
+    }
+}
+/// A connection to a Kafka cluster. Cheap to clone: clones share the metadata cache and the
+/// broker connections.
+///
+/// ```no_run
+/// # async fn example() -> kseek::Result<()> {
+/// let client = kseek::Client::connect(["localhost:9092"]).await?;
+/// let topics = client.metadata(&["events".to_owned()]).await?;
+/// println!("{} has {} partitions", topics[0].name, topics[0].partitions.len());
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("bootstrap", &self.inner.config.bootstrap)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A broker's connection, once opened; locked while it is being opened.
+type ConnectionSlot = Arc<tokio::sync::Mutex<Option<Arc<Connection>>>>;
+
+struct Inner {
+    config: ClientConfig,
+    state: Mutex<State>,
+    /// One slot per broker id; the async lock is held while that broker is being connected
+    /// to, so concurrent callers wait for one connect instead of opening several.
+    connections: Mutex<HashMap<i32, ConnectionSlot>>,
+    /// The connection used for Metadata before any broker connection exists.
+    bootstrap: tokio::sync::Mutex<Option<Arc<Connection>>>,
+}
+
+#[derive(Default)]
+struct State {
+    /// Node id to `host:port`, from the latest Metadata answer.
+    brokers: HashMap<i32, String>,
+    /// Cached topics, by name.
+    topics: HashMap<String, CachedTopic>,
+    /// Group coordinators found by FindCoordinator, by group id (see `group.rs`).
+    coordinators: HashMap<String, i32>,
+}
+
+struct CachedTopic {
+    metadata: TopicMetadata,
+    fetched_at: Instant,
+    stale: bool,
+}
+
+impl Client {
+    /// Connects to the cluster through the first of `bootstrap` (`host:port`) that answers,
+    /// with the default [`ClientConfig`].
+    ///
+    /// # Errors
+    /// [`Error::Bootstrap`] when none answers.
+    pub async fn connect(bootstrap: impl IntoIterator<Item = impl Into<String>>) -> Result<Client> {
+        Client::with_config(ClientConfig::new(bootstrap)).await
+    }
+
+    /// Connects with `config`: tries each bootstrap server in order until one answers
+    /// ApiVersions and Metadata, and learns the cluster's brokers from it. An entry may
+    /// itself be a comma-separated list, as in Kafka's `bootstrap.servers`.
+    ///
+    /// # Errors
+    /// [`Error::Bootstrap`] when none answers, [`Error::InvalidSpec`] for an empty list.
+    pub async fn with_config(mut config: ClientConfig) -> Result<Client> {
+        // Accept Kafka's `bootstrap.servers` form too: "host:port,host:port".
+        config.bootstrap = config
+            .bootstrap
+            .iter()
+            .flat_map(|b| b.split(','))
+            .map(str::trim)
+            .filter(|b| !b.is_empty())
+            .map(str::to_owned)
+            .collect();
+        if config.bootstrap.is_empty() {
+            return Err(Error::InvalidSpec {
+                reason: "no bootstrap servers given".to_owned(),
+            });
+        }
+        let client = Client {
+            inner: Arc::new(Inner {
+                config,
+                state: Mutex::new(State::default()),
+                connections: Mutex::new(HashMap::new()),
+                bootstrap: tokio::sync::Mutex::new(None),
+            }),
+        };
+        // Learn the brokers (a Metadata request naming no topic).
+        client.refresh(&[]).await?;
+        Ok(client)
+    }
+
+    /// The client's settings.
+    pub fn config(&self) -> &ClientConfig {
+        &self.inner.config
+    }
+
+    /// Metadata for `topics`, in the order given: from the cache when every topic is there,
+    /// fresh and not marked stale, else fetched. Retriable failures (a topic just created, a
+    /// leader election) are retried until [`ClientConfig::retry_deadline`].
+    ///
+    /// # Errors
+    /// [`Error::RetriesExhausted`] wrapping [`Error::UnknownTopic`] for a topic that still
+    /// doesn't exist at the deadline; other errors as they come.
+    pub async fn metadata(&self, topics: &[String]) -> Result<Vec<TopicMetadata>> {
+        self.retry(&format!("fetching metadata for topics {topics:?}"), || {
+            self.metadata_once(topics)
+        })
+        .await
+    }
+
+    /// The brokers, the controller and every topic of the cluster, from one Metadata request
+    /// for all topics (retried on retriable failures until [`ClientConfig::retry_deadline`]).
+    /// The answer also refreshes the broker list and the cached metadata of every topic in it.
+    ///
+    /// ```no_run
+    /// # async fn example(client: kseek::Client) -> kseek::Result<()> {
+    /// let cluster = client.cluster_metadata().await?;
+    /// for t in &cluster.topics {
+    ///     println!("{}: {} partitions", t.name, t.partitions.len());
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # References
+    /// <https://kafka.apache.org/protocol#The_Messages_Metadata> (a null topic list asks for
+    /// every topic).
+    pub async fn cluster_metadata(&self) -> Result<ClusterMetadata> {
+        self.retry("fetching metadata for every topic", || async {
+            let conn = self.any_connection().await?;
+            let response = conn.send(&MetadataRequest::all_topics()).await?;
+            let cluster = cluster_from_response(response);
+            let now = Instant::now();
+            let mut state = self.state();
+            if !cluster.brokers.is_empty() {
+                state.brokers = cluster
+                    .brokers
+                    .iter()
+                    .map(|b| (b.node_id, format!("{}:{}", b.host, b.port)))
+                    .collect();
+            }
+            for t in &cluster.topics {
+                state.topics.insert(
+                    t.name.clone(),
+                    CachedTopic {
+                        metadata: t.clone(),
+                        fetched_at: now,
+                        stale: false,
+                    },
+                );
+            }
+            Ok(cluster)
+        })
+        .await
+    }
+
+    /// [`Client::metadata`] without retries: the cache if fresh, else one Metadata request.
+    pub(crate) async fn metadata_once(&self, topics: &[String]) -> Result<Vec<TopicMetadata>> {
+        if let Some(cached) = self.cached(topics) {
+            return Ok(cached);
+        }
+        self.refresh(topics).await
+    }
+
+    /// The cached metadata of `topics` if all are cached, fresh and not stale.
+    fn cached(&self, topics: &[String]) -> Option<Vec<TopicMetadata>> {
+        let max_age = self.inner.config.metadata_max_age;
+        let state = self.state();
+        topics
+            .iter()
+            .map(|t| {
+                state
+                    .topics
+                    .get(t)
+                    .filter(|c| !c.stale && c.fetched_at.elapsed() < max_age)
+                    .map(|c| c.metadata.clone())
+            })
+            .collect()
+    }
+
+    /// Fetches metadata for `topics` (one request, no retries), updating the broker list and
+    /// the cache. With no topics, only the broker list is updated.
+    pub(crate) async fn refresh(&self, topics: &[String]) -> Result<Vec<TopicMetadata>> {
+        let conn = self.any_connection().await?;
+        let response = conn
+            .send(&MetadataRequest::for_topics(topics.iter().cloned()))
+            .await?;
+        self.apply_metadata(conn.broker(), topics, response)
+    }
+
+    fn apply_metadata(
+        &self,
+        broker: &str,
+        topics: &[String],
+        response: MetadataResponse,
+    ) -> Result<Vec<TopicMetadata>> {
+        let now = Instant::now();
+        let mut state = self.state();
+        if !response.brokers.is_empty() {
+            state.brokers = response
+                .brokers
+                .iter()
+                .map(|b| (b.node_id, format!("{}:{}", b.host, b.port)))
+                .collect();
+        }
+        let mut first_error = None;
+        for topic in response.topics {
+            let Some(name) = topic.name else { continue };
+            let code = ErrorCode(topic.error_code);
+            let error = if code == ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
+                || (code.is_ok() && topic.partitions.is_empty())
+            {
+                Some(Error::UnknownTopic {
+                    topic: name.clone(),
+                    broker: broker.to_owned(),
+                })
+            } else if !code.is_ok() {
+                Some(Error::Broker {
+                    broker: broker.to_owned(),
+                    api: ApiKey::METADATA,
+                    code,
+                    message: Some(format!("for topic {name:?}")),
+                })
+            } else {
+                None
+            };
+            if let Some(error) = error {
+                state.topics.remove(&name);
+                first_error.get_or_insert(error);
+                continue;
+            }
+            let partitions = partitions_of(&topic.partitions);
+            state.topics.insert(
+                name.clone(),
+                CachedTopic {
+                    metadata: TopicMetadata {
+                        name,
+                        topic_id: topic.topic_id,
+                        partitions,
+                    },
+                    fetched_at: now,
+                    stale: false,
+                },
+            );
+        }
+        if let Some(error) = first_error {
+            return Err(error);
+        }
+        topics
+            .iter()
+            .map(|t| {
+                state
+                    .topics
+                    .get(t)
+                    .map(|c| c.metadata.clone())
+                    .ok_or_else(|| Error::UnknownTopic {
+                        topic: t.clone(),
+                        broker: broker.to_owned(),
+                    })
+            })
+            .collect()
+    }
+
+    /// The connection to broker `broker_id`: opened on first use, then reused; reopened when
+    /// it has closed.
+    pub(crate) async fn connection(&self, broker_id: i32) -> Result<Arc<Connection>> {
+        let slot = {
+            let mut connections = self
+                .inner
+                .connections
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            connections.entry(broker_id).or_default().clone()
+        };
+        let mut slot = slot.lock().await;
+        if let Some(conn) = slot.as_ref() {
+            if conn.closed_reason().is_none() {
+                return Ok(conn.clone());
+            }
+        }
+        let address = self.state().brokers.get(&broker_id).cloned();
+        let Some(address) = address else {
+            return Err(Error::UnknownBroker { broker_id });
+        };
+        let conn =
+            Arc::new(Connection::connect(&address, self.inner.config.connection.clone()).await?);
+        *slot = Some(conn.clone());
+        Ok(conn)
+    }
+
+    /// The leader's node id and epoch of `topic`/`partition`, from (fresh) metadata.
+    pub(crate) async fn leader(&self, topic: &str, partition: i32) -> Result<(i32, i32)> {
+        let topics = self.metadata_once(&[topic.to_owned()]).await?;
+        let Some(t) = topics.first() else {
+            return Err(Error::UnknownTopic {
+                topic: topic.to_owned(),
+                broker: String::new(),
+            });
+        };
+        let Some(p) = t.partition(partition) else {
+            return Err(Error::UnknownPartition {
+                topic: topic.to_owned(),
+                partition,
+                partitions: t.partitions.len(),
+            });
+        };
+        if p.leader_id < 0 {
+            return Err(Error::LeaderNotAvailable {
+                topic: topic.to_owned(),
+                partition,
+            });
+        }
+        Ok((p.leader_id, p.leader_epoch))
+    }
+
+    /// Marks `topic`'s metadata stale, so the next use fetches it again (after
+    /// NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH and the like).
+    pub(crate) fn invalidate(&self, topic: &str) {
+        if let Some(c) = self.state().topics.get_mut(topic) {
+            c.stale = true;
+        }
+    }
+
+    /// Marks every cached topic stale and forgets the group coordinators.
+    pub(crate) fn invalidate_all(&self) {
+        let mut state = self.state();
+        for c in state.topics.values_mut() {
+            c.stale = true;
+        }
+        state.coordinators.clear();
+    }
+
+    /// Runs `f` until it succeeds, fails with an error that is not retriable, or
+    /// [`ClientConfig::retry_deadline`] has passed since the first try. Between tries, cached
+    /// metadata is marked stale and the wait doubles from [`ClientConfig::retry_backoff`] up
+    /// to [`ClientConfig::retry_backoff_max`].
+    ///
+    /// # Errors
+    /// A non-retriable error as `f` returned it; [`Error::RetriesExhausted`] naming `what`
+    /// with the last error at the deadline.
+    pub(crate) async fn retry<T, F, Fut>(&self, what: &str, mut f: F) -> Result<T>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T>>,
+    {
+        let backoff = Backoff::from_config(&self.inner.config);
+        // Counted from the first try, so a slow first failure counts against the deadline.
+        let mut failing = Some(Failing {
+            since: Instant::now(),
+            failures: 0,
+        });
+        loop {
+            let error = match f().await {
+                Ok(value) => return Ok(value),
+                Err(e) if e.is_retriable() => e,
+                Err(e) => return Err(e),
+            };
+            let wait = match backoff.fail(&mut failing, Instant::now()) {
+                Ok(wait) => wait,
+                Err(Failing { since, failures }) => {
+                    return Err(Error::RetriesExhausted {
+                        what: what.to_owned(),
+                        attempts: failures,
+                        elapsed: since.elapsed(),
+                        source: Box::new(error),
+                    })
+                }
+            };
+            crate::log::debug!(what, ?wait, %error, "retrying");
+            self.invalidate_all();
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// Any open connection, for Metadata: an existing broker connection, else the bootstrap
+    /// connection, else a new connection to a known broker or a bootstrap server.
+    pub(crate) async fn any_connection(&self) -> Result<Arc<Connection>> {
+        let open: Vec<_> = {
+            let connections = self
+                .inner
+                .connections
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            connections.values().cloned().collect()
+        };
+        for slot in open {
+            if let Ok(slot) = slot.try_lock() {
+                if let Some(conn) = slot.as_ref().filter(|c| c.closed_reason().is_none()) {
+                    return Ok(conn.clone());
+                }
+            }
+        }
+        let mut bootstrap = self.inner.bootstrap.lock().await;
+        if let Some(conn) = bootstrap.as_ref().filter(|c| c.closed_reason().is_none()) {
+            return Ok(conn.clone());
+        }
+        // Bootstrap servers first, then the brokers the metadata named.
+        let mut candidates = self.inner.config.bootstrap.clone();
+        let mut known: Vec<_> = self.state().brokers.values().cloned().collect();
+        known.sort_unstable();
+        candidates.extend(
+            known
+                .into_iter()
+                .filter(|b| !self.inner.config.bootstrap.contains(b)),
+        );
+        let mut last = None;
+        for address in &candidates {
+            match Connection::connect(address, self.inner.config.connection.clone()).await {
+                Ok(conn) => {
+                    let conn = Arc::new(conn);
+                    *bootstrap = Some(conn.clone());
+                    return Ok(conn);
+                }
+                Err(e) => {
+                    crate::log::debug!(broker = %address, error = %e, "bootstrap server did not answer");
+                    last = Some(e);
+                }
+            }
+        }
+        Err(Error::Bootstrap {
+            servers: candidates,
+            source: Box::new(last.unwrap_or(Error::InvalidSpec {
+                reason: "no bootstrap servers given".to_owned(),
+            })),
+        })
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        // Plain data: a panic elsewhere while holding the lock leaves it usable.
+        self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The cached coordinator of `group`, if any (see `group.rs`).
+    pub(crate) fn cached_coordinator(&self, group: &str) -> Option<i32> {
+        self.state().coordinators.get(group).copied()
+    }
+
+    /// Remembers `broker_id` as the coordinator of `group`.
+    pub(crate) fn set_coordinator(&self, group: &str, broker_id: i32) {
+        self.state()
+            .coordinators
+            .insert(group.to_owned(), broker_id);
+    }
+
+    /// Forgets the coordinator of `group` (after NOT_COORDINATOR and the like).
+    pub(crate) fn forget_coordinator(&self, group: &str) {
+        self.state().coordinators.remove(group);
+    }
+
+    /// Records `address` as broker `broker_id` (FindCoordinator names brokers too).
+    pub(crate) fn learn_broker(&self, broker_id: i32, address: String) {
+        self.state().brokers.entry(broker_id).or_insert(address);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn offline_client(config: ClientConfig) -> Client {
+        Client {
+            inner: Arc::new(Inner {
+                config,
+                state: Mutex::new(State::default()),
+                connections: Mutex::new(HashMap::new()),
+                bootstrap: tokio::sync::Mutex::new(None),
+            }),
+        }
+    }
+
+    #[tokio::test]
+    async fn retry_gives_up_at_the_deadline_naming_what_it_did() {
+        let client = offline_client(ClientConfig {
+            retry_backoff: Duration::from_millis(1),
+            retry_backoff_max: Duration::from_millis(4),
+            retry_deadline: Duration::from_millis(50),
+            ..ClientConfig::default()
+        });
+        let mut calls = 0;
+        let err = client
+            .retry("looking up a thing", || {
+                calls += 1;
+                async {
+                    Err::<(), _>(Error::LeaderNotAvailable {
+                        topic: "t".into(),
+                        partition: 0,
+                    })
+                }
+            })
+            .await
+            .unwrap_err();
+        assert!(calls > 3, "retried {calls} times");
+        match &err {
+            Error::RetriesExhausted { what, attempts, .. } => {
+                assert_eq!(what, "looking up a thing");
+                assert_eq!(*attempts, calls);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(err
+            .to_string()
+            .starts_with("looking up a thing: gave up after"));
+    }
+
+    #[tokio::test]
+    async fn retry_returns_fatal_errors_at_once_and_succeeds_after_retriable_ones() {
+        let client = offline_client(ClientConfig {
+            retry_backoff: Duration::from_millis(1),
+            ..ClientConfig::default()
+        });
+        let mut calls = 0;
+        let err = client
+            .retry("x", || {
+                calls += 1;
+                async {
+                    Err::<(), _>(Error::InvalidSpec {
+                        reason: "no".into(),
+                    })
+                }
+            })
+            .await
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidSpec { .. }));
+        assert_eq!(calls, 1);
+
+        let mut calls = 0;
+        let value = client
+            .retry("x", || {
+                calls += 1;
+                let n = calls;
+                async move {
+                    if n < 3 {
+                        Err(Error::UnknownBroker { broker_id: 1 })
+                    } else {
+                        Ok(n)
+                    }
+                }
+            })
+            .await
+            .unwrap();
+        assert_eq!(value, 3);
+    }
+
+    #[tokio::test]
+    async fn metadata_cache_respects_staleness() {
+        let client = offline_client(ClientConfig::default());
+        let response = MetadataResponse {
+            topics: vec![kseek_protocol::messages::metadata::MetadataResponseTopic {
+                name: Some("t".into()),
+                partitions: vec![
+                    kseek_protocol::messages::metadata::MetadataResponsePartition {
+                        partition_index: 1,
+                        leader_id: 2,
+                        leader_epoch: 7,
+                        ..Default::default()
+                    },
+                    kseek_protocol::messages::metadata::MetadataResponsePartition {
+                        partition_index: 0,
+                        leader_id: -1,
+                        error_code: ErrorCode::LEADER_NOT_AVAILABLE.0,
+                        ..Default::default()
+                    },
+                ],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let got = client
+            .apply_metadata("b:1", &["t".to_owned()], response)
+            .unwrap();
+        assert_eq!(got[0].partitions[0].partition, 0, "sorted by partition");
+        assert_eq!(got[0].partitions[1].leader_epoch, 7);
+        assert!(client.cached(&["t".to_owned()]).is_some());
+        assert!(client.cached(&["u".to_owned()]).is_none());
+        assert_eq!(client.leader("t", 1).await.unwrap(), (2, 7));
+        assert!(matches!(
+            client.leader("t", 0).await,
+            Err(Error::LeaderNotAvailable { partition: 0, .. })
+        ));
+        assert!(matches!(
+            client.leader("t", 5).await,
+            Err(Error::UnknownPartition {
+                partition: 5,
+                partitions: 2,
+                ..
+            })
+        ));
+        client.invalidate("t");
+        assert!(client.cached(&["t".to_owned()]).is_none());
+    }
+
+    #[test]
+    fn metadata_older_than_max_age_is_not_used() {
+        let client = offline_client(ClientConfig {
+            metadata_max_age: Duration::ZERO,
+            ..ClientConfig::default()
+        });
+        let response = MetadataResponse {
+            topics: vec![kseek_protocol::messages::metadata::MetadataResponseTopic {
+                name: Some("t".into()),
+                partitions: vec![Default::default()],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        client
+            .apply_metadata("b:1", &["t".to_owned()], response)
+            .unwrap();
+        assert!(client.cached(&["t".to_owned()]).is_none());
+    }
+
+    #[test]
+    fn unknown_topic_in_metadata_is_retriable() {
+        let client = offline_client(ClientConfig::default());
+        let response = MetadataResponse {
+            topics: vec![kseek_protocol::messages::metadata::MetadataResponseTopic {
+                name: Some("gone".into()),
+                error_code: ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.0,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let err = client
+            .apply_metadata("b:1", &["gone".to_owned()], response)
+            .unwrap_err();
+        assert!(matches!(&err, Error::UnknownTopic { topic, .. } if topic == "gone"));
+        assert!(err.is_retriable());
+    }
+}

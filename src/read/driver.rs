@@ -1,0 +1,188 @@
+//! The thin async driver of a read: runs the [`ReadMachine`] against the client's real
+//! connections in one tokio task.
+//!
+//! It makes the requests the machine asks for (each in its own task of a `JoinSet`, so
+//! dropping the driver cancels them), feeds the answers back with the current time, sleeps
+//! until the machine's next timeout, and sends the machine's outputs to the stream through a
+//! bounded channel. Waiting for room in that channel is the read's backpressure: while the
+//! caller doesn't take batches, no new request is started.
+
+use std::sync::Arc;
+
+use kseek_protocol::messages::fetch::{FetchRequest, FetchResponse};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+use crate::backoff::Backoff;
+use crate::client::Client;
+use crate::cluster::TopicMetadata;
+use crate::error::{Error, Result};
+use crate::plan::{IsolationLevel, Plan};
+use crate::read::machine::{
+    build_fetch, fetch_version, FetchParams, Output, ReadMachine, Requested, Transmit,
+};
+use crate::read::options::ReadOptions;
+
+/// A request that came back, with the id the machine gave it.
+enum Answer {
+    Metadata(u64, Result<Vec<TopicMetadata>>),
+    Fetch(u64, Result<(Arc<str>, i16, FetchResponse)>),
+    ListEarliest(u64, Result<i64>),
+}
+
+/// The read's background task.
+pub(crate) struct Driver {
+    client: Client,
+    machine: ReadMachine,
+    tx: mpsc::Sender<Output>,
+    requests: JoinSet<Answer>,
+}
+
+impl Driver {
+    /// The driver of a read of `plan` with `options`, sending to `tx`.
+    pub(crate) fn new(
+        client: Client,
+        plan: &Plan,
+        mut options: ReadOptions,
+        tx: mpsc::Sender<Output>,
+    ) -> Driver {
+        // The broker may hold a Fetch for max wait: stay well inside the request timeout.
+        let request_timeout = client.config().connection.request_timeout;
+        options.max_wait = options.max_wait.min(request_timeout / 2);
+        let backoff = Backoff::from_config(client.config());
+        let machine = ReadMachine::new(plan, &options, backoff, Instant::now().into_std());
+        Driver {
+            client,
+            machine,
+            tx,
+            requests: JoinSet::new(),
+        }
+    }
+
+    /// Runs the read until it is finished or the stream is dropped.
+    pub(crate) async fn run(mut self) {
+        loop {
+            while let Some(output) = self.machine.poll_output() {
+                if self.tx.send(output).await.is_err() {
+                    return; // The caller dropped the stream.
+                }
+            }
+            if self.machine.is_finished() {
+                return;
+            }
+            let now = Instant::now().into_std();
+            while let Some(transmit) = self.machine.poll_transmit(now) {
+                self.start(transmit);
+            }
+            let wake = self.machine.poll_timeout().map(Instant::from_std);
+            let joined = match (wake, self.requests.is_empty()) {
+                (None, true) => {
+                    // Nothing in flight and nothing to wait for, yet not finished: a bug in
+                    // the machine. Fail loudly rather than end a bounded read early.
+                    let error = Error::InvalidSpec {
+                        reason: "the read stalled: no request in flight and nothing to wait for"
+                            .to_owned(),
+                    };
+                    let _ = self.tx.send(Output::Failed(error)).await;
+                    return;
+                }
+                (Some(t), true) => {
+                    tokio::time::sleep_until(t).await;
+                    None
+                }
+                (Some(t), false) => tokio::time::timeout_at(t, self.requests.join_next())
+                    .await
+                    .ok()
+                    .flatten(),
+                (None, false) => self.requests.join_next().await,
+            };
+            let now = Instant::now().into_std();
+            match joined {
+                Some(Ok(Answer::Metadata(id, r))) => self.machine.handle_metadata(now, id, r),
+                Some(Ok(Answer::Fetch(id, r))) => self.machine.handle_fetch(now, id, r),
+                Some(Ok(Answer::ListEarliest(id, r))) => {
+                    self.machine.handle_list_offsets(now, id, r)
+                }
+                Some(Err(e)) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                Some(Err(_)) => {}
+                None => self.machine.handle_timeout(now),
+            }
+        }
+    }
+
+    /// Makes the request `transmit` asks for (in its own task) or applies it.
+    fn start(&mut self, transmit: Transmit) {
+        let client = self.client.clone();
+        match transmit {
+            Transmit::Metadata {
+                id,
+                topics,
+                refresh,
+            } => {
+                let topics: Vec<String> = topics.iter().map(|t| t.to_string()).collect();
+                self.requests.spawn(async move {
+                    let result = if refresh {
+                        client.refresh(&topics).await
+                    } else {
+                        client.metadata_once(&topics).await
+                    };
+                    Answer::Metadata(id, result)
+                });
+            }
+            Transmit::Fetch {
+                id,
+                leader,
+                partitions,
+                params,
+            } => {
+                self.requests.spawn(async move {
+                    Answer::Fetch(id, fetch(&client, leader, &partitions, &params).await)
+                });
+            }
+            Transmit::ListEarliest {
+                id,
+                topic,
+                partition,
+                isolation,
+            } => {
+                self.requests
+                    .spawn(list_earliest(client, id, topic, partition, isolation));
+            }
+            Transmit::Invalidate { topic } => self.client.invalidate(&topic),
+        }
+    }
+}
+
+/// The log start of `topic`/`partition`, by resolution's ListOffsets.
+async fn list_earliest(
+    client: Client,
+    id: u64,
+    topic: Arc<str>,
+    partition: i32,
+    isolation: IsolationLevel,
+) -> Answer {
+    Answer::ListEarliest(id, client.list_earliest(&topic, partition, isolation).await)
+}
+
+/// Sends one Fetch to `leader` (on the client's connection to it).
+async fn fetch(
+    client: &Client,
+    leader: i32,
+    requested: &[Requested],
+    params: &FetchParams,
+) -> Result<(Arc<str>, i16, FetchResponse)> {
+    let conn = client.connection(leader).await?;
+    let broker: Arc<str> = Arc::from(conn.broker());
+    let negotiated = conn
+        .versions()
+        .version_for::<FetchRequest>()
+        .map_err(|source| Error::Protocol {
+            broker: broker.to_string(),
+            source,
+        })?;
+    let version = fetch_version(negotiated, requested);
+    let request = build_fetch(requested, version, params);
+    let response = conn.send_version(&request, version).await?;
+    Ok((broker, version, response))
+}

@@ -1,0 +1,1770 @@
+//! The read engine as a pure state machine, in the style of quinn-proto: it knows what a read
+//! has to do, never how requests travel.
+//!
+//! [`ReadMachine`] is fed the time and the answers to what it asked for, and says what to do
+//! next:
+//!
+//! - [`ReadMachine::poll_transmit`]: the next request to send ([`Transmit`]): Metadata,
+//!   a Fetch to one leader, a ListOffsets for a log start, or marking a topic's cached
+//!   metadata stale. Each request carries an id; its answer comes back through
+//!   [`ReadMachine::handle_metadata`], [`ReadMachine::handle_fetch`] or
+//!   [`ReadMachine::handle_list_offsets`] with that id.
+//! - [`ReadMachine::poll_output`]: what the stream hands out ([`Output`]): batches and the
+//!   position after them, data loss, partitions found by discovery, the error that ends the
+//!   read.
+//! - [`ReadMachine::poll_timeout`]: when to wake it with [`ReadMachine::handle_timeout`]
+//!   (a backoff ends, partition discovery is due).
+//! - [`ReadMachine::is_finished`]: the read is over (every partition done, or failed), once
+//!   the outputs are taken.
+//!
+//! It owns per-partition positions and ends, retries with the client's [`Backoff`] until the
+//! retry deadline, asks for metadata to be invalidated after errors that mean the leader
+//! moved, applies the [`OutOfRange`] policy and discovers partitions of unbounded reads.
+//! One Fetch is in flight per leader at a time. It has no clock, no sockets and no async
+//! runtime: the async driver (`driver.rs`) runs it against real connections, and tests run it
+//! against hand-made answers with a virtual clock.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Instant;
+
+use kseek_protocol::messages::fetch::{
+    FetchPartition, FetchRequest, FetchResponse, FetchTopic, PartitionData,
+};
+use kseek_protocol::records::{AbortedTransaction, PartitionReader};
+use kseek_protocol::{ApiKey, ErrorCode, Uuid};
+
+use crate::backoff::{Backoff, Failing};
+use crate::cluster::TopicMetadata;
+use crate::error::{Error, Result};
+use crate::plan::{IsolationLevel, Plan};
+use crate::read::options::{OutOfRange, ReadOptions};
+use crate::read::stream::{DataLoss, FetchedBatch, PartitionPosition};
+
+/// A request the driver must make for the machine, or a side effect it must apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Transmit {
+    /// Metadata for `topics`: from the client's cache when fresh (`refresh: false`), or
+    /// asked of a broker (`refresh: true`, for partition discovery). Answer with
+    /// [`ReadMachine::handle_metadata`].
+    Metadata {
+        id: u64,
+        topics: Vec<Arc<str>>,
+        refresh: bool,
+    },
+    /// A Fetch to broker `leader` for `partitions`, in this order (build it with
+    /// [`build_fetch`] at the version [`fetch_version`] picks). Answer with
+    /// [`ReadMachine::handle_fetch`]: the broker's address, the version sent, the response.
+    Fetch {
+        id: u64,
+        leader: i32,
+        partitions: Vec<Requested>,
+        params: FetchParams,
+    },
+    /// The log start offset of `topic`/`partition` (ListOffsets -2 to its leader, at
+    /// `isolation`). Answer with [`ReadMachine::handle_list_offsets`].
+    ListEarliest {
+        id: u64,
+        topic: Arc<str>,
+        partition: i32,
+        isolation: IsolationLevel,
+    },
+    /// Mark `topic`'s cached metadata stale (its leader may have moved). No answer.
+    Invalidate { topic: Arc<str> },
+}
+
+/// What the read hands out, in order.
+pub(crate) enum Output {
+    /// A partition's batches from one response, then its position after them.
+    Chunk {
+        idx: usize,
+        batches: Vec<FetchedBatch>,
+        position: i64,
+        done: bool,
+    },
+    /// A partition jumped over deleted offsets.
+    DataLoss {
+        idx: usize,
+        loss: DataLoss,
+        position: i64,
+        done: bool,
+    },
+    /// A partition found by discovery joined the read (its index is the next one).
+    Added(PartitionPosition),
+    /// The read failed; nothing follows.
+    Failed(Error),
+}
+
+impl std::fmt::Debug for Output {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Output::Chunk {
+                idx,
+                batches,
+                position,
+                done,
+            } => f
+                .debug_struct("Chunk")
+                .field("idx", idx)
+                .field("batches", &batches.len())
+                .field("position", position)
+                .field("done", done)
+                .finish(),
+            Output::DataLoss { idx, loss, .. } => f
+                .debug_struct("DataLoss")
+                .field("idx", idx)
+                .field("loss", loss)
+                .finish(),
+            Output::Added(p) => f.debug_tuple("Added").field(p).finish(),
+            Output::Failed(e) => f.debug_tuple("Failed").field(e).finish(),
+        }
+    }
+}
+
+/// A partition in one Fetch request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Requested {
+    /// The partition's index in the read.
+    pub(crate) idx: usize,
+    pub(crate) topic: Arc<str>,
+    /// [`Uuid::ZERO`] when unknown (then the Fetch goes by name, v12 or lower).
+    pub(crate) topic_id: Uuid,
+    pub(crate) partition: i32,
+    /// The offset to fetch from.
+    pub(crate) position: i64,
+    /// The leader epoch the metadata gave, for fencing (-1 where unknown).
+    pub(crate) leader_epoch: i32,
+    pub(crate) max_bytes: i32,
+}
+
+/// The request-wide Fetch fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FetchParams {
+    pub(crate) max_wait_ms: i32,
+    pub(crate) min_bytes: i32,
+    pub(crate) max_bytes: i32,
+    pub(crate) isolation: IsolationLevel,
+}
+
+/// One partition of the read, as the machine tracks it.
+#[derive(Debug)]
+pub(crate) struct PartState {
+    pub(crate) topic: Arc<str>,
+    pub(crate) topic_id: Uuid,
+    pub(crate) partition: i32,
+    /// The next offset to fetch.
+    pub(crate) position: i64,
+    pub(crate) end: Option<i64>,
+    pub(crate) done: bool,
+    /// A Fetch or a ListOffsets for it is in flight.
+    pub(crate) in_flight: bool,
+    /// Due, but its leader had a Fetch in flight: waits for a Fetch to come back.
+    pub(crate) parked: bool,
+    /// Not fetched again before this (backoff after a failure).
+    pub(crate) not_before: Option<Instant>,
+    /// The failures in a row since the last success.
+    pub(crate) failing: Option<Failing>,
+    /// The partition max bytes to ask for: raised when a batch larger than the default was
+    /// cut off.
+    pub(crate) max_bytes: i32,
+    /// Put first in the next Fetch (the broker returns at least one whole batch there).
+    pub(crate) first: bool,
+}
+
+impl PartState {
+    fn new(topic: Arc<str>, topic_id: Uuid, partition: i32, start: i64, end: Option<i64>) -> Self {
+        PartState {
+            topic,
+            topic_id,
+            partition,
+            position: start,
+            end,
+            done: end.is_some_and(|end| start >= end),
+            in_flight: false,
+            parked: false,
+            not_before: None,
+            failing: None,
+            max_bytes: 0,
+            first: false,
+        }
+    }
+
+    /// Idle and not backing off at `now`: to be fetched.
+    fn due(&self, now: Instant) -> bool {
+        !self.done && !self.in_flight && !self.parked && self.not_before.is_none_or(|t| t <= now)
+    }
+}
+
+/// Why a ListOffsets for the log start was asked.
+#[derive(Debug)]
+enum Listing {
+    /// OFFSET_OUT_OF_RANGE from `broker` at the partition's position.
+    Reset { idx: usize, broker: Arc<str> },
+    /// Discovery found a partition not in the read.
+    Discovered {
+        topic: Arc<str>,
+        topic_id: Uuid,
+        partition: i32,
+    },
+}
+
+/// The state of one read: see the module docs.
+#[derive(Debug)]
+pub(crate) struct ReadMachine {
+    options: ReadOptions,
+    params: FetchParams,
+    backoff: Backoff,
+    parts: Vec<PartState>,
+    /// Topics of an unbounded read, watched for new partitions.
+    discover: Vec<Arc<str>>,
+    next_discovery: Option<Instant>,
+    next_id: u64,
+    /// The Metadata request for the next Fetches in flight, and the topics it asked for.
+    metadata: Option<(u64, Vec<Arc<str>>)>,
+    /// The Metadata request of partition discovery in flight.
+    discovery: Option<u64>,
+    /// Fetches in flight: their leader and partitions.
+    fetches: HashMap<u64, (i32, Vec<Requested>)>,
+    /// ListOffsets in flight.
+    listings: HashMap<u64, Listing>,
+    transmits: VecDeque<Transmit>,
+    outputs: VecDeque<Output>,
+    failed: bool,
+}
+
+impl ReadMachine {
+    /// The machine reading `plan` with `options` (its `max_wait` as it goes on the wire: the
+    /// driver caps it below the request timeout), retrying on `backoff`'s schedule, started
+    /// at `now`.
+    pub(crate) fn new(plan: &Plan, options: &ReadOptions, backoff: Backoff, now: Instant) -> Self {
+        let params = FetchParams {
+            max_wait_ms: i32::try_from(options.max_wait.as_millis()).unwrap_or(i32::MAX),
+            min_bytes: options.min_bytes,
+            max_bytes: options.fetch_max_bytes,
+            isolation: plan.isolation,
+        };
+        let parts = plan
+            .partitions
+            .iter()
+            .map(|p| {
+                let mut part = PartState::new(
+                    Arc::from(p.topic.as_str()),
+                    p.topic_id,
+                    p.partition,
+                    p.start,
+                    p.end,
+                );
+                part.done = p.is_empty();
+                part.max_bytes = options.partition_max_bytes;
+                part
+            })
+            .collect();
+        let mut discover: Vec<Arc<str>> = Vec::new();
+        if options.partition_discovery.is_some() {
+            for p in &plan.partitions {
+                let unbounded = plan
+                    .partitions
+                    .iter()
+                    .filter(|q| q.topic == p.topic)
+                    .all(|q| q.end.is_none());
+                if unbounded && !discover.iter().any(|t| **t == *p.topic) {
+                    discover.push(Arc::from(p.topic.as_str()));
+                }
+            }
+        }
+        let next_discovery = options
+            .partition_discovery
+            .filter(|_| !discover.is_empty())
+            .map(|every| now + every);
+        ReadMachine {
+            options: options.clone(),
+            params,
+            backoff,
+            parts,
+            discover,
+            next_discovery,
+            next_id: 0,
+            metadata: None,
+            discovery: None,
+            fetches: HashMap::new(),
+            listings: HashMap::new(),
+            transmits: VecDeque::new(),
+            outputs: VecDeque::new(),
+            failed: false,
+        }
+    }
+
+    /// Whether the read is over: it failed, or every partition is done and none can be
+    /// added. Take the outputs left ([`ReadMachine::poll_output`]) first.
+    pub(crate) fn is_finished(&self) -> bool {
+        self.failed || (self.discover.is_empty() && self.parts.iter().all(|p| p.done))
+    }
+
+    /// The next thing to hand out.
+    pub(crate) fn poll_output(&mut self) -> Option<Output> {
+        self.outputs.pop_front()
+    }
+
+    /// The next request to make at `now`, if any. Call until `None` after every input.
+    pub(crate) fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
+        if self.is_finished() {
+            return None;
+        }
+        if let Some(t) = self.transmits.pop_front() {
+            return Some(t);
+        }
+        if self.discovery.is_none() && self.next_discovery.is_some_and(|t| t <= now) {
+            self.next_discovery = self.options.partition_discovery.map(|every| now + every);
+            let id = self.next_id();
+            self.discovery = Some(id);
+            return Some(Transmit::Metadata {
+                id,
+                topics: self.discover.clone(),
+                refresh: true,
+            });
+        }
+        if self.metadata.is_none() {
+            let mut topics: Vec<Arc<str>> = Vec::new();
+            for p in self.parts.iter().filter(|p| p.due(now)) {
+                if !topics.contains(&p.topic) {
+                    topics.push(p.topic.clone());
+                }
+            }
+            if !topics.is_empty() {
+                let id = self.next_id();
+                self.metadata = Some((id, topics.clone()));
+                return Some(Transmit::Metadata {
+                    id,
+                    topics,
+                    refresh: false,
+                });
+            }
+        }
+        None
+    }
+
+    /// When to call [`ReadMachine::handle_timeout`] next, if nothing else happens first:
+    /// the end of the earliest backoff, or the next partition discovery.
+    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
+        if self.is_finished() {
+            return None;
+        }
+        // While Metadata for the next Fetches is in flight, its answer wakes the machine.
+        let backoffs = self
+            .parts
+            .iter()
+            .filter(|p| self.metadata.is_none() && !p.done && !p.in_flight && !p.parked)
+            .filter_map(|p| p.not_before);
+        let discovery = self.next_discovery.filter(|_| self.discovery.is_none());
+        backoffs.chain(discovery).min()
+    }
+
+    /// Time passed: backoffs that ended at `now` are over (the partitions are due).
+    pub(crate) fn handle_timeout(&mut self, now: Instant) {
+        for p in &mut self.parts {
+            if p.not_before.is_some_and(|t| t <= now) {
+                p.not_before = None;
+            }
+        }
+    }
+
+    /// The answer to [`Transmit::Metadata`] `id`.
+    pub(crate) fn handle_metadata(
+        &mut self,
+        now: Instant,
+        id: u64,
+        result: Result<Vec<TopicMetadata>>,
+    ) {
+        if self.failed {
+            return;
+        }
+        if self.discovery == Some(id) {
+            self.discovery = None;
+            self.discovered(result);
+            return;
+        }
+        let Some((_, topics)) = self.metadata.take_if(|(m, _)| *m == id) else {
+            return;
+        };
+        if let Err(e) = self.plan_fetches(now, &topics, result) {
+            self.fail(e);
+        }
+    }
+
+    /// The answer to [`Transmit::Fetch`] `id`: the broker's address, the version sent and
+    /// the response, or why there is none.
+    pub(crate) fn handle_fetch(
+        &mut self,
+        now: Instant,
+        id: u64,
+        result: Result<(Arc<str>, i16, FetchResponse)>,
+    ) {
+        let Some((leader, requested)) = self.fetches.remove(&id) else {
+            return;
+        };
+        // The leader is free again: partitions waiting for it are due.
+        for p in &mut self.parts {
+            p.parked = false;
+        }
+        for r in &requested {
+            self.parts[r.idx].in_flight = false;
+        }
+        if self.failed {
+            return;
+        }
+        if let Err(e) = self.fetched(now, leader, &requested, result) {
+            self.fail(e);
+        }
+    }
+
+    /// The answer to [`Transmit::ListEarliest`] `id`: the log start offset.
+    pub(crate) fn handle_list_offsets(&mut self, now: Instant, id: u64, result: Result<i64>) {
+        let Some(listing) = self.listings.remove(&id) else {
+            return;
+        };
+        if let Listing::Reset { idx, .. } = listing {
+            self.parts[idx].in_flight = false;
+        }
+        if self.failed {
+            return;
+        }
+        match listing {
+            Listing::Reset { idx, broker } => {
+                if let Err(e) = self.reset_to_log_start(now, idx, &broker, result) {
+                    self.fail(e);
+                }
+            }
+            Listing::Discovered {
+                topic,
+                topic_id,
+                partition,
+            } => self.add_partition(topic, topic_id, partition, result),
+        }
+    }
+
+    fn next_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// Ends the read with `error`: it is the last output.
+    fn fail(&mut self, error: Error) {
+        self.outputs.push_back(Output::Failed(error));
+        self.failed = true;
+        self.transmits.clear();
+    }
+
+    /// Groups the due partitions of `topics` by leader into one Fetch each, by the metadata
+    /// in `result`.
+    fn plan_fetches(
+        &mut self,
+        now: Instant,
+        topics: &[Arc<str>],
+        result: Result<Vec<TopicMetadata>>,
+    ) -> Result<()> {
+        let due: Vec<usize> = (0..self.parts.len())
+            .filter(|&i| self.parts[i].due(now) && topics.contains(&self.parts[i].topic))
+            .collect();
+        let metadata = match result {
+            Ok(metadata) => metadata,
+            Err(e) if e.is_retriable() => return self.retry_all(now, &due, e),
+            Err(e) => return Err(e),
+        };
+        let busy: Vec<i32> = self.fetches.values().map(|(leader, _)| *leader).collect();
+        let mut groups: Vec<(i32, Vec<Requested>)> = Vec::new();
+        for idx in due {
+            let p = &self.parts[idx];
+            let topic = metadata.iter().find(|t| *t.name == *p.topic);
+            let Some((topic, pm)) = topic.and_then(|t| t.partition(p.partition).map(|pm| (t, pm)))
+            else {
+                let e = Error::UnknownPartition {
+                    topic: p.topic.to_string(),
+                    partition: p.partition,
+                    partitions: topic.map_or(0, |t| t.partitions.len()),
+                };
+                // Metadata can lag behind a partition the plan saw: retry until the deadline.
+                self.retry_all(now, &[idx], e)?;
+                continue;
+            };
+            if pm.leader_id < 0 {
+                let e = Error::LeaderNotAvailable {
+                    topic: p.topic.to_string(),
+                    partition: p.partition,
+                };
+                self.retry_all(now, &[idx], e)?;
+                continue;
+            }
+            if busy.contains(&pm.leader_id) {
+                self.parts[idx].parked = true;
+                continue;
+            }
+            let requested = Requested {
+                idx,
+                topic: p.topic.clone(),
+                topic_id: if p.topic_id.is_zero() {
+                    topic.topic_id
+                } else {
+                    p.topic_id
+                },
+                partition: p.partition,
+                position: p.position,
+                leader_epoch: pm.leader_epoch,
+                max_bytes: p.max_bytes,
+            };
+            match groups
+                .iter_mut()
+                .find(|(leader, _)| *leader == pm.leader_id)
+            {
+                Some((_, group)) => group.push(requested),
+                None => groups.push((pm.leader_id, vec![requested])),
+            }
+        }
+        for (leader, requested) in groups {
+            // A partition stuck behind a large batch goes first: the broker returns at least
+            // one whole batch for the first partition (KIP-74). A stable partition, not a
+            // sort: the order is otherwise kept, without a stable sort's code.
+            let (mut requested, rest): (Vec<_>, Vec<_>) =
+                requested.into_iter().partition(|r| self.parts[r.idx].first);
+            requested.extend(rest);
+            for r in &requested {
+                self.parts[r.idx].in_flight = true;
+            }
+            let id = self.next_id();
+            self.fetches.insert(id, (leader, requested.clone()));
+            self.transmits.push_back(Transmit::Fetch {
+                id,
+                leader,
+                partitions: requested,
+                params: self.params,
+            });
+        }
+        Ok(())
+    }
+
+    /// A Fetch to `leader` for `requested` came back (or failed).
+    #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
+    fn fetched(
+        &mut self,
+        now: Instant,
+        leader: i32,
+        requested: &[Requested],
+        result: Result<(Arc<str>, i16, FetchResponse)>,
+    ) -> Result<()> {
+        let idxs: Vec<usize> = requested.iter().map(|r| r.idx).collect();
+        let (broker, version, response) = match result {
+            Ok(ok) => ok,
+            Err(e) if e.is_retriable() => {
+                crate::log::debug!(leader, error = %e, "fetch failed; retrying");
+                return self.retry_all(now, &idxs, e);
+            }
+            Err(e) => return Err(e),
+        };
+        if response.error_code != 0 {
+            let e = Error::Broker {
+                broker: broker.to_string(),
+                api: ApiKey::FETCH,
+                code: ErrorCode(response.error_code),
+                message: None,
+            };
+            if !e.is_retriable() {
+                return Err(e);
+            }
+            return self.retry_all(now, &idxs, e);
+        }
+        // Match answers to requested partitions: by topic id from v13, by name before.
+        let mut by_id: HashMap<(Uuid, i32), usize> = HashMap::new();
+        let mut by_name: HashMap<(&str, i32), usize> = HashMap::new();
+        for (i, r) in requested.iter().enumerate() {
+            by_id.insert((r.topic_id, r.partition), i);
+            by_name.insert((&*r.topic, r.partition), i);
+        }
+        for topic in response.responses {
+            for data in topic.partitions {
+                let found = if version >= 13 {
+                    by_id.get(&(topic.topic_id, data.partition_index))
+                } else {
+                    by_name.get(&(topic.topic.as_str(), data.partition_index))
+                };
+                let Some(&i) = found else { continue };
+                self.partition_response(now, &requested[i], data, &broker)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Handles one partition of a Fetch response.
+    fn partition_response(
+        &mut self,
+        now: Instant,
+        r: &Requested,
+        data: PartitionData,
+        broker: &Arc<str>,
+    ) -> Result<()> {
+        let idx = r.idx;
+        if self.parts[idx].done || self.parts[idx].position != r.position {
+            return Ok(());
+        }
+        let code = ErrorCode(data.error_code);
+        if code == ErrorCode::OFFSET_OUT_OF_RANGE {
+            return self.out_of_range(idx, broker);
+        }
+        if !code.is_ok() {
+            let p = &self.parts[idx];
+            let e = Error::Partition {
+                broker: broker.to_string(),
+                api: ApiKey::FETCH,
+                topic: p.topic.to_string(),
+                partition: p.partition,
+                code,
+            };
+            // UNKNOWN_TOPIC_ID (100) and INCONSISTENT_TOPIC_ID (103) are metadata errors too.
+            if code.is_retriable() || code == ErrorCode(100) || code == ErrorCode(103) {
+                crate::log::debug!(topic = %p.topic, partition = p.partition, %code, "fetch error; retrying");
+                return self.retry_all(now, &[idx], e);
+            }
+            return Err(e);
+        }
+        let decoded = match decode_partition(
+            &mut self.parts[idx],
+            idx,
+            data,
+            broker,
+            self.params.isolation,
+            &self.options,
+        ) {
+            Ok(decoded) => decoded,
+            Err(failure) => {
+                let DecodeFailure { before, error } = *failure;
+                // The good batches before the failing one are handed out, then the error.
+                self.outputs.extend(before);
+                return Err(error);
+            }
+        };
+        let p = &mut self.parts[idx];
+        p.failing = None;
+        p.not_before = None;
+        self.outputs.extend(decoded);
+        Ok(())
+    }
+
+    /// OFFSET_OUT_OF_RANGE: ask for the log start (then [`Self::reset_to_log_start`]), or
+    /// fail.
+    fn out_of_range(&mut self, idx: usize, broker: &Arc<str>) -> Result<()> {
+        let p = &mut self.parts[idx];
+        if self.options.out_of_range == OutOfRange::Fail {
+            return Err(Error::OffsetOutOfRange {
+                broker: broker.to_string(),
+                topic: p.topic.to_string(),
+                partition: p.partition,
+                offset: p.position,
+            });
+        }
+        p.in_flight = true;
+        let (topic, partition) = (p.topic.clone(), p.partition);
+        let id = self.next_id();
+        self.listings.insert(
+            id,
+            Listing::Reset {
+                idx,
+                broker: broker.clone(),
+            },
+        );
+        self.transmits.push_back(Transmit::ListEarliest {
+            id,
+            topic,
+            partition,
+            isolation: self.params.isolation,
+        });
+        Ok(())
+    }
+
+    /// The log start after OFFSET_OUT_OF_RANGE at partition `idx`'s position: jump there and
+    /// report the loss.
+    fn reset_to_log_start(
+        &mut self,
+        now: Instant,
+        idx: usize,
+        broker: &Arc<str>,
+        result: Result<i64>,
+    ) -> Result<()> {
+        let log_start = match result {
+            Ok(offset) => offset,
+            Err(e) if e.is_retriable() => return self.retry_all(now, &[idx], e),
+            Err(e) => return Err(e),
+        };
+        let p = &mut self.parts[idx];
+        if log_start <= p.position {
+            // Past the log's end (truncation), or a leader that is behind: retry until the
+            // deadline, then fail.
+            let error = Error::OffsetOutOfRange {
+                broker: broker.to_string(),
+                topic: p.topic.to_string(),
+                partition: p.partition,
+                offset: p.position,
+            };
+            return self.retry_all(now, &[idx], error);
+        }
+        let to = p.end.map_or(log_start, |end| log_start.min(end));
+        let loss = DataLoss {
+            topic: p.topic.to_string(),
+            partition: p.partition,
+            from: p.position,
+            to,
+        };
+        crate::log::warning!(
+            topic = %p.topic,
+            partition = p.partition,
+            from = loss.from,
+            to = loss.to,
+            "offset out of range: data lost to retention; continuing at the log start"
+        );
+        p.position = log_start;
+        p.done = p.end.is_some_and(|end| log_start >= end);
+        p.failing = None;
+        p.not_before = None;
+        self.outputs.push_back(Output::DataLoss {
+            idx,
+            loss,
+            position: p.position,
+            done: p.done,
+        });
+        Ok(())
+    }
+
+    /// Discovery's metadata: ask for the log start of every partition not in the read yet.
+    // The errors it skips are only logged, so without `tracing` they go unused.
+    #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
+    fn discovered(&mut self, result: Result<Vec<TopicMetadata>>) {
+        let metadata = match result {
+            Ok(metadata) => metadata,
+            Err(e) => {
+                crate::log::debug!(error = %e, "partition discovery failed; trying later");
+                return;
+            }
+        };
+        for topic in metadata {
+            let Some(name) = self.discover.iter().find(|t| ***t == *topic.name).cloned() else {
+                continue;
+            };
+            for pm in &topic.partitions {
+                let known = self
+                    .parts
+                    .iter()
+                    .any(|p| p.topic == name && p.partition == pm.partition);
+                let asked = self.listings.values().any(|l| {
+                    matches!(l, Listing::Discovered { topic, partition, .. }
+                        if *topic == name && *partition == pm.partition)
+                });
+                if known || asked {
+                    continue;
+                }
+                let id = self.next_id();
+                self.listings.insert(
+                    id,
+                    Listing::Discovered {
+                        topic: name.clone(),
+                        topic_id: topic.topic_id,
+                        partition: pm.partition,
+                    },
+                );
+                self.transmits.push_back(Transmit::ListEarliest {
+                    id,
+                    topic: name.clone(),
+                    partition: pm.partition,
+                    isolation: self.params.isolation,
+                });
+            }
+        }
+    }
+
+    /// A partition found by discovery starts at its log start.
+    #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
+    fn add_partition(
+        &mut self,
+        topic: Arc<str>,
+        topic_id: Uuid,
+        partition: i32,
+        start: Result<i64>,
+    ) {
+        let start = match start {
+            Ok(start) => start,
+            Err(e) => {
+                crate::log::debug!(topic = %topic, partition, error = %e,
+                    "new partition's log start unknown; trying later");
+                return;
+            }
+        };
+        crate::log::info!(topic = %topic, partition, start, "new partition joins the read");
+        let mut part = PartState::new(topic.clone(), topic_id, partition, start, None);
+        part.max_bytes = self.options.partition_max_bytes;
+        self.parts.push(part);
+        self.outputs.push_back(Output::Added(PartitionPosition {
+            topic: topic.to_string(),
+            partition,
+            next_offset: start,
+            leader_epoch: -1,
+            end: None,
+            done: false,
+        }));
+    }
+
+    /// Schedules a retry of partitions `idxs` after `error`, asking for their metadata to be
+    /// invalidated; fails with [`Error::RetriesExhausted`] once a partition has kept failing
+    /// for the retry deadline.
+    fn retry_all(&mut self, now: Instant, idxs: &[usize], error: Error) -> Result<()> {
+        for &idx in idxs {
+            let p = &mut self.parts[idx];
+            let wait = match self.backoff.fail(&mut p.failing, now) {
+                Ok(wait) => wait,
+                Err(Failing { since, failures }) => {
+                    return Err(Error::RetriesExhausted {
+                        what: format!(
+                            "reading partition {} of topic {:?} at offset {}",
+                            p.partition, p.topic, p.position
+                        ),
+                        attempts: failures,
+                        elapsed: now.saturating_duration_since(since),
+                        source: Box::new(error),
+                    });
+                }
+            };
+            p.not_before = Some(now + wait);
+            let topic = p.topic.clone();
+            let queued = self
+                .transmits
+                .iter()
+                .any(|t| matches!(t, Transmit::Invalidate { topic: t } if *t == topic));
+            if !queued {
+                self.transmits.push_back(Transmit::Invalidate { topic });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The Fetch version to use: the negotiated one, but names (v12) when a topic id is unknown.
+pub(crate) fn fetch_version(negotiated: i16, requested: &[Requested]) -> i16 {
+    if negotiated >= 13 && requested.iter().any(|r| r.topic_id.is_zero()) {
+        12
+    } else {
+        negotiated
+    }
+}
+
+/// A sessionless Fetch (session id 0, epoch -1) for `requested`, topics in order of first
+/// appearance.
+pub(crate) fn build_fetch(
+    requested: &[Requested],
+    version: i16,
+    params: &FetchParams,
+) -> FetchRequest {
+    let mut topics: Vec<FetchTopic> = Vec::new();
+    for r in requested {
+        let partition = FetchPartition {
+            partition: r.partition,
+            current_leader_epoch: if version >= 9 { r.leader_epoch } else { -1 },
+            fetch_offset: r.position,
+            partition_max_bytes: r.max_bytes,
+            ..FetchPartition::default()
+        };
+        let same_topic = |t: &FetchTopic| {
+            if version >= 13 {
+                t.topic_id == r.topic_id
+            } else {
+                *t.topic == *r.topic
+            }
+        };
+        match topics.iter_mut().find(|t| same_topic(t)) {
+            Some(t) => t.partitions.push(partition),
+            None => topics.push(FetchTopic {
+                topic: r.topic.to_string(),
+                topic_id: r.topic_id,
+                partitions: vec![partition],
+                ..FetchTopic::default()
+            }),
+        }
+    }
+    FetchRequest {
+        max_wait_ms: params.max_wait_ms,
+        min_bytes: params.min_bytes,
+        max_bytes: params.max_bytes,
+        isolation_level: params.isolation.0,
+        session_id: 0,
+        session_epoch: -1,
+        topics,
+        ..FetchRequest::default()
+    }
+}
+
+/// Record batches of a partition that failed to decode.
+#[derive(Debug)]
+pub(crate) struct DecodeFailure {
+    /// The batches before the failing one, as a chunk ending where the failing one starts.
+    pub(crate) before: Option<Output>,
+    /// What failed, at which offset.
+    pub(crate) error: Error,
+}
+
+/// Decodes one partition's records from a Fetch response, moving `p`'s position. Returns
+/// the output for the stream, or `None` when nothing changed.
+pub(crate) fn decode_partition(
+    p: &mut PartState,
+    idx: usize,
+    data: PartitionData,
+    broker: &Arc<str>,
+    isolation: IsolationLevel,
+    options: &ReadOptions,
+) -> std::result::Result<Option<Output>, Box<DecodeFailure>> {
+    let start = p.position;
+    let mut reader = PartitionReader::new(data.records.unwrap_or_default(), start, options.decode);
+    if let Some(end) = p.end {
+        reader = reader.with_end_offset(end);
+    }
+    if isolation == IsolationLevel::READ_COMMITTED {
+        let aborted = data.aborted_transactions.unwrap_or_default();
+        reader = reader.read_committed(aborted.into_iter().map(|t| AbortedTransaction {
+            producer_id: t.producer_id,
+            first_offset: t.first_offset,
+        }));
+    }
+    let mut batches = Vec::new();
+    for batch in &mut reader {
+        let batch = match batch {
+            Ok(batch) => batch,
+            Err(source) => {
+                let position = reader_position_hint(start, &batches);
+                let error = Error::CorruptRecords {
+                    broker: broker.to_string(),
+                    topic: p.topic.to_string(),
+                    partition: p.partition,
+                    offset: position,
+                    source,
+                };
+                let before = (!batches.is_empty()).then(|| {
+                    p.position = position;
+                    Output::Chunk {
+                        idx,
+                        batches,
+                        position,
+                        done: false,
+                    }
+                });
+                return Err(Box::new(DecodeFailure { before, error }));
+            }
+        };
+        let last = batch.batch().next_offset();
+        batches.push(FetchedBatch {
+            idx,
+            topic: p.topic.clone(),
+            partition: p.partition,
+            broker: broker.clone(),
+            next_offset: p.end.map_or(last, |end| last.min(end)),
+            inner: batch,
+            high_watermark: data.high_watermark,
+            time_filter: options.time_filter,
+        });
+    }
+    let position = reader.next_offset();
+    let done = reader.end_reached() || p.end.is_some_and(|end| position >= end);
+    if position == start && !done {
+        // No whole batch: a batch larger than the partition's max bytes was cut off. Ask
+        // for all of it, first in the next request.
+        if let Some(size) = reader.partial_batch().and_then(|b| b.declared_size) {
+            let size = i32::try_from(size).unwrap_or(i32::MAX);
+            if size > p.max_bytes {
+                p.max_bytes = size;
+                p.first = true;
+            }
+        }
+    } else {
+        p.max_bytes = options.partition_max_bytes;
+        p.first = false;
+    }
+    p.position = position;
+    p.done = done;
+    if batches.is_empty() && position == start && !done {
+        return Ok(None);
+    }
+    Ok(Some(Output::Chunk {
+        idx,
+        batches,
+        position,
+        done,
+    }))
+}
+
+/// The position of the batch that failed to decode: after the last good one.
+fn reader_position_hint(start: i64, batches: &[FetchedBatch]) -> i64 {
+    batches
+        .last()
+        .map_or(start, |b| b.inner.batch().next_offset().max(start))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use bytes::Bytes;
+    use kseek_protocol::messages::fetch::{self, PartitionData};
+    use kseek_protocol::records::{ControlRecordType, NewRecord, RecordBatchBuilder};
+
+    use super::*;
+    use crate::read::options::TimeFilter;
+
+    pub(crate) fn part(topic: &str, position: i64, end: Option<i64>) -> PartState {
+        let mut p = PartState::new(Arc::from(topic), Uuid::ZERO, 0, position, end);
+        p.done = false;
+        p.max_bytes = 1024;
+        p
+    }
+
+    pub(crate) fn batch(base: i64, n: i32) -> RecordBatchBuilder {
+        let mut b = RecordBatchBuilder::new(base, 1_000 + base).partition_leader_epoch(3);
+        for i in 0..n {
+            b.push(NewRecord::new(i, i64::from(i)).value(format!("v{}", base + i64::from(i))));
+        }
+        b
+    }
+
+    pub(crate) fn wire(batches: &[RecordBatchBuilder]) -> Bytes {
+        let mut out = Vec::new();
+        for b in batches {
+            out.extend_from_slice(&b.build().unwrap());
+        }
+        Bytes::from(out)
+    }
+
+    pub(crate) fn data(records: Bytes) -> PartitionData {
+        PartitionData {
+            high_watermark: 100,
+            records: Some(records),
+            ..PartitionData::default()
+        }
+    }
+
+    pub(crate) fn offsets_of(event: &Output) -> Vec<i64> {
+        let Output::Chunk { batches, .. } = event else {
+            panic!("not a chunk: {event:?}");
+        };
+        batches
+            .iter()
+            .flat_map(|b| b.records().map(|r| r.unwrap().offset()).collect::<Vec<_>>())
+            .collect()
+    }
+
+    fn requested(topic: &str, id: u8, partition: i32) -> Requested {
+        Requested {
+            idx: 0,
+            topic: Arc::from(topic),
+            topic_id: Uuid([id; 16]),
+            partition,
+            position: 10 + i64::from(partition),
+            leader_epoch: 4,
+            max_bytes: 1000,
+        }
+    }
+
+    const PARAMS: FetchParams = FetchParams {
+        max_wait_ms: 500,
+        min_bytes: 1,
+        max_bytes: 50 << 20,
+        isolation: IsolationLevel::READ_COMMITTED,
+    };
+
+    #[test]
+    fn fetch_requests_group_partitions_by_topic_in_order() {
+        let parts = [
+            requested("b", 2, 1),
+            requested("a", 1, 0),
+            requested("b", 2, 0),
+        ];
+        let request = build_fetch(&parts, 13, &PARAMS);
+        assert_eq!((request.session_id, request.session_epoch), (0, -1));
+        assert_eq!(request.isolation_level, 1);
+        assert_eq!(request.max_wait_ms, 500);
+        assert_eq!(request.max_bytes, 50 << 20);
+        let topics: Vec<(Uuid, Vec<i32>)> = request
+            .topics
+            .iter()
+            .map(|t| {
+                (
+                    t.topic_id,
+                    t.partitions.iter().map(|p| p.partition).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            topics,
+            [(Uuid([2; 16]), vec![1, 0]), (Uuid([1; 16]), vec![0])]
+        );
+        let p = &request.topics[0].partitions[0];
+        assert_eq!(
+            (
+                p.fetch_offset,
+                p.current_leader_epoch,
+                p.partition_max_bytes
+            ),
+            (11, 4, 1000)
+        );
+        // Encodes at every version the client may pick.
+        for version in [4, 8, 9, 12, 13, 17, 18] {
+            let request = build_fetch(&parts, version, &PARAMS);
+            let mut buf = bytes::BytesMut::new();
+            kseek_protocol::Message::encode(&request, &mut buf, version).unwrap();
+            let expected_epoch = if version >= 9 { 4 } else { -1 };
+            assert_eq!(
+                request.topics[0].partitions[0].current_leader_epoch,
+                expected_epoch
+            );
+        }
+        // By name before v13: topics are told apart by name.
+        let by_name = build_fetch(&parts, 12, &PARAMS);
+        assert_eq!(by_name.topics[0].topic, "b");
+        assert_eq!(by_name.topics.len(), 2);
+    }
+
+    #[test]
+    fn unknown_topic_ids_fall_back_to_names() {
+        let mut parts = vec![requested("a", 1, 0)];
+        assert_eq!(fetch_version(18, &parts), 18);
+        assert_eq!(fetch_version(11, &parts), 11);
+        parts.push(requested("b", 0, 0));
+        assert_eq!(fetch_version(18, &parts), 12);
+        assert_eq!(fetch_version(12, &parts), 12);
+    }
+
+    #[test]
+    fn decoding_drops_records_outside_the_range_and_moves_by_batches() {
+        let options = ReadOptions::default();
+        let broker: Arc<str> = Arc::from("b:1");
+        let mut p = part("t", 2, Some(7));
+        let event = decode_partition(
+            &mut p,
+            0,
+            data(wire(&[batch(0, 5), batch(5, 5)])),
+            &broker,
+            IsolationLevel::READ_UNCOMMITTED,
+            &options,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(offsets_of(&event), [2, 3, 4, 5, 6]);
+        let Output::Chunk {
+            batches,
+            position,
+            done,
+            ..
+        } = &event
+        else {
+            unreachable!()
+        };
+        // The position moved past the whole second batch; what is handed out stops at the end.
+        assert_eq!((*position, *done), (10, true));
+        assert_eq!(batches[0].next_offset(), 5);
+        assert_eq!(batches[1].next_offset(), 7);
+        assert_eq!(batches[1].leader_epoch(), 3);
+        assert_eq!(batches[1].high_watermark(), 100);
+        assert!(p.done);
+
+        // The time filter applies per record.
+        let options = ReadOptions::default().time_filter(TimeFilter::new(Some(1_003), None));
+        let mut p = part("t", 0, Some(5));
+        let event = decode_partition(
+            &mut p,
+            0,
+            data(wire(&[batch(0, 5)])),
+            &broker,
+            IsolationLevel::READ_UNCOMMITTED,
+            &options,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(offsets_of(&event), [3, 4]);
+    }
+
+    #[test]
+    fn a_cut_off_batch_is_fetched_again_with_room_for_it() {
+        let options = ReadOptions::default().partition_max_bytes(1024);
+        let broker: Arc<str> = Arc::from("b:1");
+        let mut big = RecordBatchBuilder::new(0, 0);
+        for i in 0..50 {
+            big.push(NewRecord::new(i, 0).value(vec![b'x'; 100]));
+        }
+        let full = wire(&[big]);
+        let mut p = part("t", 0, Some(50));
+        p.max_bytes = 1024;
+        let event = decode_partition(
+            &mut p,
+            0,
+            data(full.slice(..1024)),
+            &broker,
+            IsolationLevel::READ_UNCOMMITTED,
+            &options,
+        )
+        .unwrap();
+        assert!(event.is_none());
+        assert_eq!(p.position, 0);
+        assert!(!p.done);
+        assert!(p.first);
+        assert_eq!(p.max_bytes as usize, full.len());
+        // Once it came whole, back to the default.
+        let event = decode_partition(
+            &mut p,
+            0,
+            data(full),
+            &broker,
+            IsolationLevel::READ_UNCOMMITTED,
+            &options,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(offsets_of(&event).len(), 50);
+        assert!(p.done && !p.first);
+        assert_eq!(p.max_bytes, 1024);
+    }
+
+    #[test]
+    fn read_committed_uses_the_aborted_transactions_of_the_response() {
+        let broker: Arc<str> = Arc::from("b:1");
+        let records = wire(&[
+            batch(0, 2).producer(7, 0, 0).transactional(true),
+            RecordBatchBuilder::control_marker(2, 0, 7, 0, ControlRecordType::ABORT, 0),
+            batch(3, 2),
+        ]);
+        let mut d = data(records);
+        d.aborted_transactions = Some(vec![fetch::AbortedTransaction {
+            producer_id: 7,
+            first_offset: 0,
+            ..Default::default()
+        }]);
+        for (level, expected) in [
+            (IsolationLevel::READ_COMMITTED, vec![3, 4]),
+            (IsolationLevel::READ_UNCOMMITTED, vec![0, 1, 3, 4]),
+        ] {
+            let mut p = part("t", 0, Some(5));
+            let event = decode_partition(
+                &mut p,
+                0,
+                d.clone(),
+                &broker,
+                level,
+                &ReadOptions::default(),
+            )
+            .unwrap()
+            .unwrap();
+            assert_eq!(offsets_of(&event), expected);
+            assert!(p.done);
+        }
+        // A range of nothing but the aborted transaction and its marker still ends.
+        let mut p = part("t", 0, Some(3));
+        let event = decode_partition(
+            &mut p,
+            0,
+            d,
+            &broker,
+            IsolationLevel::READ_COMMITTED,
+            &ReadOptions::default(),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(offsets_of(&event), Vec::<i64>::new());
+        assert!(p.done);
+        assert_eq!(p.position, 3);
+    }
+
+    #[test]
+    fn corrupt_records_name_the_partition_and_offset() {
+        let broker: Arc<str> = Arc::from("b:1");
+        let mut bytes = wire(&[batch(0, 2), batch(2, 2)]).to_vec();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        let mut p = part("t", 0, None);
+        let err = decode_partition(
+            &mut p,
+            0,
+            data(Bytes::from(bytes)),
+            &broker,
+            IsolationLevel::READ_UNCOMMITTED,
+            &ReadOptions::default(),
+        )
+        .unwrap_err();
+        let DecodeFailure { before, error } = *err;
+        assert!(
+            matches!(&error, Error::CorruptRecords { topic, offset: 2, .. } if topic == "t"),
+            "{error:?}"
+        );
+        // The good batch before the broken one is still handed out, ending at offset 2.
+        let Some(Output::Chunk {
+            batches,
+            position: 2,
+            done: false,
+            ..
+        }) = before
+        else {
+            panic!("{before:?}");
+        };
+        assert_eq!(batches.len(), 1);
+        assert_eq!(batches[0].next_offset(), 2);
+    }
+
+    // --- The machine, driven by hand with a virtual clock -----------------------------------
+
+    use std::time::Duration;
+
+    use kseek_protocol::messages::fetch::FetchableTopicResponse;
+
+    use crate::cluster::PartitionMetadata;
+    use crate::plan::PartitionPlan;
+    use crate::read::virtual_epoch;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    fn plan(ranges: &[(i32, i64, Option<i64>)]) -> Plan {
+        Plan {
+            partitions: ranges
+                .iter()
+                .map(|&(partition, start, end)| PartitionPlan {
+                    topic: "t".into(),
+                    topic_id: Uuid([1; 16]),
+                    partition,
+                    start,
+                    end,
+                    log_start_offset: 0,
+                    last_fetchable_offset: end.unwrap_or(0),
+                    leader_epoch: 0,
+                })
+                .collect(),
+            isolation: IsolationLevel::READ_UNCOMMITTED,
+        }
+    }
+
+    /// Topic "t" with these (partition, leader) pairs.
+    fn metadata(leaders: &[(i32, i32)]) -> Vec<TopicMetadata> {
+        vec![TopicMetadata {
+            name: "t".into(),
+            topic_id: Uuid([1; 16]),
+            partitions: leaders
+                .iter()
+                .map(|&(partition, leader_id)| PartitionMetadata {
+                    partition,
+                    leader_id,
+                    leader_epoch: 5,
+                    error_code: ErrorCode::NONE,
+                })
+                .collect(),
+        }]
+    }
+
+    /// A Fetch answer (v12, by name) from broker "b:1" for topic "t".
+    fn answer(partitions: Vec<PartitionData>) -> Result<(Arc<str>, i16, FetchResponse)> {
+        Ok((
+            Arc::from("b:1"),
+            12,
+            FetchResponse {
+                responses: vec![FetchableTopicResponse {
+                    topic: "t".into(),
+                    partitions,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            },
+        ))
+    }
+
+    fn records_of(partition: i32, records: Bytes) -> PartitionData {
+        PartitionData {
+            partition_index: partition,
+            ..data(records)
+        }
+    }
+
+    fn error_of(partition: i32, code: ErrorCode) -> PartitionData {
+        PartitionData {
+            partition_index: partition,
+            error_code: code.0,
+            ..PartitionData::default()
+        }
+    }
+
+    fn machine(plan: &Plan, options: &ReadOptions, now: Instant) -> ReadMachine {
+        ReadMachine::new(
+            plan,
+            options,
+            Backoff::new(100 * MS, 1000 * MS, 3000 * MS),
+            now,
+        )
+    }
+
+    fn transmits(m: &mut ReadMachine, now: Instant) -> Vec<Transmit> {
+        std::iter::from_fn(|| m.poll_transmit(now)).collect()
+    }
+
+    fn outputs(m: &mut ReadMachine) -> Vec<Output> {
+        std::iter::from_fn(|| m.poll_output()).collect()
+    }
+
+    /// The id of the one Metadata request in `t`, for cached (not refreshed) metadata.
+    fn metadata_id(t: &[Transmit]) -> u64 {
+        match t {
+            [Transmit::Metadata {
+                id, refresh: false, ..
+            }] => *id,
+            other => panic!("expected one Metadata request, got {other:?}"),
+        }
+    }
+
+    /// A Fetch sent: (id, leader, [(partition, position)]).
+    type Sent = (u64, i32, Vec<(i32, i64)>);
+
+    /// The Fetches in `t`.
+    fn fetches(t: &[Transmit]) -> Vec<Sent> {
+        t.iter()
+            .filter_map(|t| match t {
+                Transmit::Fetch {
+                    id,
+                    leader,
+                    partitions,
+                    ..
+                } => Some((
+                    *id,
+                    *leader,
+                    partitions
+                        .iter()
+                        .map(|p| (p.partition, p.position))
+                        .collect(),
+                )),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_plan_of_empty_ranges_is_finished_before_any_request() {
+        let now = virtual_epoch();
+        let mut m = machine(
+            &plan(&[(0, 5, Some(5)), (1, 7, Some(3))]),
+            &ReadOptions::default(),
+            now,
+        );
+        assert!(m.is_finished());
+        assert_eq!(m.poll_transmit(now), None);
+        assert_eq!(m.poll_timeout(), None);
+        assert!(m.poll_output().is_none());
+    }
+
+    #[test]
+    fn one_fetch_per_leader_until_every_partition_reaches_its_end() {
+        let t0 = virtual_epoch();
+        let p = plan(&[(0, 0, Some(4)), (1, 0, Some(2)), (2, 0, Some(3))]);
+        let mut m = machine(&p, &ReadOptions::default(), t0);
+        let id = metadata_id(&transmits(&mut m, t0));
+        // Nothing more until the metadata is in.
+        assert_eq!(transmits(&mut m, t0), []);
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1), (1, 2), (2, 1)])));
+        let sent = fetches(&transmits(&mut m, t0));
+        assert_eq!(sent.len(), 2);
+        assert_eq!((sent[0].1, &sent[0].2[..]), (1, &[(0, 0), (2, 0)][..]));
+        assert_eq!((sent[1].1, &sent[1].2[..]), (2, &[(1, 0)][..]));
+        // Leader 2 answers with all of partition 1; leader 1 still has its Fetch.
+        m.handle_fetch(
+            t0,
+            sent[1].0,
+            answer(vec![records_of(1, wire(&[batch(0, 2)]))]),
+        );
+        let out = outputs(&mut m);
+        assert_eq!(offsets_of(&out[0]), [0, 1]);
+        assert!(matches!(
+            out[0],
+            Output::Chunk {
+                idx: 1,
+                position: 2,
+                done: true,
+                ..
+            }
+        ));
+        assert!(!m.is_finished());
+        assert_eq!(
+            transmits(&mut m, t0),
+            [],
+            "partitions 0 and 2 are in flight"
+        );
+        // Leader 1 answers partition 0 in part, partition 2 whole.
+        m.handle_fetch(
+            t0,
+            sent[0].0,
+            answer(vec![
+                records_of(0, wire(&[batch(0, 3)])),
+                records_of(2, wire(&[batch(0, 3)])),
+            ]),
+        );
+        assert_eq!(outputs(&mut m).len(), 2);
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1), (1, 2), (2, 1)])));
+        let sent = fetches(&transmits(&mut m, t0));
+        assert_eq!(
+            sent.iter().map(|f| f.2.clone()).collect::<Vec<_>>(),
+            [vec![(0, 3)]]
+        );
+        m.handle_fetch(
+            t0,
+            sent[0].0,
+            answer(vec![records_of(0, wire(&[batch(3, 5)]))]),
+        );
+        let out = outputs(&mut m);
+        assert_eq!(offsets_of(&out[0]), [3], "records past the end are dropped");
+        assert!(m.is_finished());
+        assert_eq!(m.poll_transmit(t0), None);
+    }
+
+    #[test]
+    fn retries_double_the_wait_invalidate_and_give_up_at_the_deadline() {
+        let t0 = virtual_epoch();
+        let mut m = machine(&plan(&[(0, 0, Some(10))]), &ReadOptions::default(), t0);
+        let mut now = t0;
+        let mut waits = Vec::new();
+        let error = loop {
+            let id = metadata_id(&transmits(&mut m, now));
+            m.handle_metadata(now, id, Ok(metadata(&[(0, 1)])));
+            let sent = fetches(&transmits(&mut m, now));
+            assert_eq!(sent.len(), 1);
+            m.handle_fetch(
+                now,
+                sent[0].0,
+                answer(vec![error_of(0, ErrorCode::NOT_LEADER_OR_FOLLOWER)]),
+            );
+            if let Some(Output::Failed(e)) = m.poll_output() {
+                break e;
+            }
+            assert_eq!(
+                transmits(&mut m, now),
+                [Transmit::Invalidate {
+                    topic: Arc::from("t")
+                }]
+            );
+            let wake = m.poll_timeout().expect("a backoff to wait for");
+            waits.push(wake - now);
+            // Nothing is fetched before the backoff ends.
+            assert_eq!(transmits(&mut m, wake - MS), []);
+            now = wake;
+            m.handle_timeout(now);
+        };
+        assert_eq!(
+            waits,
+            [100 * MS, 200 * MS, 400 * MS, 800 * MS, 1000 * MS],
+            "the next wait, 1 s at 2.5 s, would end past the 3 s deadline"
+        );
+        match &error {
+            Error::RetriesExhausted {
+                attempts, elapsed, ..
+            } => assert_eq!((*attempts, *elapsed), (6, 2500 * MS)),
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(m.is_finished());
+        assert_eq!(m.poll_transmit(now), None);
+    }
+
+    #[test]
+    fn a_success_resets_the_retry_schedule_and_leader_minus_one_is_retried() {
+        let t0 = virtual_epoch();
+        let mut m = machine(&plan(&[(0, 0, Some(10))]), &ReadOptions::default(), t0);
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, -1)])));
+        assert!(fetches(&transmits(&mut m, t0)).is_empty());
+        let t1 = m.poll_timeout().unwrap();
+        assert_eq!(t1 - t0, 100 * MS);
+        m.handle_timeout(t1);
+        let id = metadata_id(&transmits(&mut m, t1));
+        m.handle_metadata(t1, id, Ok(metadata(&[(0, 1)])));
+        let sent = fetches(&transmits(&mut m, t1));
+        m.handle_fetch(
+            t1,
+            sent[0].0,
+            answer(vec![records_of(0, wire(&[batch(0, 2)]))]),
+        );
+        assert_eq!(outputs(&mut m).len(), 1);
+        // A transport error after the success waits the first backoff again.
+        let id = metadata_id(&transmits(&mut m, t1));
+        m.handle_metadata(t1, id, Ok(metadata(&[(0, 1)])));
+        let sent = fetches(&transmits(&mut m, t1));
+        m.handle_fetch(
+            t1,
+            sent[0].0,
+            Err(Error::ConnectionClosed {
+                broker: "b:1".into(),
+                reason: "reset".into(),
+            }),
+        );
+        assert_eq!(m.poll_timeout().unwrap() - t1, 100 * MS);
+        assert_eq!(
+            transmits(&mut m, t1),
+            [Transmit::Invalidate {
+                topic: Arc::from("t")
+            }]
+        );
+        // A fatal error ends the read at once.
+        let t2 = t1 + 100 * MS;
+        m.handle_timeout(t2);
+        let id = metadata_id(&transmits(&mut m, t2));
+        m.handle_metadata(
+            t2,
+            id,
+            Err(Error::InvalidSpec {
+                reason: "fatal".into(),
+            }),
+        );
+        assert!(matches!(
+            outputs(&mut m)[..],
+            [Output::Failed(Error::InvalidSpec { .. })]
+        ));
+        assert!(m.is_finished());
+    }
+
+    #[test]
+    fn out_of_range_resets_to_the_log_start_reporting_the_loss() {
+        let t0 = virtual_epoch();
+        let mut m = machine(&plan(&[(0, 2, Some(10))]), &ReadOptions::default(), t0);
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
+        let sent = fetches(&transmits(&mut m, t0));
+        m.handle_fetch(
+            t0,
+            sent[0].0,
+            answer(vec![error_of(0, ErrorCode::OFFSET_OUT_OF_RANGE)]),
+        );
+        let list = match &transmits(&mut m, t0)[..] {
+            [Transmit::ListEarliest {
+                id,
+                topic,
+                partition: 0,
+                ..
+            }] if &**topic == "t" => *id,
+            other => panic!("expected a ListEarliest, got {other:?}"),
+        };
+        assert!(m.poll_output().is_none());
+        m.handle_list_offsets(t0, list, Ok(6));
+        match &outputs(&mut m)[..] {
+            [Output::DataLoss {
+                idx: 0,
+                loss,
+                position: 6,
+                done: false,
+            }] => assert_eq!((loss.from, loss.to, loss.skipped()), (2, 6, 4)),
+            other => panic!("unexpected {other:?}"),
+        }
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
+        assert_eq!(fetches(&transmits(&mut m, t0))[0].2, [(0, 6)]);
+
+        // A log start past the end: the loss stops at the end and the partition is done.
+        let mut m = machine(&plan(&[(0, 2, Some(4))]), &ReadOptions::default(), t0);
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
+        let sent = fetches(&transmits(&mut m, t0));
+        m.handle_fetch(
+            t0,
+            sent[0].0,
+            answer(vec![error_of(0, ErrorCode::OFFSET_OUT_OF_RANGE)]),
+        );
+        let Some(Transmit::ListEarliest { id, .. }) = m.poll_transmit(t0) else {
+            panic!("expected a ListEarliest");
+        };
+        m.handle_list_offsets(t0, id, Ok(9));
+        assert!(matches!(
+            &outputs(&mut m)[..],
+            [Output::DataLoss {
+                loss: DataLoss { from: 2, to: 4, .. },
+                position: 9,
+                done: true,
+                ..
+            }]
+        ));
+        assert!(m.is_finished());
+
+        // OutOfRange::Fail ends the read instead.
+        let options = ReadOptions::default().out_of_range(OutOfRange::Fail);
+        let mut m = machine(&plan(&[(0, 2, Some(10))]), &options, t0);
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
+        let sent = fetches(&transmits(&mut m, t0));
+        m.handle_fetch(
+            t0,
+            sent[0].0,
+            answer(vec![error_of(0, ErrorCode::OFFSET_OUT_OF_RANGE)]),
+        );
+        assert!(matches!(
+            &outputs(&mut m)[..],
+            [Output::Failed(Error::OffsetOutOfRange { offset: 2, .. })]
+        ));
+        assert!(m.is_finished());
+    }
+
+    #[test]
+    fn discovery_adds_new_partitions_of_an_unbounded_read_at_their_log_start() {
+        let t0 = virtual_epoch();
+        let options = ReadOptions::default().partition_discovery(Some(30_000 * MS));
+        let mut m = machine(&plan(&[(0, 0, None)]), &options, t0);
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
+        let sent = fetches(&transmits(&mut m, t0));
+        assert_eq!(m.poll_timeout(), Some(t0 + 30_000 * MS));
+        // Discovery is due while partition 0's Fetch is still out.
+        let t1 = t0 + 30_000 * MS;
+        m.handle_timeout(t1);
+        let discovery = match &transmits(&mut m, t1)[..] {
+            [Transmit::Metadata {
+                id,
+                topics,
+                refresh: true,
+            }] if topics == &[Arc::from("t")] => *id,
+            other => panic!("expected discovery's Metadata, got {other:?}"),
+        };
+        m.handle_metadata(t1, discovery, Ok(metadata(&[(0, 1), (1, 2)])));
+        let list = match &transmits(&mut m, t1)[..] {
+            [Transmit::ListEarliest {
+                id, partition: 1, ..
+            }] => *id,
+            other => panic!("expected a ListEarliest for partition 1, got {other:?}"),
+        };
+        m.handle_list_offsets(t1, list, Ok(3));
+        match &outputs(&mut m)[..] {
+            [Output::Added(p)] => {
+                assert_eq!(
+                    (p.partition, p.next_offset, p.end, p.done),
+                    (1, 3, None, false)
+                )
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        // The new partition is fetched from its leader, the old one is still in flight.
+        let id = metadata_id(&transmits(&mut m, t1));
+        m.handle_metadata(t1, id, Ok(metadata(&[(0, 1), (1, 2)])));
+        let new = fetches(&transmits(&mut m, t1));
+        assert_eq!((new[0].1, &new[0].2[..]), (2, &[(1, 3)][..]));
+        assert_eq!(m.poll_timeout(), Some(t1 + 30_000 * MS));
+        m.handle_fetch(t1, sent[0].0, answer(vec![]));
+        assert!(!m.is_finished(), "an unbounded read never finishes");
+    }
+
+    #[test]
+    fn a_decode_failure_hands_out_the_good_batches_then_the_error() {
+        let t0 = virtual_epoch();
+        let mut m = machine(&plan(&[(0, 0, Some(10))]), &ReadOptions::default(), t0);
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
+        let sent = fetches(&transmits(&mut m, t0));
+        let mut bytes = wire(&[batch(0, 2), batch(2, 2)]).to_vec();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        m.handle_fetch(
+            t0,
+            sent[0].0,
+            answer(vec![records_of(0, Bytes::from(bytes))]),
+        );
+        let out = outputs(&mut m);
+        assert_eq!(out.len(), 2);
+        assert_eq!(offsets_of(&out[0]), [0, 1]);
+        assert!(matches!(
+            out[1],
+            Output::Failed(Error::CorruptRecords { offset: 2, .. })
+        ));
+        assert!(m.is_finished());
+    }
+}

@@ -1,0 +1,121 @@
+//! Reading a resolved [`Plan`]: Fetch from every partition's leader until each partition's
+//! position reaches its end, handing out the record batches as they arrive.
+//!
+//! [`Client::read`] starts a background task that keeps one Fetch in flight per leader broker,
+//! covering every partition of that leader with something left to read. The task is a thin
+//! async driver (`driver.rs`) around a pure state machine (`machine.rs`) that decides every
+//! request, retry and output from the answers and the time it is given. Batches come out of a
+//! [`BatchStream`] without any per-record copy (the records are views into the Fetch response,
+//! or into one decompressed buffer per batch); [`BatchStream::records`] turns it into a
+//! [`RecordStream`] of owned [`ReadRecord`]s for convenience.
+//!
+//! How a read ends, what it skips and what it retries (READING-BY-TIME.md points 3–7 and
+//! 9–12):
+//!
+//! - A bounded partition is done when its fetch position reaches its end. The position moves
+//!   past whole batches by their last offset, so transaction markers, aborted records and
+//!   compaction gaps never keep a read waiting for a record that will not come. Records at or
+//!   beyond the end, and records below the start in the first batch, are dropped.
+//! - A partition whose start is at or after its end is done before any fetch; a read whose
+//!   every partition is so ends at once with no records.
+//! - A trailing partial batch (cut off by max bytes) is ignored and fetched again from the
+//!   position; a partition stuck behind a batch larger than its max bytes is asked first, with
+//!   room for the whole batch, in the next fetch.
+//! - Under read_committed, aborted records are skipped using the Fetch response's list of
+//!   aborted transactions; transaction markers are never handed out.
+//! - NOT_LEADER_OR_FOLLOWER, FENCED/UNKNOWN_LEADER_EPOCH, LEADER_NOT_AVAILABLE,
+//!   UNKNOWN_TOPIC_OR_PARTITION, other retriable codes and connection failures mark the
+//!   topic's metadata stale and retry the partition with exponential backoff until
+//!   [`ClientConfig::retry_deadline`](crate::ClientConfig::retry_deadline).
+//! - OFFSET_OUT_OF_RANGE (retention deleted data under the read) moves to the new log start and
+//!   reports the offsets skipped as [`DataLoss`] ([`OutOfRange::ResetToLogStart`], the default),
+//!   or ends the read with [`Error::OffsetOutOfRange`] ([`OutOfRange::Fail`]).
+//! - An unbounded read (end `None`) follows the log forever, long-polling with the max wait,
+//!   and starts partitions added to its topics later at their beginning.
+//!
+//! Offsets between two timestamps are not exactly the records between them when producers
+//! chose out-of-order CreateTime timestamps; [`ReadOptions::time_filter`] drops, per record,
+//! those outside the time range.
+//!
+//! # References
+//! <https://kafka.apache.org/protocol#The_Messages_Fetch>, KIP-74 (fetch max bytes), KIP-98
+//! (transactions), KIP-320 (leader epoch fencing), KIP-516 (topic ids in Fetch v13+);
+//! READING-BY-TIME.md.
+
+mod driver;
+pub(crate) mod machine;
+mod options;
+mod stream;
+
+use tokio::sync::mpsc;
+
+use crate::client::Client;
+#[cfg(doc)]
+use crate::error::Error;
+use crate::plan::Plan;
+use driver::Driver;
+
+pub use options::{OutOfRange, ReadOptions, TimeFilter};
+pub use stream::{
+    BatchRecords, BatchStream, DataLoss, FetchedBatch, PartitionPosition, ReadRecord, RecordStream,
+};
+
+impl Client {
+    /// Reads `plan`: every partition from its start to its end (exclusive), or forever for
+    /// an unbounded partition. The read runs in a background task on the current tokio
+    /// runtime (so this must be called from within one) and stops when the returned stream
+    /// is dropped.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// use kseek::{read::ReadOptions, End, ReadSpec, Start};
+    ///
+    /// # async fn example() -> kseek::Result<()> {
+    /// let client = kseek::Client::connect(["localhost:9092"]).await?;
+    /// let spec = ReadSpec::new(["events"], Start::Timestamp(1_700_000_000_000), End::Latest);
+    /// let plan = client.resolve(&spec).await?;
+    /// let mut batches = client.read(plan, ReadOptions::default());
+    /// while let Some(batch) = batches.next().await {
+    ///     let batch = batch?;
+    ///     for record in batch.records() {
+    ///         let record = record?;
+    ///         println!("{}[{}]@{}: {:?}", batch.topic(), batch.partition(), record.offset(),
+    ///                  record.value());
+    ///     }
+    /// }
+    /// println!("commit: {:?}", batches.positions());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn read(&self, plan: Plan, options: ReadOptions) -> BatchStream {
+        let positions: Vec<PartitionPosition> = plan
+            .partitions
+            .iter()
+            .map(|p| PartitionPosition {
+                topic: p.topic.clone(),
+                partition: p.partition,
+                next_offset: p.start,
+                leader_epoch: -1,
+                end: p.end,
+                done: p.is_empty(),
+            })
+            .collect();
+        let (tx, rx) = mpsc::channel(options.buffer.max(1));
+        let driver = if positions.iter().all(|p| p.done) {
+            // Nothing to fetch: the stream ends at once (dropping `tx` closes it).
+            None
+        } else {
+            let driver = Driver::new(self.clone(), &plan, options, tx);
+            Some(tokio::spawn(driver.run()))
+        };
+        BatchStream::new(rx, driver, positions)
+    }
+}
+
+/// The start of a virtual clock for tests that drive the [`machine`] by hand: any instant
+/// works, since the machine only ever compares the times it is given.
+#[cfg(test)]
+pub(crate) fn virtual_epoch() -> std::time::Instant {
+    std::time::Instant::now()
+}

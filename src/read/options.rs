@@ -1,0 +1,181 @@
+//! How a read fetches, filters and reacts to data loss: [`ReadOptions`], [`TimeFilter`] and
+//! [`OutOfRange`].
+
+use std::time::Duration;
+
+use kseek_protocol::records::DecodeOptions;
+
+use crate::plan::{End, ReadSpec, Start, TimestampMs};
+#[cfg(doc)]
+use crate::{error::Error, read::BatchStream, read::DataLoss};
+
+/// How a read fetches, filters and reacts to data loss. `ReadOptions::default()` suits most
+/// reads; the fields are public, and the builder-style methods set them one at a time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// The most bytes one Fetch response may carry (Fetch `MaxBytes`); default 50 MiB.
+    pub fetch_max_bytes: i32,
+    /// The most bytes one partition may contribute to a response (`PartitionMaxBytes`);
+    /// default 1 MiB. A larger batch is still read whole (KIP-74).
+    pub partition_max_bytes: i32,
+    /// How long the broker may wait for `min_bytes` before answering (`MaxWaitMs`); default
+    /// 500 ms. An unbounded read that has caught up long-polls with it. Capped below the
+    /// connection's request timeout.
+    pub max_wait: Duration,
+    /// The bytes the broker waits for before answering (`MinBytes`); default 1.
+    pub min_bytes: i32,
+    /// Only hand out records whose timestamp lies in this range; default `None` (every record
+    /// of the offset range).
+    pub time_filter: Option<TimeFilter>,
+    /// What to do when a position falls outside the partition's log; default
+    /// [`OutOfRange::ResetToLogStart`].
+    pub out_of_range: OutOfRange,
+    /// How record batches are decoded (CRC checks, decompression limits).
+    pub decode: DecodeOptions,
+    /// How often an unbounded read looks for partitions added to its topics; default 30 s.
+    /// `None` never looks. Bounded reads keep the partitions they were resolved with.
+    pub partition_discovery: Option<Duration>,
+    /// How many fetched partition responses may wait, decoded, for the caller to take them
+    /// before fetching pauses; default 16.
+    pub buffer: usize,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            fetch_max_bytes: 50 * 1024 * 1024,
+            partition_max_bytes: 1024 * 1024,
+            max_wait: Duration::from_millis(500),
+            min_bytes: 1,
+            time_filter: None,
+            out_of_range: OutOfRange::ResetToLogStart,
+            decode: DecodeOptions::default(),
+            partition_discovery: Some(Duration::from_secs(30)),
+            buffer: 16,
+        }
+    }
+}
+
+impl ReadOptions {
+    /// Sets [`ReadOptions::fetch_max_bytes`].
+    pub fn fetch_max_bytes(mut self, bytes: i32) -> Self {
+        self.fetch_max_bytes = bytes;
+        self
+    }
+
+    /// Sets [`ReadOptions::partition_max_bytes`].
+    pub fn partition_max_bytes(mut self, bytes: i32) -> Self {
+        self.partition_max_bytes = bytes;
+        self
+    }
+
+    /// Sets [`ReadOptions::max_wait`].
+    pub fn max_wait(mut self, wait: Duration) -> Self {
+        self.max_wait = wait;
+        self
+    }
+
+    /// Sets [`ReadOptions::min_bytes`].
+    pub fn min_bytes(mut self, bytes: i32) -> Self {
+        self.min_bytes = bytes;
+        self
+    }
+
+    /// Sets [`ReadOptions::time_filter`].
+    pub fn time_filter(mut self, filter: TimeFilter) -> Self {
+        self.time_filter = Some(filter);
+        self
+    }
+
+    /// Sets [`ReadOptions::out_of_range`].
+    pub fn out_of_range(mut self, policy: OutOfRange) -> Self {
+        self.out_of_range = policy;
+        self
+    }
+
+    /// Sets [`ReadOptions::partition_discovery`].
+    pub fn partition_discovery(mut self, every: Option<Duration>) -> Self {
+        self.partition_discovery = every;
+        self
+    }
+}
+
+/// A per-record timestamp filter: `start <= timestamp < end`, either bound optional.
+///
+/// With CreateTime timestamps chosen by producers, a partition's timestamps can be out of
+/// order, so the offsets between two timestamps (what resolution gives) can hold records from
+/// outside that time range, and miss some inside it. The filter drops the former; the latter
+/// lie outside the offset range and need a wider read (say, an earlier start) to be found.
+///
+/// ```
+/// use kseek::read::TimeFilter;
+///
+/// let f = TimeFilter::new(Some(1_000), Some(2_000));
+/// assert!(f.contains(1_000) && f.contains(1_999));
+/// assert!(!f.contains(999) && !f.contains(2_000));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TimeFilter {
+    /// The lowest timestamp kept (inclusive); `None` for no lower bound.
+    pub start: Option<TimestampMs>,
+    /// The first timestamp dropped (exclusive); `None` for no upper bound.
+    pub end: Option<TimestampMs>,
+}
+
+impl TimeFilter {
+    /// A filter keeping `start <= timestamp < end`.
+    pub fn new(start: Option<TimestampMs>, end: Option<TimestampMs>) -> Self {
+        TimeFilter { start, end }
+    }
+
+    /// The time bounds of `spec`: its start and end where they are timestamps. `None` when
+    /// neither is.
+    pub fn from_spec(spec: &ReadSpec) -> Option<Self> {
+        let start = match spec.start {
+            Start::Timestamp(ts) => Some(ts),
+            _ => None,
+        };
+        let end = match spec.end {
+            End::Timestamp(ts) => Some(ts),
+            _ => None,
+        };
+        (start.is_some() || end.is_some()).then_some(TimeFilter { start, end })
+    }
+
+    /// Whether a record with `timestamp` passes.
+    #[inline]
+    pub fn contains(&self, timestamp: TimestampMs) -> bool {
+        self.start.is_none_or(|s| timestamp >= s) && self.end.is_none_or(|e| timestamp < e)
+    }
+}
+
+/// What a read does when a partition's fetch position is outside its log
+/// (OFFSET_OUT_OF_RANGE): retention or DeleteRecords removed the data it was about to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OutOfRange {
+    /// Look up the log start offset (ListOffsets -2), continue there, and report the offsets
+    /// skipped as [`DataLoss`] ([`BatchStream::data_loss`]). The default.
+    #[default]
+    ResetToLogStart,
+    /// End the read with [`Error::OffsetOutOfRange`].
+    Fail,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_filter_bounds() {
+        let f = TimeFilter::new(Some(10), Some(20));
+        assert!(!f.contains(9) && f.contains(10) && f.contains(19) && !f.contains(20));
+        assert!(TimeFilter::default().contains(i64::MIN));
+        let spec = ReadSpec::new(["t"], Start::Earliest, End::Timestamp(5));
+        assert_eq!(
+            TimeFilter::from_spec(&spec),
+            Some(TimeFilter::new(None, Some(5)))
+        );
+        let spec = ReadSpec::new(["t"], Start::Earliest, End::Latest);
+        assert_eq!(TimeFilter::from_spec(&spec), None);
+    }
+}

@@ -1,0 +1,733 @@
+//! What a read hands out: [`BatchStream`] of [`FetchedBatch`]es, [`RecordStream`] of
+//! [`ReadRecord`]s, and where the read is in each partition ([`PartitionPosition`],
+//! [`DataLoss`]), kept by one [`Positions`] both streams share.
+
+use std::collections::VecDeque;
+use std::future::poll_fn;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use futures_core::Stream;
+use kseek_protocol::records::{
+    Batch, FilteredBatch, FilteredRecords, OwnedHeader, Record, TimestampType,
+};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::error::{Error, Result};
+use crate::read::machine::Output;
+#[cfg(doc)]
+use crate::read::options::OutOfRange;
+use crate::read::options::TimeFilter;
+
+/// Offsets a read skipped because they were deleted before it could read them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataLoss {
+    /// The topic.
+    pub topic: String,
+    /// The partition.
+    pub partition: i32,
+    /// The fetch position that was out of range: the first offset lost.
+    pub from: i64,
+    /// The log start offset the read continued at: the first offset not lost.
+    pub to: i64,
+}
+
+impl DataLoss {
+    /// How many offsets were skipped (transaction markers and compaction gaps among them
+    /// count too: an upper bound on the records lost).
+    pub fn skipped(&self) -> i64 {
+        self.to.saturating_sub(self.from)
+    }
+}
+
+/// Where a read is in one partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionPosition {
+    /// The topic.
+    pub topic: String,
+    /// The partition.
+    pub partition: i32,
+    /// The next offset to read: what to commit once everything handed out so far is
+    /// processed. Never beyond the end of a bounded range.
+    pub next_offset: i64,
+    /// The leader epoch of the batch of the last record handed out, or -1 before any (for
+    /// OffsetCommit's `CommittedLeaderEpoch`).
+    pub leader_epoch: i32,
+    /// The exclusive end of the range, `None` for an unbounded read.
+    pub end: Option<i64>,
+    /// Whether the partition is finished: its position has reached its end.
+    pub done: bool,
+}
+
+/// Per partition, where a read is after what was handed out, and the data it lost: the one
+/// owner of the position bookkeeping of [`BatchStream`] and [`RecordStream`].
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Positions {
+    positions: Vec<PartitionPosition>,
+    data_loss: Vec<DataLoss>,
+    /// The partition of the last batch handed out, as it was before that batch.
+    before_last: Option<Before>,
+}
+
+/// A partition's position and leader epoch before a batch (what to commit when that batch
+/// could not be processed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Before {
+    pub(crate) idx: usize,
+    pub(crate) next_offset: i64,
+    pub(crate) leader_epoch: i32,
+}
+
+impl Positions {
+    /// Positions starting at `positions` (plan order), with no loss.
+    pub(crate) fn new(positions: Vec<PartitionPosition>) -> Self {
+        Positions {
+            positions,
+            ..Positions::default()
+        }
+    }
+
+    /// Every partition's position, in plan order, then partitions discovered later.
+    pub(crate) fn all(&self) -> &[PartitionPosition] {
+        &self.positions
+    }
+
+    /// Every jump over deleted offsets so far.
+    pub(crate) fn data_loss(&self) -> &[DataLoss] {
+        &self.data_loss
+    }
+
+    /// The partition of the last batch handed out, before that batch.
+    pub(crate) fn before_last(&self) -> Option<Before> {
+        self.before_last
+    }
+
+    /// A partition found by discovery joins, at the next index.
+    pub(crate) fn add(&mut self, position: PartitionPosition) {
+        self.positions.push(position);
+    }
+
+    /// Offsets were lost to retention.
+    pub(crate) fn lose(&mut self, loss: DataLoss) {
+        self.data_loss.push(loss);
+    }
+
+    /// `batch` is handed out: its partition moves past it, and what it was before is kept.
+    pub(crate) fn hand_out(&mut self, batch: &FetchedBatch) {
+        let before = self.positions.get(batch.idx);
+        self.before_last = Some(Before {
+            idx: batch.idx,
+            next_offset: before.map_or(-1, |p| p.next_offset),
+            leader_epoch: before.map_or(-1, |p| p.leader_epoch),
+        });
+        self.advance(
+            batch.idx,
+            batch.next_offset,
+            false,
+            Some(batch.leader_epoch()),
+        );
+    }
+
+    /// Partition `idx` moves to `position` (never back, never past its end), is `done` if so
+    /// told, and takes `epoch` if it is one.
+    pub(crate) fn advance(&mut self, idx: usize, position: i64, done: bool, epoch: Option<i32>) {
+        if let Some(p) = self.positions.get_mut(idx) {
+            let position = p.end.map_or(position, |end| position.min(end));
+            p.next_offset = p.next_offset.max(position);
+            p.done |= done;
+            if let Some(epoch) = epoch.filter(|e| *e >= 0) {
+                p.leader_epoch = epoch;
+            }
+        }
+    }
+
+    /// A copy in which each partition of `rewinds` is back at an offset not handed out yet
+    /// (so not done), with that leader epoch where one is given.
+    pub(crate) fn rewound(
+        &self,
+        rewinds: impl IntoIterator<Item = (usize, i64, Option<i32>)>,
+    ) -> Vec<PartitionPosition> {
+        let mut positions = self.positions.clone();
+        for (idx, next_offset, epoch) in rewinds {
+            if let Some(p) = positions.get_mut(idx) {
+                p.next_offset = next_offset;
+                p.done = false;
+                if let Some(epoch) = epoch {
+                    p.leader_epoch = epoch;
+                }
+            }
+        }
+        positions
+    }
+}
+
+/// One batch of one partition, as fetched: the records in the read's range, zero-copy.
+#[derive(Debug, Clone)]
+pub struct FetchedBatch {
+    /// The partition's index in the read (plan order, then partitions discovered later).
+    pub(crate) idx: usize,
+    pub(crate) topic: Arc<str>,
+    pub(crate) partition: i32,
+    pub(crate) broker: Arc<str>,
+    pub(crate) inner: FilteredBatch,
+    pub(crate) next_offset: i64,
+    pub(crate) high_watermark: i64,
+    pub(crate) time_filter: Option<TimeFilter>,
+}
+
+impl FetchedBatch {
+    /// The topic.
+    pub fn topic(&self) -> &str {
+        &self.topic
+    }
+
+    /// The topic's name, shared (cheap to clone).
+    pub fn topic_arc(&self) -> &Arc<str> {
+        &self.topic
+    }
+
+    /// The partition.
+    pub fn partition(&self) -> i32 {
+        self.partition
+    }
+
+    /// The address of the broker it was fetched from.
+    pub fn broker(&self) -> &str {
+        &self.broker
+    }
+
+    /// The batch header: offsets, timestamps, codec, producer.
+    pub fn batch(&self) -> &Batch {
+        self.inner.batch()
+    }
+
+    /// The leader epoch that appended the batch (-1 for legacy formats).
+    pub fn leader_epoch(&self) -> i32 {
+        self.inner.batch().partition_leader_epoch()
+    }
+
+    /// How the batch's timestamps were assigned (CreateTime or LogAppendTime).
+    pub fn timestamp_type(&self) -> TimestampType {
+        self.inner.batch().timestamp_type()
+    }
+
+    /// The partition's position after this batch: its last offset + 1, or the range's end if
+    /// that is lower.
+    pub fn next_offset(&self) -> i64 {
+        self.next_offset
+    }
+
+    /// The partition's high watermark in the response that carried the batch.
+    pub fn high_watermark(&self) -> i64 {
+        self.high_watermark
+    }
+
+    /// The records of the read's range (and time filter), as views into the batch's buffer.
+    #[inline]
+    pub fn records(&self) -> BatchRecords<'_> {
+        BatchRecords {
+            inner: self.inner.records(),
+            time_filter: self.time_filter,
+            broker: &self.broker,
+        }
+    }
+
+    /// The records as [`ReadRecord`]s whose byte fields share the batch's buffer.
+    pub fn to_records(&self) -> Result<Vec<ReadRecord>> {
+        let timestamp_type = self.timestamp_type();
+        let leader_epoch = self.leader_epoch();
+        self.records()
+            .map(|r| {
+                r.map(|r| {
+                    let owned = r.to_owned();
+                    ReadRecord {
+                        topic: self.topic.clone(),
+                        partition: self.partition,
+                        offset: owned.offset,
+                        timestamp: owned.timestamp,
+                        timestamp_type,
+                        leader_epoch,
+                        key: owned.key,
+                        value: owned.value,
+                        headers: owned.headers,
+                    }
+                })
+            })
+            .collect()
+    }
+}
+
+/// The records of a [`FetchedBatch`] in the read's range.
+#[derive(Debug, Clone)]
+pub struct BatchRecords<'a> {
+    inner: FilteredRecords<'a>,
+    time_filter: Option<TimeFilter>,
+    broker: &'a str,
+}
+
+impl<'a> Iterator for BatchRecords<'a> {
+    type Item = Result<Record<'a>>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Result<Record<'a>>> {
+        loop {
+            match self.inner.next()? {
+                Ok(r) if self.time_filter.is_some_and(|f| !f.contains(r.timestamp())) => {}
+                Ok(r) => return Some(Ok(r)),
+                Err(source) => {
+                    return Some(Err(Error::Protocol {
+                        broker: self.broker.to_owned(),
+                        source,
+                    }))
+                }
+            }
+        }
+    }
+}
+
+/// A record with its topic and partition; key, value and header bytes share the fetched
+/// buffer (no copy).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadRecord {
+    /// The topic.
+    pub topic: Arc<str>,
+    /// The partition.
+    pub partition: i32,
+    /// The offset.
+    pub offset: i64,
+    /// The timestamp (ms since the epoch; -1 for magic-0 data).
+    pub timestamp: i64,
+    /// Whether the producer or the broker chose the timestamp.
+    pub timestamp_type: TimestampType,
+    /// The leader epoch of the record's batch (-1 for legacy formats).
+    pub leader_epoch: i32,
+    /// The key, `None` when null.
+    pub key: Option<Bytes>,
+    /// The value, `None` when null.
+    pub value: Option<Bytes>,
+    /// The headers, in order.
+    pub headers: Vec<OwnedHeader>,
+}
+
+/// What the stream hands out next, in order.
+// Boxing the batch would cost an allocation per batch; the queue is short.
+#[allow(clippy::large_enum_variant)]
+enum Queued {
+    Batch(FetchedBatch),
+    Position {
+        idx: usize,
+        position: i64,
+        done: bool,
+    },
+}
+
+impl std::fmt::Debug for Queued {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Queued")
+    }
+}
+
+/// The batches of a read, as a [`Stream`] of `Result<FetchedBatch>`.
+///
+/// Batches of one partition come in offset order; partitions interleave. The stream ends
+/// when every partition is done (never for an unbounded read) or after the first error.
+/// Dropping it stops the read.
+#[derive(Debug)]
+pub struct BatchStream {
+    rx: mpsc::Receiver<Output>,
+    driver: Option<JoinHandle<()>>,
+    queue: VecDeque<Queued>,
+    positions: Positions,
+    finished: bool,
+}
+
+impl Drop for BatchStream {
+    fn drop(&mut self) {
+        if let Some(driver) = &self.driver {
+            driver.abort();
+        }
+    }
+}
+
+impl BatchStream {
+    /// A stream of what the read's driver sends on `rx`, starting at `positions`; `driver`
+    /// is aborted when the stream is dropped.
+    pub(crate) fn new(
+        rx: mpsc::Receiver<Output>,
+        driver: Option<JoinHandle<()>>,
+        positions: Vec<PartitionPosition>,
+    ) -> Self {
+        BatchStream {
+            rx,
+            driver,
+            queue: VecDeque::new(),
+            positions: Positions::new(positions),
+            finished: false,
+        }
+    }
+
+    /// The next batch, or `None` at the end of the read (a convenience for
+    /// `StreamExt::next`).
+    pub async fn next(&mut self) -> Option<Result<FetchedBatch>> {
+        poll_fn(|cx| Pin::new(&mut *self).poll_next(cx)).await
+    }
+
+    /// Per partition: the next offset to read (what to commit after processing everything
+    /// handed out so far), the leader epoch of the last batch handed out, and whether the
+    /// partition is done. In plan order, then partitions discovered later.
+    pub fn positions(&self) -> &[PartitionPosition] {
+        self.positions.all()
+    }
+
+    /// Every jump over deleted offsets so far ([`OutOfRange::ResetToLogStart`]).
+    pub fn data_loss(&self) -> &[DataLoss] {
+        self.positions.data_loss()
+    }
+
+    /// The records one at a time, with their topic and partition.
+    pub fn records(self) -> RecordStream {
+        RecordStream {
+            batches: self,
+            current: VecDeque::new(),
+            current_before: None,
+            taken_from_current: false,
+            failed_at: None,
+        }
+    }
+
+    fn take_output(&mut self, output: Output) -> Option<Error> {
+        match output {
+            Output::Chunk {
+                idx,
+                batches,
+                position,
+                done,
+            } => {
+                self.queue.extend(batches.into_iter().map(Queued::Batch));
+                self.queue.push_back(Queued::Position {
+                    idx,
+                    position,
+                    done,
+                });
+            }
+            Output::DataLoss {
+                idx,
+                loss,
+                position,
+                done,
+            } => {
+                self.positions.lose(loss);
+                self.queue.push_back(Queued::Position {
+                    idx,
+                    position,
+                    done,
+                });
+            }
+            Output::Added(p) => self.positions.add(p),
+            Output::Failed(e) => return Some(e),
+        }
+        None
+    }
+}
+
+impl Stream for BatchStream {
+    type Item = Result<FetchedBatch>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        loop {
+            match this.queue.pop_front() {
+                Some(Queued::Batch(b)) => {
+                    this.positions.hand_out(&b);
+                    return Poll::Ready(Some(Ok(b)));
+                }
+                Some(Queued::Position {
+                    idx,
+                    position,
+                    done,
+                }) => {
+                    this.positions.advance(idx, position, done, None);
+                    continue;
+                }
+                None => {}
+            }
+            if this.finished {
+                return Poll::Ready(None);
+            }
+            match this.rx.poll_recv(cx) {
+                Poll::Ready(Some(output)) => {
+                    if let Some(error) = this.take_output(output) {
+                        this.finished = true;
+                        this.rx.close();
+                        return Poll::Ready(Some(Err(error)));
+                    }
+                }
+                Poll::Ready(None) => {
+                    this.finished = true;
+                }
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+}
+
+/// The records of a read one at a time, as a [`Stream`] of `Result<ReadRecord>`.
+///
+/// The stream ends after the first error. When a batch's records fail to decode, none of
+/// them is handed out and [`RecordStream::positions`] stays before that batch, so committing
+/// the positions never skips the records that could not be read.
+#[derive(Debug)]
+pub struct RecordStream {
+    batches: BatchStream,
+    /// The records of the current batch not handed out yet.
+    current: VecDeque<ReadRecord>,
+    /// The current batch's partition as it was before that batch.
+    current_before: Option<Before>,
+    /// Whether a record of the current batch was handed out.
+    taken_from_current: bool,
+    /// After a batch failed to decode: its partition as it was before it. The stream has
+    /// ended.
+    failed_at: Option<Before>,
+}
+
+impl RecordStream {
+    /// The next record, or `None` at the end of the read.
+    pub async fn next(&mut self) -> Option<Result<ReadRecord>> {
+        poll_fn(|cx| Pin::new(&mut *self).poll_next(cx)).await
+    }
+
+    /// Per partition: the next offset to read after the records handed out so far (see
+    /// [`BatchStream::positions`]).
+    pub fn positions(&self) -> Vec<PartitionPosition> {
+        let failed = self
+            .failed_at
+            .map(|b| (b.idx, b.next_offset, Some(b.leader_epoch)));
+        // The current batch's records not handed out yet: the partition is at the first.
+        let current = self
+            .current
+            .front()
+            .zip(self.current_before)
+            .map(|(next, b)| {
+                let epoch = (!self.taken_from_current).then_some(b.leader_epoch);
+                (b.idx, next.offset, epoch)
+            });
+        self.batches
+            .positions
+            .rewound(failed.into_iter().chain(current))
+    }
+
+    /// Every jump over deleted offsets so far.
+    pub fn data_loss(&self) -> &[DataLoss] {
+        self.batches.data_loss()
+    }
+}
+
+impl Stream for RecordStream {
+    type Item = Result<ReadRecord>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        if this.failed_at.is_some() {
+            return Poll::Ready(None);
+        }
+        loop {
+            if let Some(record) = this.current.pop_front() {
+                this.taken_from_current = true;
+                return Poll::Ready(Some(Ok(record)));
+            }
+            match Pin::new(&mut this.batches).poll_next(cx) {
+                Poll::Ready(Some(Ok(batch))) => {
+                    this.current_before = this.batches.positions.before_last();
+                    match batch.to_records() {
+                        Ok(records) => {
+                            this.current = records.into();
+                            this.taken_from_current = false;
+                        }
+                        Err(e) => {
+                            this.failed_at = this.current_before;
+                            return Poll::Ready(Some(Err(e)));
+                        }
+                    }
+                }
+                Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(e))),
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::plan::IsolationLevel;
+    use crate::read::machine::decode_partition;
+    use crate::read::machine::tests::{batch, data, part, wire};
+    use crate::read::options::ReadOptions;
+
+    use super::*;
+
+    /// A stream fed by hand, as the background task would.
+    fn stream(ends: &[Option<i64>]) -> (BatchStream, mpsc::Sender<Output>) {
+        let (tx, rx) = mpsc::channel(8);
+        let positions = ends
+            .iter()
+            .enumerate()
+            .map(|(i, end)| PartitionPosition {
+                topic: "t".into(),
+                partition: i as i32,
+                next_offset: 0,
+                leader_epoch: -1,
+                end: *end,
+                done: false,
+            })
+            .collect();
+        (BatchStream::new(rx, None, positions), tx)
+    }
+
+    fn chunk(idx: usize, bytes: Bytes, start: i64, end: Option<i64>) -> Output {
+        let mut p = part("t", start, end);
+        p.partition = idx as i32;
+        decode_partition(
+            &mut p,
+            idx,
+            data(bytes),
+            &Arc::from("b:1"),
+            IsolationLevel::READ_UNCOMMITTED,
+            &ReadOptions::default(),
+        )
+        .unwrap()
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn positions_follow_what_was_handed_out() {
+        let (mut s, tx) = stream(&[Some(4), None]);
+        // Partition 0: one batch 0..=2, then a marker-only tail moves it to its end.
+        tx.send(chunk(0, wire(&[batch(0, 3)]), 0, Some(4)))
+            .await
+            .unwrap();
+        tx.send(Output::Chunk {
+            idx: 0,
+            batches: vec![],
+            position: 4,
+            done: true,
+        })
+        .await
+        .unwrap();
+        tx.send(Output::DataLoss {
+            idx: 1,
+            loss: DataLoss {
+                topic: "t".into(),
+                partition: 1,
+                from: 0,
+                to: 5,
+            },
+            position: 5,
+            done: false,
+        })
+        .await
+        .unwrap();
+        tx.send(Output::Added(PartitionPosition {
+            topic: "t".into(),
+            partition: 2,
+            next_offset: 0,
+            leader_epoch: -1,
+            end: None,
+            done: false,
+        }))
+        .await
+        .unwrap();
+        tx.send(chunk(1, wire(&[batch(5, 2)]), 5, None))
+            .await
+            .unwrap();
+        tx.send(Output::Failed(Error::InvalidSpec {
+            reason: "boom".into(),
+        }))
+        .await
+        .unwrap();
+        drop(tx);
+
+        let b = s.next().await.unwrap().unwrap();
+        assert_eq!((b.partition(), b.next_offset()), (0, 3));
+        assert_eq!(s.positions()[0].next_offset, 3);
+        assert_eq!(s.positions()[0].leader_epoch, 3);
+        assert!(!s.positions()[0].done);
+
+        let b = s.next().await.unwrap().unwrap();
+        assert_eq!(b.partition(), 1);
+        assert_eq!(s.positions()[0].next_offset, 4);
+        assert!(s.positions()[0].done);
+        assert_eq!(s.data_loss().len(), 1);
+        assert_eq!(s.data_loss()[0].skipped(), 5);
+        assert_eq!(s.positions()[1].next_offset, 7);
+        assert_eq!(s.positions().len(), 3);
+
+        assert!(matches!(
+            s.next().await,
+            Some(Err(Error::InvalidSpec { .. }))
+        ));
+        assert!(s.next().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn records_end_at_a_batch_that_fails_and_positions_stay_before_it() {
+        // Partition 0: a good batch 0..=1, then 2..=3 with its first record's length broken
+        // (CRC checks off, so the batch itself decodes), then a good batch 4..=5.
+        let mut bytes = wire(&[batch(0, 2)]).to_vec();
+        let mut broken = wire(&[batch(2, 2)]).to_vec();
+        broken[61] = 0x7f; // the first record's length: zigzag -64
+        bytes.extend_from_slice(&broken);
+        bytes.extend_from_slice(&wire(&[batch(4, 2)]));
+        let mut options = ReadOptions::default();
+        options.decode.verify_crc = false;
+        let mut p = part("t", 0, Some(6));
+        let event = decode_partition(
+            &mut p,
+            0,
+            data(Bytes::from(bytes)),
+            &Arc::from("b:1"),
+            IsolationLevel::READ_UNCOMMITTED,
+            &options,
+        )
+        .unwrap()
+        .unwrap();
+        let (s, tx) = stream(&[Some(6)]);
+        tx.send(event).await.unwrap();
+        drop(tx);
+        let mut records = s.records();
+        for offset in [0, 1] {
+            assert_eq!(records.next().await.unwrap().unwrap().offset, offset);
+        }
+        assert!(records.next().await.unwrap().is_err());
+        assert_eq!(records.positions()[0].next_offset, 2);
+        assert_eq!(records.positions()[0].leader_epoch, 3);
+        assert!(!records.positions()[0].done);
+        // The stream has ended: batch 4..=5 is not handed out past the hole.
+        assert!(records.next().await.is_none());
+        assert_eq!(records.positions()[0].next_offset, 2);
+    }
+
+    #[tokio::test]
+    async fn record_positions_point_at_the_next_record() {
+        let (s, tx) = stream(&[Some(10)]);
+        let mut records = s.records();
+        tx.send(chunk(0, wire(&[batch(0, 5)]), 2, Some(10)))
+            .await
+            .unwrap();
+        drop(tx);
+        let r = records.next().await.unwrap().unwrap();
+        assert_eq!((r.offset, r.value.as_deref()), (2, Some(&b"v2"[..])));
+        assert_eq!(&*r.topic, "t");
+        assert_eq!(r.leader_epoch, 3);
+        assert_eq!(records.positions()[0].next_offset, 3);
+        assert_eq!(records.positions()[0].leader_epoch, 3);
+        records.next().await.unwrap().unwrap();
+        records.next().await.unwrap().unwrap();
+        assert_eq!(records.positions()[0].next_offset, 5);
+        assert!(records.next().await.is_none());
+        assert_eq!(records.positions()[0].next_offset, 5);
+    }
+}
