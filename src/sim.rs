@@ -339,6 +339,9 @@ pub(crate) struct SimStats {
     pub(crate) cut: u64,
     /// Partition answers that carried a whole batch larger than their limit (KIP-74).
     pub(crate) whole_over_limit: u64,
+    /// Answers that reached the machine after one to a request sent later (the harness
+    /// counts them).
+    pub(crate) overtaken: u64,
 }
 
 impl SimStats {
@@ -367,6 +370,7 @@ impl SimStats {
             blackout,
             cut,
             whole_over_limit,
+            overtaken,
         } = other;
         self.requests += requests;
         self.fetches += fetches;
@@ -390,6 +394,7 @@ impl SimStats {
         self.blackout += blackout;
         self.cut += cut;
         self.whole_over_limit += whole_over_limit;
+        self.overtaken += overtaken;
     }
 }
 
@@ -1432,6 +1437,7 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
     let mut cache: Option<(Vec<TopicMetadata>, Duration)> = None;
     let mut in_flight: Vec<InFlight> = Vec::new();
     let mut seq = 0u64;
+    let mut latest_delivered = 0u64;
     loop {
         outcome.steps += 1;
         while let Some(output) = machine.poll_output() {
@@ -1519,6 +1525,10 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
             (Some((i, at)), _) => {
                 now = now.max(at);
                 let f = in_flight.swap_remove(i);
+                if f.seq < latest_delivered {
+                    cluster.stats.overtaken += 1;
+                }
+                latest_delivered = latest_delivered.max(f.seq);
                 if f.closes_connection {
                     // Every other request on that connection fails with it.
                     let name = cluster.broker_name(f.broker);
@@ -2109,6 +2119,67 @@ mod tests {
         outcome.finished = false;
         outcome.records.retain(|r| r.0 != 0 || r.1 < 3);
         assert_eq!(check(&expected, &outcome), Ok(6));
+    }
+
+    #[test]
+    fn the_harness_reads_through_a_leader_move_a_lost_answer_and_retention() {
+        let mut s = schedule(vec![spec(&[(3, 40); 6]), spec(&[(2, 10); 6])], vec![]);
+        s.partition_max_bytes = 300;
+        s.faults = vec![
+            (
+                Trigger::Request(1),
+                Fault::LeaderMove {
+                    partition: 0,
+                    to: 1,
+                    stale_metadata: 1,
+                    election: false,
+                },
+            ),
+            (Trigger::Request(2), Fault::ConnectionLoss(LossPoint::After)),
+            (
+                Trigger::Request(3),
+                Fault::Retention {
+                    partition: 1,
+                    advance: 500,
+                    mid_batch: false,
+                },
+            ),
+        ];
+        let Run {
+            outcome,
+            cluster,
+            plan,
+            retry_deadline,
+        } = run(&s, 10_000, Duration::from_secs(60));
+        let expected = Expectation::of(&s, &plan, &cluster, retry_deadline, Duration::ZERO);
+        let compared = check(&expected, &outcome).unwrap();
+        assert!(outcome.finished && outcome.failed.is_none());
+        let stats = cluster.stats;
+        assert_eq!(
+            (stats.leader_moves, stats.loss_after, stats.retention),
+            (1, 1, 1)
+        );
+        assert!(stats.not_leader + stats.fenced >= 1, "{stats:?}");
+        // Partition 1 lost the offsets retention deleted before the read got there.
+        let lost: i64 = outcome.losses.iter().map(|l| l.2 - l.1).sum();
+        assert_eq!(outcome.losses.iter().map(|l| l.0).collect::<Vec<_>>(), [1]);
+        assert_eq!(compared as i64 + lost, 18 + 12);
+    }
+
+    #[test]
+    fn a_read_gives_up_by_its_deadline_when_every_broker_is_gone() {
+        let mut s = schedule(vec![spec(&[(3, 40); 4])], vec![]);
+        s.blackout = Some(Duration::ZERO);
+        let Run {
+            outcome, cluster, ..
+        } = run(&s, 10_000, Duration::from_secs(60));
+        let Some((Error::RetriesExhausted { .. }, at)) = &outcome.failed else {
+            panic!("{:?}", outcome.failed);
+        };
+        assert!(*at <= BLACKOUT_DEADLINE + RETRY_BACKOFF_MAX, "{at:?}");
+        assert!(*at >= BLACKOUT_DEADLINE - RETRY_BACKOFF_MAX, "{at:?}");
+        assert!(outcome.records.is_empty());
+        assert_eq!(cluster.stats.blackout, cluster.stats.requests);
     }
 
     /// Figures summed over the schedules of one proptest run.
