@@ -83,12 +83,15 @@ pub(crate) enum Fault {
     /// The partition's leadership moves to broker `to` (the next broker if `to` is the
     /// leader already) and its epoch goes up by one. The next `stale_metadata` Metadata
     /// answers still show the old leader and epoch, or no leader at all (an election under way)
-    /// when `election` is set.
+    /// when `election` is set. For its first `lagging_fetches` Fetch answers the new leader's
+    /// high watermark lags behind the old one's (at the batch in the middle of the log): it
+    /// hands out nothing beyond it, as a new leader does until the followers report in.
     LeaderMove {
         partition: u8,
         to: u8,
         stale_metadata: u8,
         election: bool,
+        lagging_fetches: u8,
     },
     /// The next `fetches` Fetch answers for the partition are NOT_LEADER_OR_FOLLOWER.
     NotLeaderStorm { partition: u8, fetches: u8 },
@@ -135,6 +138,8 @@ pub(crate) struct Schedule {
     pub(crate) blackout: Option<Duration>,
     /// The highest Fetch version the brokers speak.
     pub(crate) fetch_version: i16,
+    /// Whether the brokers have topic ids (always from Fetch v13, which needs them).
+    pub(crate) topic_ids: bool,
     /// The read's partition max bytes.
     pub(crate) partition_max_bytes: i32,
     /// The read's response max bytes.
@@ -161,7 +166,8 @@ pub(crate) struct PartitionSpec {
 /// One record batch of a partition log.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct BatchSpec {
-    /// How many records it holds (at least 1).
+    /// How many records it holds; none for a batch compaction emptied (it keeps its
+    /// offsets, as Kafka keeps such batches for the producer state).
     pub(crate) records: u8,
     /// The length of each record's value beyond its `partition:offset:` prefix.
     pub(crate) value_len: u8,
@@ -177,7 +183,7 @@ pub(crate) struct BatchSpec {
 /// default max bytes, Fetch v4 to v18.
 pub(crate) fn schedules() -> impl Strategy<Value = Schedule> {
     let batch = (
-        1u8..=6,
+        prop_oneof![1 => Just(0u8), 9 => 1u8..=6],
         0u8..=120,
         prop::bool::weighted(0.15),
         prop::bool::weighted(0.15),
@@ -214,14 +220,22 @@ pub(crate) fn schedules() -> impl Strategy<Value = Schedule> {
         Just(LossPoint::After)
     ];
     let fault = prop_oneof![
-        (any::<u8>(), any::<u8>(), 0u8..4, any::<bool>()).prop_map(
-            |(partition, to, stale_metadata, election)| Fault::LeaderMove {
-                partition,
-                to,
-                stale_metadata,
-                election,
-            }
-        ),
+        (
+            any::<u8>(),
+            any::<u8>(),
+            0u8..4,
+            any::<bool>(),
+            prop_oneof![Just(0u8), 1u8..4]
+        )
+            .prop_map(
+                |(partition, to, stale_metadata, election, lagging_fetches)| Fault::LeaderMove {
+                    partition,
+                    to,
+                    stale_metadata,
+                    election,
+                    lagging_fetches,
+                }
+            ),
         (any::<u8>(), 1u8..8)
             .prop_map(|(partition, fetches)| Fault::NotLeaderStorm { partition, fetches }),
         (any::<u8>(), 1u8..8)
@@ -258,7 +272,10 @@ pub(crate) fn schedules() -> impl Strategy<Value = Schedule> {
         prop::collection::vec(partition, 1..=4),
         faults,
         blackout,
-        prop::sample::select(vec![4i16, 8, 9, 11, 12, 13, 16, 18]),
+        (
+            prop::sample::select(vec![4i16, 8, 9, 11, 12, 13, 16, 18]),
+            prop::bool::weighted(0.7),
+        ),
         partition_max_bytes,
         fetch_max_bytes,
         out_of_range,
@@ -270,7 +287,7 @@ pub(crate) fn schedules() -> impl Strategy<Value = Schedule> {
                 partitions,
                 faults,
                 blackout,
-                fetch_version,
+                (fetch_version, topic_ids),
                 partition_max_bytes,
                 fetch_max_bytes,
                 out_of_range,
@@ -281,6 +298,7 @@ pub(crate) fn schedules() -> impl Strategy<Value = Schedule> {
                 faults,
                 blackout,
                 fetch_version,
+                topic_ids: topic_ids || fetch_version >= 13,
                 partition_max_bytes,
                 fetch_max_bytes,
                 out_of_range,
@@ -307,6 +325,8 @@ pub(crate) struct SimStats {
     pub(crate) leader_moves: u64,
     /// Metadata answers with an old leader or no leader after a move.
     pub(crate) stale_metadata: u64,
+    /// Fetch answers from a new leader whose high watermark lags.
+    pub(crate) lagging_high_watermark: u64,
     /// Partition answers NOT_LEADER_OR_FOLLOWER (storms and fetches sent to a follower).
     pub(crate) not_leader: u64,
     /// Partition answers FENCED_LEADER_EPOCH (storms and stale epochs).
@@ -354,6 +374,7 @@ impl SimStats {
             list_offsets,
             leader_moves,
             stale_metadata,
+            lagging_high_watermark,
             not_leader,
             fenced,
             unknown_topic,
@@ -378,6 +399,7 @@ impl SimStats {
         self.list_offsets += list_offsets;
         self.leader_moves += leader_moves;
         self.stale_metadata += stale_metadata;
+        self.lagging_high_watermark += lagging_high_watermark;
         self.not_leader += not_leader;
         self.fenced += fenced;
         self.unknown_topic += unknown_topic;
@@ -434,6 +456,9 @@ struct SimPartition {
     not_leader_left: u32,
     fenced_left: u32,
     unknown_fetch_left: u32,
+    /// A new leader's high watermark, behind the log end, for this many more Fetch answers.
+    lagging_hw: i64,
+    lagging_left: u32,
 }
 
 /// An answer on its way back: when it arrives, from which broker, and whether the connection
@@ -462,6 +487,8 @@ struct Fate {
 #[derive(Debug)]
 pub(crate) struct SimCluster {
     topic: Arc<str>,
+    /// [`TOPIC_ID`], or zero for brokers without topic ids.
+    topic_id: Uuid,
     brokers: Vec<Arc<str>>,
     parts: Vec<SimPartition>,
     /// Faults not yet in effect.
@@ -488,6 +515,11 @@ impl SimCluster {
             .collect();
         SimCluster {
             topic: Arc::from(TOPIC),
+            topic_id: if schedule.topic_ids || schedule.fetch_version >= 13 {
+                TOPIC_ID
+            } else {
+                Uuid::ZERO
+            },
             brokers: (0..brokers)
                 .map(|b| Arc::from(format!("sim-{b}:9092").as_str()))
                 .collect(),
@@ -515,7 +547,7 @@ impl SimCluster {
                 let (start, end) = plan_range(part.log_start, part.log_end, spec);
                 PartitionPlan {
                     topic: TOPIC.to_owned(),
-                    topic_id: TOPIC_ID,
+                    topic_id: self.topic_id,
                     partition: p as i32,
                     start,
                     end: Some(end),
@@ -602,7 +634,7 @@ impl SimCluster {
                 }
                 answer.push(TopicMetadata {
                     name: topic.to_string(),
-                    topic_id: TOPIC_ID,
+                    topic_id: sim.topic_id,
                     partitions,
                 });
             }
@@ -633,19 +665,20 @@ impl SimCluster {
         })
     }
 
-    /// A ListOffsets request for the earliest offset of `partition`, at virtual time `now`;
-    /// it reaches the partition's leader.
+    /// A ListOffsets request for the earliest offset of `partition` to broker `broker` (the
+    /// leader as the client's metadata has it), at virtual time `now`.
     pub(crate) fn list_earliest(
         &mut self,
         now: Duration,
+        broker: i32,
         topic: &str,
         partition: i32,
     ) -> Delivery<i64> {
         self.stats.list_offsets += 1;
-        let leader = self.part(partition).map_or(0, |p| p.leader.max(0));
-        self.request(now, leader, ApiKey::LIST_OFFSETS, false, |sim, _| {
+        self.request(now, broker, ApiKey::LIST_OFFSETS, false, |sim, _| {
+            let name = sim.broker_name(broker).to_string();
             let error = |code| Error::Partition {
-                broker: sim.broker_name(leader).to_string(),
+                broker: name.clone(),
                 api: ApiKey::LIST_OFFSETS,
                 topic: topic.to_owned(),
                 partition,
@@ -654,11 +687,21 @@ impl SimCluster {
             if topic != &*sim.topic {
                 return Err(error(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION));
             }
-            match sim.part(partition) {
-                Some(p) => Ok((p.log_start, Duration::ZERO)),
-                None => Err(error(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION)),
+            let Some((leader, log_start)) = sim.part(partition).map(|p| (p.leader, p.log_start))
+            else {
+                return Err(error(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION));
+            };
+            if leader != broker {
+                sim.stats.not_leader += 1;
+                return Err(error(ErrorCode::NOT_LEADER_OR_FOLLOWER));
             }
+            Ok((log_start, Duration::ZERO))
         })
+    }
+
+    /// The leader of `partition` now (0 for a partition the cluster doesn't have).
+    pub(crate) fn leader(&self, partition: i32) -> i32 {
+        self.part(partition).map_or(0, |p| p.leader)
     }
 
     fn part(&self, partition: i32) -> Option<&SimPartition> {
@@ -795,8 +838,16 @@ impl SimCluster {
                 to,
                 stale_metadata,
                 election,
+                lagging_fetches,
             } => {
                 let p = &mut self.parts[part(partition)];
+                let middle = p.log_start + (p.log_end - p.log_start) / 2;
+                p.lagging_hw = p
+                    .batches
+                    .iter()
+                    .find(|b| b.next > middle)
+                    .map_or(p.log_end, |b| b.base.max(p.log_start));
+                p.lagging_left = u32::from(lagging_fetches);
                 let mut to = i32::from(to) % brokers;
                 if to == p.leader {
                     to = (to + 1) % brokers;
@@ -880,7 +931,7 @@ impl SimCluster {
         let mut responses = Vec::new();
         for t in &request.topics {
             let known = if version >= 13 {
-                t.topic_id == TOPIC_ID
+                t.topic_id == self.topic_id && !t.topic_id.is_zero()
             } else {
                 *t.topic == *self.topic
             };
@@ -953,7 +1004,17 @@ impl SimCluster {
                 let limit = usize::try_from(fp.partition_max_bytes)
                     .unwrap_or(0)
                     .min(left);
-                let (records, cut, over) = read_log(p, fp.fetch_offset, limit, min_one);
+                let high_watermark = if p.lagging_left > 0 {
+                    p.lagging_left -= 1;
+                    self.stats.lagging_high_watermark += 1;
+                    p.lagging_hw
+                } else {
+                    p.log_end
+                };
+                data.high_watermark = high_watermark;
+                data.last_stable_offset = high_watermark;
+                let (records, cut, over) =
+                    read_log(p, fp.fetch_offset, high_watermark, limit, min_one);
                 self.stats.cut += u64::from(cut);
                 self.stats.whole_over_limit += u64::from(over);
                 if empty == Some(false) {
@@ -997,14 +1058,21 @@ impl SimCluster {
 }
 
 /// The bytes a broker returns for a fetch at `offset` with `limit` bytes: from the batch
-/// holding the offset to the log's end, cut at the limit (mid-batch), or the whole first batch
-/// when `min_one` and it alone is larger. Also whether the answer ends in a partial batch and
-/// whether a whole batch went over the limit.
-fn read_log(p: &SimPartition, offset: i64, limit: usize, min_one: bool) -> (Bytes, bool, bool) {
-    let Some(first) = p.batches.iter().position(|b| b.next > offset) else {
+/// holding the offset up to the high watermark, cut at the limit (mid-batch), or the whole
+/// first batch when `min_one` and it alone is larger. Also whether the answer ends in a
+/// partial batch and whether a whole batch went over the limit.
+fn read_log(
+    p: &SimPartition,
+    offset: i64,
+    high_watermark: i64,
+    limit: usize,
+    min_one: bool,
+) -> (Bytes, bool, bool) {
+    let readable = p.batches.partition_point(|b| b.next <= high_watermark);
+    let Some(first) = p.batches[..readable].iter().position(|b| b.next > offset) else {
         return (Bytes::new(), false, false);
     };
-    let batches = &p.batches[first..];
+    let batches = &p.batches[first..readable];
     let first_len = batches[0].bytes.len();
     let over = min_one && first_len > limit;
     let limit = if over { first_len } else { limit };
@@ -1056,7 +1124,7 @@ fn build_partition(p: i32, spec: &PartitionSpec, brokers: i32) -> SimPartition {
             } else {
                 Compression::None
             });
-        let n = i32::from(b.records.max(1));
+        let n = i32::from(b.records);
         for i in 0..n {
             let delta = i * step;
             let offset = base + i64::from(delta);
@@ -1065,8 +1133,9 @@ fn build_partition(p: i32, spec: &PartitionSpec, brokers: i32) -> SimPartition {
             builder.push(NewRecord::new(delta, i64::from(delta) * 10).value(&value));
             written.push((offset, Some(Bytes::from(value))));
         }
-        // With a gap, compaction also removed the batch's last offset.
-        let last_delta = (n - 1) * step + i32::from(b.gap);
+        // With a gap, compaction also removed the batch's last offset; a batch compaction
+        // emptied keeps two offsets.
+        let last_delta = ((n - 1) * step).max(1) + i32::from(b.gap);
         builder = builder.last_offset_delta(last_delta);
         next = base + i64::from(last_delta) + 1;
         let bytes = builder.build().expect("a simulated batch encodes");
@@ -1085,6 +1154,8 @@ fn build_partition(p: i32, spec: &PartitionSpec, brokers: i32) -> SimPartition {
         not_leader_left: 0,
         fenced_left: 0,
         unknown_fetch_left: 0,
+        lagging_hw: next,
+        lagging_left: 0,
     }
 }
 
@@ -1496,7 +1567,14 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
                     partition,
                     ..
                 } => {
-                    let d = cluster.list_earliest(now, &topic, partition);
+                    // To the leader the client's cache names; without one the client would
+                    // ask for metadata first, and learn the leader of now.
+                    let cached = cache.as_ref().and_then(|(metadata, _)| {
+                        let t = metadata.iter().find(|t| *t.name == *topic)?;
+                        Some(t.partition(partition)?.leader_id).filter(|l| *l >= 0)
+                    });
+                    let leader = cached.unwrap_or_else(|| cluster.leader(partition));
+                    let d = cluster.list_earliest(now, leader, &topic, partition);
                     in_flight_of(d, seq, |r| Answer::ListEarliest(id, r))
                 }
                 Transmit::Invalidate { .. } => {
@@ -1665,6 +1743,7 @@ mod tests {
             faults,
             blackout: None,
             fetch_version: 13,
+            topic_ids: true,
             partition_max_bytes: 1 << 20,
             fetch_max_bytes: 50 << 20,
             out_of_range: OutOfRange::ResetToLogStart,
@@ -1783,6 +1862,7 @@ mod tests {
                     to: 1,
                     stale_metadata: 1,
                     election: false,
+                    lagging_fetches: 1,
                 },
             )],
         );
@@ -1810,7 +1890,17 @@ mod tests {
             code(&mut sim, 1, FIRST_EPOCH + 2, 13),
             ErrorCode::UNKNOWN_LEADER_EPOCH
         );
-        assert_eq!(code(&mut sim, 1, FIRST_EPOCH + 1, 13), ErrorCode::NONE);
+        // The new leader's first answer stops at its lagging high watermark: offset 0.
+        let req = fetch_request(&[(0, 0, FIRST_EPOCH + 1, 1 << 20)], 50 << 20);
+        let response = sim.fetch(Duration::ZERO, 1, &req, 13).result.unwrap().2;
+        let data = partitions(&response)[0];
+        assert_eq!((data.error_code, data.high_watermark), (0, 0));
+        assert!(data.records.as_ref().unwrap().is_empty());
+        assert_eq!(sim.stats.lagging_high_watermark, 1);
+        let response = sim.fetch(Duration::ZERO, 1, &req, 13).result.unwrap().2;
+        let data = partitions(&response)[0];
+        assert_eq!((data.error_code, data.high_watermark), (0, 2));
+        assert_eq!(whole(data.records.as_ref().unwrap(), 0).0, [0, 1]);
         // The first Metadata answer after the move is stale, the next one is not.
         let topics = [Arc::from(TOPIC)];
         let leader = |sim: &mut SimCluster| {
@@ -1862,11 +1952,22 @@ mod tests {
         let data = partitions(&response)[0];
         assert_eq!(ErrorCode(data.error_code), ErrorCode::OFFSET_OUT_OF_RANGE);
         assert_eq!(data.log_start_offset, 4);
-        let earliest = sim.list_earliest(Duration::from_secs(1), TOPIC, 0);
+        let earliest = sim.list_earliest(Duration::from_secs(1), 0, TOPIC, 0);
         assert_eq!(earliest.result.unwrap(), 4);
+        let earliest = sim.list_earliest(Duration::from_secs(1), 1, TOPIC, 0);
+        assert!(
+            matches!(earliest.result, Err(Error::Partition { code, .. }) if code == ErrorCode::NOT_LEADER_OR_FOLLOWER)
+        );
         assert_eq!(sim.log_starts(), [4]);
         assert_eq!(sim.written(0).len(), 12);
-        assert_eq!((sim.stats.retention, sim.stats.out_of_range), (1, 1));
+        assert_eq!(
+            (
+                sim.stats.retention,
+                sim.stats.out_of_range,
+                sim.stats.not_leader
+            ),
+            (1, 1, 1)
+        );
     }
 
     #[test]
@@ -1938,15 +2039,15 @@ mod tests {
 
     #[test]
     fn logs_hold_gaps_and_compressed_batches() {
-        let mut p = spec(&[(3, 10), (2, 0)]);
+        let mut p = spec(&[(3, 10), (2, 0), (0, 0)]);
         p.log_start = 10;
         p.batches[0].gap = true;
         p.batches[1].compressed = true;
         let sim = SimCluster::new(&schedule(vec![p], vec![]));
         let offsets: Vec<i64> = sim.written(0).iter().map(|w| w.0).collect();
-        // 10, 12, 14, and 15 compacted away too; then 16, 17.
+        // 10, 12, 14, and 15 compacted away too; then 16, 17; then 18 and 19, emptied.
         assert_eq!(offsets, [10, 12, 14, 16, 17]);
-        assert_eq!(sim.parts[0].log_end, 18);
+        assert_eq!(sim.parts[0].log_end, 20);
         let all = sim.parts[0]
             .batches
             .iter()
@@ -2133,6 +2234,7 @@ mod tests {
                     to: 1,
                     stale_metadata: 1,
                     election: false,
+                    lagging_fetches: 1,
                 },
             ),
             (Trigger::Request(2), Fault::ConnectionLoss(LossPoint::After)),
