@@ -17,6 +17,13 @@
 //! - [`ReadMachine::is_finished`]: the read is over (every partition done, or failed), once
 //!   the outputs are taken.
 //!
+//! The contract with whoever drives it (the async driver, or a simulated cluster in tests):
+//! answer every Metadata, Fetch and ListEarliest exactly once, in any order, with its id;
+//! apply Invalidate before making the next request; pass a `now` that never goes back; after
+//! every input, take the outputs and the transmits until both are `None`, then wait for an
+//! answer or [`ReadMachine::poll_timeout`], whichever comes first. Answers to requests the
+//! machine no longer waits for (unknown ids, after a failure) are ignored.
+//!
 //! It owns per-partition positions and ends, retries with the client's [`Backoff`] until the
 //! retry deadline, asks for metadata to be invalidated after errors that mean the leader
 //! moved, applies the [`OutOfRange`] policy and discovers partitions of unbounded reads.
@@ -1766,5 +1773,71 @@ pub(crate) mod tests {
             Output::Failed(Error::CorruptRecords { offset: 2, .. })
         ));
         assert!(m.is_finished());
+    }
+
+    #[test]
+    fn a_batch_cut_off_by_max_bytes_is_asked_first_with_room_for_it() {
+        let t0 = virtual_epoch();
+        let options = ReadOptions::default().partition_max_bytes(1024);
+        let mut m = machine(&plan(&[(0, 0, Some(10)), (1, 0, Some(50))]), &options, t0);
+        let mut big = RecordBatchBuilder::new(0, 0);
+        for i in 0..50 {
+            big.push(NewRecord::new(i, 0).value(vec![b'x'; 100]));
+        }
+        let full = wire(&[big]);
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1), (1, 1)])));
+        let sent = fetches(&transmits(&mut m, t0));
+        assert_eq!(sent[0].2, [(0, 0), (1, 0)]);
+        m.handle_fetch(
+            t0,
+            sent[0].0,
+            answer(vec![
+                records_of(0, wire(&[batch(0, 2)])),
+                records_of(1, full.slice(..1024)),
+            ]),
+        );
+        assert_eq!(
+            outputs(&mut m).len(),
+            1,
+            "nothing for the cut-off partition"
+        );
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1), (1, 1)])));
+        let Some(Transmit::Fetch { partitions, .. }) = m.poll_transmit(t0) else {
+            panic!("expected a Fetch");
+        };
+        let asked: Vec<_> = partitions
+            .iter()
+            .map(|p| (p.partition, p.position, p.max_bytes))
+            .collect();
+        assert_eq!(asked, [(1, 0, full.len() as i32), (0, 2, 1024)]);
+    }
+
+    #[test]
+    fn unknown_and_inconsistent_topic_ids_are_retried_other_partition_errors_fail() {
+        for (code, retried) in [
+            (ErrorCode(100), true),
+            (ErrorCode(103), true),
+            (ErrorCode::FENCED_LEADER_EPOCH, true),
+            (ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, true),
+            (ErrorCode::TOPIC_AUTHORIZATION_FAILED, false),
+        ] {
+            let t0 = virtual_epoch();
+            let mut m = machine(&plan(&[(0, 0, Some(10))]), &ReadOptions::default(), t0);
+            let id = metadata_id(&transmits(&mut m, t0));
+            m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
+            let sent = fetches(&transmits(&mut m, t0));
+            m.handle_fetch(t0, sent[0].0, answer(vec![error_of(0, code)]));
+            let failed = matches!(
+                &outputs(&mut m)[..],
+                [Output::Failed(Error::Partition { code: c, .. })] if *c == code
+            );
+            assert_eq!(
+                (failed, m.poll_timeout().is_some()),
+                (!retried, retried),
+                "{code:?}"
+            );
+        }
     }
 }
