@@ -95,8 +95,13 @@ pub(crate) enum Fault {
     },
     /// The next `fetches` Fetch answers for the partition are NOT_LEADER_OR_FOLLOWER.
     NotLeaderStorm { partition: u8, fetches: u8 },
-    /// The next `fetches` Fetch answers for the partition are FENCED_LEADER_EPOCH.
-    FencedStorm { partition: u8, fetches: u8 },
+    /// The next `fetches` Fetch answers for the partition are FENCED_LEADER_EPOCH, or
+    /// UNKNOWN_LEADER_EPOCH when `newer` (the metadata is ahead of the broker).
+    FencedStorm {
+        partition: u8,
+        fetches: u8,
+        newer: bool,
+    },
     /// The next `fetches` Fetch answers for the partition, and the next `metadata` Metadata
     /// answers, say UNKNOWN_TOPIC_OR_PARTITION (a broker that doesn't know the topic yet).
     UnknownTopicOrPartition {
@@ -238,8 +243,13 @@ pub(crate) fn schedules() -> impl Strategy<Value = Schedule> {
             ),
         (any::<u8>(), 1u8..8)
             .prop_map(|(partition, fetches)| Fault::NotLeaderStorm { partition, fetches }),
-        (any::<u8>(), 1u8..8)
-            .prop_map(|(partition, fetches)| Fault::FencedStorm { partition, fetches }),
+        (any::<u8>(), 1u8..8, prop::bool::weighted(0.3)).prop_map(|(partition, fetches, newer)| {
+            Fault::FencedStorm {
+                partition,
+                fetches,
+                newer,
+            }
+        }),
         (any::<u8>(), 0u8..4, 0u8..3).prop_map(|(partition, fetches, metadata)| {
             Fault::UnknownTopicOrPartition {
                 partition,
@@ -331,6 +341,8 @@ pub(crate) struct SimStats {
     pub(crate) not_leader: u64,
     /// Partition answers FENCED_LEADER_EPOCH (storms and stale epochs).
     pub(crate) fenced: u64,
+    /// Partition answers UNKNOWN_LEADER_EPOCH (storms, and epochs ahead of the broker).
+    pub(crate) unknown_leader_epoch: u64,
     /// UNKNOWN_TOPIC_OR_PARTITION answers (Fetch partitions and Metadata).
     pub(crate) unknown_topic: u64,
     /// Connections lost before a request was written.
@@ -377,6 +389,7 @@ impl SimStats {
             lagging_high_watermark,
             not_leader,
             fenced,
+            unknown_leader_epoch,
             unknown_topic,
             loss_before,
             loss_during,
@@ -402,6 +415,7 @@ impl SimStats {
         self.lagging_high_watermark += lagging_high_watermark;
         self.not_leader += not_leader;
         self.fenced += fenced;
+        self.unknown_leader_epoch += unknown_leader_epoch;
         self.unknown_topic += unknown_topic;
         self.loss_before += loss_before;
         self.loss_during += loss_during;
@@ -455,6 +469,7 @@ struct SimPartition {
     stale_left: u32,
     not_leader_left: u32,
     fenced_left: u32,
+    newer_epoch_left: u32,
     unknown_fetch_left: u32,
     /// A new leader's high watermark, behind the log end, for this many more Fetch answers.
     lagging_hw: i64,
@@ -865,8 +880,17 @@ impl SimCluster {
             Fault::NotLeaderStorm { partition, fetches } => {
                 self.parts[part(partition)].not_leader_left += u32::from(fetches);
             }
-            Fault::FencedStorm { partition, fetches } => {
-                self.parts[part(partition)].fenced_left += u32::from(fetches);
+            Fault::FencedStorm {
+                partition,
+                fetches,
+                newer,
+            } => {
+                let p = &mut self.parts[part(partition)];
+                if newer {
+                    p.newer_epoch_left += u32::from(fetches);
+                } else {
+                    p.fenced_left += u32::from(fetches);
+                }
             }
             Fault::UnknownTopicOrPartition {
                 partition,
@@ -970,6 +994,10 @@ impl SimCluster {
                     p.fenced_left -= 1;
                     self.stats.fenced += 1;
                     ErrorCode::FENCED_LEADER_EPOCH
+                } else if p.newer_epoch_left > 0 {
+                    p.newer_epoch_left -= 1;
+                    self.stats.unknown_leader_epoch += 1;
+                    ErrorCode::UNKNOWN_LEADER_EPOCH
                 } else if p.not_leader_left > 0 {
                     p.not_leader_left -= 1;
                     self.stats.not_leader += 1;
@@ -978,6 +1006,7 @@ impl SimCluster {
                     self.stats.fenced += 1;
                     ErrorCode::FENCED_LEADER_EPOCH
                 } else if fp.current_leader_epoch > p.leader_epoch {
+                    self.stats.unknown_leader_epoch += 1;
                     ErrorCode::UNKNOWN_LEADER_EPOCH
                 } else if broker != p.leader {
                     self.stats.not_leader += 1;
@@ -1153,6 +1182,7 @@ fn build_partition(p: i32, spec: &PartitionSpec, brokers: i32) -> SimPartition {
         stale_left: 0,
         not_leader_left: 0,
         fenced_left: 0,
+        newer_epoch_left: 0,
         unknown_fetch_left: 0,
         lagging_hw: next,
         lagging_left: 0,
