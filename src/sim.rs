@@ -1214,6 +1214,9 @@ pub(crate) struct Outcome {
     /// The positions handed out after each chunk and loss, in order: partition, next offset
     /// to fetch, done.
     pub(crate) positions: Vec<(i32, i64, bool)>,
+    /// Requests the machine's contract forbids (a second Fetch to one leader, a partition in
+    /// two requests at once, a fetch outside the plan).
+    pub(crate) violations: Vec<String>,
     /// The error the read ended with, and the virtual time it came.
     pub(crate) failed: Option<(Error, Duration)>,
     /// The read said it was finished.
@@ -1315,6 +1318,12 @@ pub(crate) fn check(expected: &Expectation, outcome: &Outcome) -> std::result::R
         return Err(format!(
             "the read took {:?} of virtual time (at most {:?})",
             outcome.elapsed, expected.max_elapsed
+        ));
+    }
+    if !outcome.violations.is_empty() {
+        return Err(format!(
+            "the machine broke its contract: {:?}",
+            outcome.violations
         ));
     }
     let failed = match &outcome.failed {
@@ -1485,6 +1494,10 @@ struct InFlight {
     seq: u64,
     closes_connection: bool,
     answer: Answer,
+    /// For a Fetch, its leader.
+    fetch_to: Option<i32>,
+    /// The partitions it is about (Fetch and ListOffsets).
+    partitions: Vec<i32>,
 }
 
 impl Answer {
@@ -1573,6 +1586,8 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
                             seq,
                             closes_connection: false,
                             answer: Answer::Metadata(id, Ok(metadata.clone())),
+                            fetch_to: None,
+                            partitions: Vec::new(),
                         },
                         None => {
                             let d = cluster.metadata(now, &topics);
@@ -1586,10 +1601,19 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
                     partitions,
                     params,
                 } => {
+                    let asked: Vec<(i32, Option<i64>)> = partitions
+                        .iter()
+                        .map(|r| (r.partition, Some(r.position)))
+                        .collect();
+                    let found = violations(&in_flight, &plan, Some(leader), &asked);
+                    outcome.violations.extend(found);
                     let version = fetch_version(schedule.fetch_version, &partitions);
                     let request = build_fetch(&partitions, version, &params);
                     let d = cluster.fetch(now, leader, &request, version);
-                    in_flight_of(d, seq, |r| Answer::Fetch(id, r))
+                    let mut f = in_flight_of(d, seq, |r| Answer::Fetch(id, r));
+                    f.fetch_to = Some(leader);
+                    f.partitions = asked.iter().map(|a| a.0).collect();
+                    f
                 }
                 Transmit::ListEarliest {
                     id,
@@ -1604,8 +1628,12 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
                         Some(t.partition(partition)?.leader_id).filter(|l| *l >= 0)
                     });
                     let leader = cached.unwrap_or_else(|| cluster.leader(partition));
+                    let found = violations(&in_flight, &plan, None, &[(partition, None)]);
+                    outcome.violations.extend(found);
                     let d = cluster.list_earliest(now, leader, &topic, partition);
-                    in_flight_of(d, seq, |r| Answer::ListEarliest(id, r))
+                    let mut f = in_flight_of(d, seq, |r| Answer::ListEarliest(id, r));
+                    f.partitions = vec![partition];
+                    f
                 }
                 Transmit::Invalidate { .. } => {
                     cache = None;
@@ -1686,7 +1714,43 @@ fn in_flight_of<T>(d: Delivery<T>, seq: u64, answer: impl FnOnce(Result<T>) -> A
         seq,
         closes_connection: d.closes_connection,
         answer: answer(d.result),
+        fetch_to: None,
+        partitions: Vec::new(),
     }
+}
+
+/// What the machine's contract forbids in a request about to go out: a second Fetch to one
+/// leader, a partition in two requests at once, a fetch outside the plan's range.
+fn violations(
+    in_flight: &[InFlight],
+    plan: &Plan,
+    fetch_to: Option<i32>,
+    partitions: &[(i32, Option<i64>)],
+) -> Vec<String> {
+    let mut found = Vec::new();
+    if let Some(leader) = fetch_to {
+        if in_flight.iter().any(|f| f.fetch_to == Some(leader)) {
+            found.push(format!("a second Fetch to leader {leader}"));
+        }
+    }
+    for &(partition, offset) in partitions {
+        if in_flight.iter().any(|f| f.partitions.contains(&partition)) {
+            found.push(format!("partition {partition} in two requests at once"));
+        }
+        let range = plan
+            .partitions
+            .iter()
+            .find(|p| p.partition == partition)
+            .map(|p| (p.start, p.end.unwrap_or(i64::MAX)));
+        if let (Some(offset), Some((start, end))) = (offset, range) {
+            if !(start..end).contains(&offset) {
+                found.push(format!(
+                    "a fetch of partition {partition} at {offset}, outside the plan {start}..{end}"
+                ));
+            }
+        }
+    }
+    found
 }
 
 /// Notes what the machine handed out.
@@ -2126,6 +2190,7 @@ mod tests {
                 (0, 5, true),
                 (1, 6, true),
             ],
+            violations: Vec::new(),
             failed: None,
             finished: true,
             steps: 10,
@@ -2196,6 +2261,10 @@ mod tests {
             "not done",
         );
         fails(|_, o| o.positions.push((1, 6, false)), "not done");
+        fails(
+            |_, o| o.violations.push("a second Fetch to leader 0".into()),
+            "contract",
+        );
         let error = || Error::OffsetOutOfRange {
             broker: "b".into(),
             topic: TOPIC.into(),
@@ -2312,6 +2381,49 @@ mod tests {
         assert!(*at >= BLACKOUT_DEADLINE - RETRY_BACKOFF_MAX, "{at:?}");
         assert!(outcome.records.is_empty());
         assert_eq!(cluster.stats.blackout, cluster.stats.requests);
+    }
+
+    /// The first case proptest shrank (proptest-regressions/sim.txt holds its seed): retention
+    /// under the Fail policy in a schedule whose brokers later all go away. Failing on
+    /// OFFSET_OUT_OF_RANGE is allowed there too, not only giving up.
+    #[test]
+    fn the_fail_policy_may_end_a_read_in_a_blackout_schedule() {
+        let mut p = spec(&[(2, 0), (6, 0)]);
+        p.batches[0].gap = true;
+        let mut s = schedule(
+            vec![p],
+            vec![(
+                Trigger::Request(0),
+                Fault::Retention {
+                    partition: 0,
+                    advance: 100,
+                    mid_batch: true,
+                },
+            )],
+        );
+        s.brokers = 1;
+        s.blackout = Some(Duration::from_millis(7));
+        s.fetch_version = 4;
+        s.topic_ids = false;
+        s.partition_max_bytes = 64;
+        s.fetch_max_bytes = 100;
+        s.out_of_range = OutOfRange::Fail;
+        let Run {
+            outcome,
+            cluster,
+            plan,
+            retry_deadline,
+        } = run(&s, 10_000, Duration::from_secs(60));
+        assert!(
+            matches!(
+                outcome.failed,
+                Some((Error::OffsetOutOfRange { offset: 0, .. }, _))
+            ),
+            "{:?}",
+            outcome.failed
+        );
+        let expected = Expectation::of(&s, &plan, &cluster, retry_deadline, Duration::ZERO);
+        assert_eq!(check(&expected, &outcome), Ok(0));
     }
 
     /// Figures summed over the schedules of one proptest run.
