@@ -141,6 +141,8 @@ pub(crate) struct Schedule {
     pub(crate) faults: Vec<(Trigger, Fault)>,
     /// From this virtual time on, no broker answers anything, ever.
     pub(crate) blackout: Option<Duration>,
+    /// Every broker is down from the first time to the second (all restarted then).
+    pub(crate) outage: Option<(Duration, Duration)>,
     /// The highest Fetch version the brokers speak.
     pub(crate) fetch_version: i16,
     /// Whether the brokers have topic ids (always from Fetch v13, which needs them).
@@ -183,9 +185,10 @@ pub(crate) struct BatchSpec {
 }
 
 /// The proptest strategy of schedules: 1 to 3 brokers, 1 to 4 partitions of up to 12
-/// batches of 1 to 6 records, up to 12 faults at the first 24 requests or the first 3
-/// virtual seconds, a blackout in the first 2 virtual seconds one time in ten, small or
-/// default max bytes, Fetch v4 to v18.
+/// batches of 0 to 6 records, up to 12 faults at the first 24 requests or the first 3
+/// virtual seconds; one time in ten a blackout in the first 2 virtual seconds, one time in
+/// ten every broker down for up to 30 virtual seconds; small or default max bytes; Fetch v4
+/// to v18, with or without topic ids below v13.
 pub(crate) fn schedules() -> impl Strategy<Value = Schedule> {
     let batch = (
         prop_oneof![1 => Just(0u8), 9 => 1u8..=6],
@@ -270,6 +273,15 @@ pub(crate) fn schedules() -> impl Strategy<Value = Schedule> {
     ];
     let faults = prop::collection::vec((trigger, fault), 0..=12);
     let blackout = prop::option::weighted(0.1, (0u64..2_000).prop_map(Duration::from_millis));
+    let outage = prop::option::weighted(
+        0.1,
+        (0u64..2_000, 1u64..30_000).prop_map(|(from, len)| {
+            (
+                Duration::from_millis(from),
+                Duration::from_millis(from + len),
+            )
+        }),
+    );
     let partition_max_bytes = prop_oneof![64i32..400, 400i32..4_000, Just(1 << 20)];
     let fetch_max_bytes = prop_oneof![100i32..1_000, 1_000i32..10_000, Just(50 << 20)];
     let out_of_range = prop_oneof![
@@ -281,7 +293,7 @@ pub(crate) fn schedules() -> impl Strategy<Value = Schedule> {
         1u8..=3,
         prop::collection::vec(partition, 1..=4),
         faults,
-        blackout,
+        (blackout, outage),
         (
             prop::sample::select(vec![4i16, 8, 9, 11, 12, 13, 16, 18]),
             prop::bool::weighted(0.7),
@@ -296,7 +308,7 @@ pub(crate) fn schedules() -> impl Strategy<Value = Schedule> {
                 brokers,
                 partitions,
                 faults,
-                blackout,
+                (blackout, outage),
                 (fetch_version, topic_ids),
                 partition_max_bytes,
                 fetch_max_bytes,
@@ -307,6 +319,7 @@ pub(crate) fn schedules() -> impl Strategy<Value = Schedule> {
                 partitions,
                 faults,
                 blackout,
+                outage,
                 fetch_version,
                 topic_ids: topic_ids || fetch_version >= 13,
                 partition_max_bytes,
@@ -367,6 +380,8 @@ pub(crate) struct SimStats {
     pub(crate) timeouts: u64,
     /// Requests refused during a blackout.
     pub(crate) blackout: u64,
+    /// Requests refused while every broker was down for a while.
+    pub(crate) outage: u64,
     /// Partition answers whose records end in a partial batch (cut by max bytes).
     pub(crate) cut: u64,
     /// Partition answers that carried a whole batch larger than their limit (KIP-74).
@@ -402,6 +417,7 @@ impl SimStats {
             slow,
             timeouts,
             blackout,
+            outage,
             cut,
             whole_over_limit,
             overtaken,
@@ -428,6 +444,7 @@ impl SimStats {
         self.slow += slow;
         self.timeouts += timeouts;
         self.blackout += blackout;
+        self.outage += outage;
         self.cut += cut;
         self.whole_over_limit += whole_over_limit;
         self.overtaken += overtaken;
@@ -513,6 +530,7 @@ pub(crate) struct SimCluster {
     armed_empty: VecDeque<bool>,
     unknown_metadata_left: u32,
     blackout: Option<Duration>,
+    outage: Option<(Duration, Duration)>,
     rng: u64,
     /// Counts of this cluster's answers and faults.
     pub(crate) stats: SimStats,
@@ -545,6 +563,7 @@ impl SimCluster {
             armed_empty: VecDeque::new(),
             unknown_metadata_left: 0,
             blackout: schedule.blackout,
+            outage: schedule.outage,
             rng: schedule.seed | 1,
             stats: SimStats::default(),
         }
@@ -740,8 +759,12 @@ impl SimCluster {
         self.stats.requests += 1;
         self.activate(index, now);
         let name = self.broker_name(broker).to_string();
-        if self.blackout.is_some_and(|t| t <= now) {
-            self.stats.blackout += 1;
+        let down = self
+            .outage
+            .is_some_and(|(from, to)| (from..to).contains(&now));
+        if self.blackout.is_some_and(|t| t <= now) || down {
+            self.stats.blackout += u64::from(!down);
+            self.stats.outage += u64::from(down);
             return Delivery {
                 at: now + Duration::from_millis(1),
                 broker,
@@ -1836,6 +1859,7 @@ mod tests {
             partitions,
             faults,
             blackout: None,
+            outage: None,
             fetch_version: 13,
             topic_ids: true,
             partition_max_bytes: 1 << 20,
@@ -2381,6 +2405,28 @@ mod tests {
         assert!(*at >= BLACKOUT_DEADLINE - RETRY_BACKOFF_MAX, "{at:?}");
         assert!(outcome.records.is_empty());
         assert_eq!(cluster.stats.blackout, cluster.stats.requests);
+    }
+
+    #[test]
+    fn a_read_waits_out_an_outage_of_every_broker() {
+        let mut s = schedule(vec![spec(&[(3, 40); 4]), spec(&[(1, 0); 3])], vec![]);
+        s.outage = Some((Duration::ZERO, Duration::from_secs(20)));
+        let Run {
+            outcome,
+            cluster,
+            plan,
+            retry_deadline,
+        } = run(&s, 10_000, Duration::from_secs(60));
+        let expected = Expectation::of(&s, &plan, &cluster, retry_deadline, Duration::ZERO);
+        assert_eq!(check(&expected, &outcome), Ok(15));
+        assert!(
+            outcome.elapsed >= Duration::from_secs(20),
+            "{:?}",
+            outcome.elapsed
+        );
+        // Backing off: about one request per backoff step, not a busy loop.
+        assert!(cluster.stats.outage >= 10, "{:?}", cluster.stats);
+        assert!(cluster.stats.outage <= 60, "{:?}", cluster.stats);
     }
 
     /// The first case proptest shrank (proptest-regressions/sim.txt holds its seed): retention
