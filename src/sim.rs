@@ -29,9 +29,10 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use kseek_protocol::messages::fetch::{
-    FetchRequest, FetchResponse, FetchableTopicResponse, LeaderIdAndEpoch, PartitionData,
+    AbortedTransaction as FetchAbortedTransaction, FetchRequest, FetchResponse,
+    FetchableTopicResponse, LeaderIdAndEpoch, PartitionData,
 };
-use kseek_protocol::records::{Compression, NewRecord, RecordBatchBuilder};
+use kseek_protocol::records::{Compression, ControlRecordType, NewRecord, RecordBatchBuilder};
 use kseek_protocol::{decode_exact, ApiKey, ErrorCode, Message, Uuid};
 use proptest::prelude::*;
 
@@ -153,6 +154,8 @@ pub(crate) struct Schedule {
     pub(crate) fetch_max_bytes: i32,
     /// The read's policy for OFFSET_OUT_OF_RANGE.
     pub(crate) out_of_range: OutOfRange,
+    /// Whether the plan reads read_committed.
+    pub(crate) read_committed: bool,
 }
 
 /// One partition of a [`Schedule`].
@@ -182,6 +185,9 @@ pub(crate) struct BatchSpec {
     pub(crate) gap: bool,
     /// Compressed (LZ4 where the build has it).
     pub(crate) compressed: bool,
+    /// Written in a transaction, committed (`Some(false)`) or aborted (`Some(true)`) by the
+    /// marker that follows the batch.
+    pub(crate) aborted: Option<bool>,
 }
 
 /// The proptest strategy of schedules: 1 to 3 brokers, 1 to 4 partitions of up to 12
@@ -195,12 +201,14 @@ pub(crate) fn schedules() -> impl Strategy<Value = Schedule> {
         0u8..=120,
         prop::bool::weighted(0.15),
         prop::bool::weighted(0.15),
+        prop_oneof![8 => Just(None), 1 => Just(Some(false)), 1 => Just(Some(true))],
     )
-        .prop_map(|(records, value_len, gap, compressed)| BatchSpec {
+        .prop_map(|(records, value_len, gap, compressed, aborted)| BatchSpec {
             records,
             value_len,
             gap,
             compressed,
+            aborted,
         });
     let partition = (
         0i64..40,
@@ -300,7 +308,7 @@ pub(crate) fn schedules() -> impl Strategy<Value = Schedule> {
         ),
         partition_max_bytes,
         fetch_max_bytes,
-        out_of_range,
+        (out_of_range, any::<bool>()),
     )
         .prop_map(
             |(
@@ -312,7 +320,7 @@ pub(crate) fn schedules() -> impl Strategy<Value = Schedule> {
                 (fetch_version, topic_ids),
                 partition_max_bytes,
                 fetch_max_bytes,
-                out_of_range,
+                (out_of_range, read_committed),
             )| Schedule {
                 seed,
                 brokers,
@@ -325,6 +333,7 @@ pub(crate) fn schedules() -> impl Strategy<Value = Schedule> {
                 partition_max_bytes,
                 fetch_max_bytes,
                 out_of_range,
+                read_committed,
             },
         )
 }
@@ -474,8 +483,10 @@ struct LogBatch {
 struct SimPartition {
     /// The batches not deleted yet.
     batches: Vec<LogBatch>,
-    /// Every record ever written, in offset order.
-    written: Vec<Written>,
+    /// Every record ever written, in offset order, and whether its transaction aborted.
+    written: Vec<(Written, bool)>,
+    /// The aborted transactions: producer id, first offset, offset of the ABORT marker.
+    aborted: Vec<(i64, i64, i64)>,
     log_start: i64,
     /// The log end offset, which is also the high watermark (everything is replicated).
     log_end: i64,
@@ -593,16 +604,25 @@ impl SimCluster {
             .collect();
         Plan {
             partitions,
-            isolation: IsolationLevel::READ_UNCOMMITTED,
+            isolation: if schedule.read_committed {
+                IsolationLevel::READ_COMMITTED
+            } else {
+                IsolationLevel::READ_UNCOMMITTED
+            },
         }
     }
 
-    /// Every record written to `partition`, deleted ones included.
-    pub(crate) fn written(&self, partition: i32) -> &[Written] {
-        usize::try_from(partition)
-            .ok()
-            .and_then(|p| self.parts.get(p))
-            .map_or(&[], |p| &p.written)
+    /// Every record written to `partition` that a read at `isolation` hands out (no aborted
+    /// one under read_committed), deleted ones included.
+    pub(crate) fn written(&self, partition: i32, isolation: IsolationLevel) -> Vec<Written> {
+        let committed = isolation == IsolationLevel::READ_COMMITTED;
+        self.part(partition).map_or(Vec::new(), |p| {
+            p.written
+                .iter()
+                .filter(|(_, aborted)| !(committed && *aborted))
+                .map(|(w, _)| w.clone())
+                .collect()
+        })
     }
 
     /// The log start offset of every partition now.
@@ -1009,6 +1029,23 @@ impl SimCluster {
                 data.high_watermark = p.log_end;
                 data.last_stable_offset = p.log_end;
                 data.log_start_offset = p.log_start;
+                if request.isolation_level == IsolationLevel::READ_COMMITTED.0 {
+                    // The aborted transactions the answer's records may hold: not over before
+                    // the fetch offset (their markers are all written: the LSO is the HW).
+                    let aborted = p
+                        .aborted
+                        .iter()
+                        .filter(|(_, _, marker)| *marker >= fp.fetch_offset)
+                        .map(|&(producer_id, first_offset, _)| FetchAbortedTransaction {
+                            producer_id,
+                            first_offset,
+                            ..FetchAbortedTransaction::default()
+                        })
+                        .collect();
+                    data.aborted_transactions = Some(aborted);
+                } else {
+                    data.aborted_transactions = None;
+                }
                 let code = if p.unknown_fetch_left > 0 {
                     p.unknown_fetch_left -= 1;
                     self.stats.unknown_topic += 1;
@@ -1166,7 +1203,8 @@ fn build_partition(p: i32, spec: &PartitionSpec, brokers: i32) -> SimPartition {
     let mut next = spec.log_start;
     let mut batches = Vec::new();
     let mut written = Vec::new();
-    for b in &spec.batches {
+    let mut aborted = Vec::new();
+    for (i, b) in spec.batches.iter().enumerate() {
         let base = next;
         let step = if b.gap { 2 } else { 1 };
         let mut builder = RecordBatchBuilder::new(base, BASE_TIMESTAMP + base * 10)
@@ -1176,6 +1214,11 @@ fn build_partition(p: i32, spec: &PartitionSpec, brokers: i32) -> SimPartition {
             } else {
                 Compression::None
             });
+        // One producer per transaction.
+        let producer_id = 1_000 + i as i64;
+        if b.aborted.is_some() {
+            builder = builder.producer(producer_id, 0, 0).transactional(true);
+        }
         let n = i32::from(b.records);
         for i in 0..n {
             let delta = i * step;
@@ -1183,20 +1226,45 @@ fn build_partition(p: i32, spec: &PartitionSpec, brokers: i32) -> SimPartition {
             let mut value = format!("{p}:{offset}:").into_bytes();
             value.resize(value.len() + usize::from(b.value_len), b'x');
             builder.push(NewRecord::new(delta, i64::from(delta) * 10).value(&value));
-            written.push((offset, Some(Bytes::from(value))));
+            written.push(((offset, Some(Bytes::from(value))), b.aborted == Some(true)));
         }
         // With a gap, compaction also removed the batch's last offset; a batch compaction
         // emptied keeps two offsets.
-        let last_delta = ((n - 1) * step).max(1) + i32::from(b.gap);
+        let last_delta = if n == 0 { 1 } else { (n - 1) * step } + i32::from(b.gap);
         builder = builder.last_offset_delta(last_delta);
         next = base + i64::from(last_delta) + 1;
         let bytes = builder.build().expect("a simulated batch encodes");
         batches.push(LogBatch { base, next, bytes });
+        if let Some(abort) = b.aborted {
+            let kind = if abort {
+                aborted.push((producer_id, base, next));
+                ControlRecordType::ABORT
+            } else {
+                ControlRecordType::COMMIT
+            };
+            let marker = RecordBatchBuilder::control_marker(
+                next,
+                BASE_TIMESTAMP + next * 10,
+                producer_id,
+                0,
+                kind,
+                0,
+            )
+            .partition_leader_epoch(epoch);
+            let bytes = marker.build().expect("a simulated marker encodes");
+            batches.push(LogBatch {
+                base: next,
+                next: next + 1,
+                bytes,
+            });
+            next += 1;
+        }
     }
     let leader = i32::from(spec.leader) % brokers;
     SimPartition {
         batches,
         written,
+        aborted,
         log_start: spec.log_start,
         log_end: next,
         leader,
@@ -1303,7 +1371,7 @@ impl Expectation {
             .map(|p| (p.partition, p.start, p.end.unwrap_or(i64::MAX)))
             .collect();
         let written = (0..plan.partitions.len() as i32)
-            .map(|p| cluster.written(p).to_vec())
+            .map(|p| cluster.written(p, plan.isolation))
             .collect();
         let retention = cluster.stats.retention > 0;
         let fail_on_out_of_range = schedule.out_of_range == OutOfRange::Fail;
@@ -1844,6 +1912,7 @@ mod tests {
                     value_len,
                     gap: false,
                     compressed: false,
+                    aborted: None,
                 })
                 .collect(),
             leader: 0,
@@ -1865,6 +1934,7 @@ mod tests {
             partition_max_bytes: 1 << 20,
             fetch_max_bytes: 50 << 20,
             out_of_range: OutOfRange::ResetToLogStart,
+            read_committed: false,
         }
     }
 
@@ -2077,7 +2147,7 @@ mod tests {
             matches!(earliest.result, Err(Error::Partition { code, .. }) if code == ErrorCode::NOT_LEADER_OR_FOLLOWER)
         );
         assert_eq!(sim.log_starts(), [4]);
-        assert_eq!(sim.written(0).len(), 12);
+        assert_eq!(sim.written(0, IsolationLevel::READ_UNCOMMITTED).len(), 12);
         assert_eq!(
             (
                 sim.stats.retention,
@@ -2162,7 +2232,8 @@ mod tests {
         p.batches[0].gap = true;
         p.batches[1].compressed = true;
         let sim = SimCluster::new(&schedule(vec![p], vec![]));
-        let offsets: Vec<i64> = sim.written(0).iter().map(|w| w.0).collect();
+        let written = sim.written(0, IsolationLevel::READ_UNCOMMITTED);
+        let offsets: Vec<i64> = written.iter().map(|w| w.0).collect();
         // 10, 12, 14, and 15 compacted away too; then 16, 17; then 18 and 19, emptied.
         assert_eq!(offsets, [10, 12, 14, 16, 17]);
         assert_eq!(sim.parts[0].log_end, 20);
@@ -2175,10 +2246,7 @@ mod tests {
             })
             .freeze();
         assert_eq!(whole(&all, 10).0, offsets);
-        assert_eq!(
-            sim.written(0)[1].1.as_deref(),
-            Some(&b"0:12:xxxxxxxxxx"[..])
-        );
+        assert_eq!(written[1].1.as_deref(), Some(&b"0:12:xxxxxxxxxx"[..]));
     }
 
     fn good() -> (Expectation, Outcome) {
@@ -2405,6 +2473,36 @@ mod tests {
         assert!(*at >= BLACKOUT_DEADLINE - RETRY_BACKOFF_MAX, "{at:?}");
         assert!(outcome.records.is_empty());
         assert_eq!(cluster.stats.blackout, cluster.stats.requests);
+    }
+
+    #[test]
+    fn read_committed_skips_aborted_transactions_and_markers() {
+        let mut p = spec(&[(2, 5), (3, 5), (2, 5), (1, 5)]);
+        p.batches[1].aborted = Some(true);
+        p.batches[2].aborted = Some(false);
+        for (read_committed, records) in [(true, 5), (false, 8)] {
+            let mut s = schedule(vec![p.clone()], vec![]);
+            s.read_committed = read_committed;
+            s.partition_max_bytes = 100;
+            let Run {
+                outcome,
+                cluster,
+                plan,
+                retry_deadline,
+            } = run(&s, 10_000, Duration::from_secs(60));
+            let expected = Expectation::of(&s, &plan, &cluster, retry_deadline, Duration::ZERO);
+            assert_eq!(check(&expected, &outcome), Ok(records));
+            // Offsets 0-1, the aborted 2-4 and their marker 5, the committed 6-7 and their
+            // marker 8, then 9.
+            let offsets: Vec<i64> = outcome.records.iter().map(|r| r.1).collect();
+            let want: &[i64] = if read_committed {
+                &[0, 1, 6, 7, 9]
+            } else {
+                &[0, 1, 2, 3, 4, 6, 7, 9]
+            };
+            assert_eq!(offsets, want);
+            assert_eq!(plan.partitions[0].end, Some(10));
+        }
     }
 
     #[test]
