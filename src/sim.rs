@@ -1,27 +1,34 @@
 //! A simulated Kafka cluster for deterministic tests of the read state machine.
 //!
 //! [`SimCluster`] holds one topic's partition logs in memory as real record batches (built with
-//! [`RecordBatchBuilder`], several batch sizes, some compressed, some with compaction gaps),
-//! each partition with a leader, a leader epoch and a log start offset that retention moves.
-//! It answers at the protocol level and in virtual time: Metadata (as [`TopicMetadata`]),
-//! Fetch ([`FetchRequest`] in, [`FetchResponse`] out, both through the wire encoding of the
-//! version asked for) and ListOffsets for the earliest offset. A Fetch is answered as a broker
-//! answers it: from the batch holding the fetch offset, cut at the partition's max bytes and
-//! at what is left of the response's max bytes (mid-batch, as a broker slices its log files),
-//! with at least one whole batch for the first partition that has data (KIP-74); the leader
-//! epoch of the request is checked (KIP-320) and an offset below the log start is
-//! OFFSET_OUT_OF_RANGE.
+//! [`RecordBatchBuilder`], several batch sizes, some compressed, some with compaction gaps or
+//! emptied by compaction, some in committed or aborted transactions with their markers), each
+//! partition with a leader, a leader epoch and a log start offset that retention moves. It
+//! answers at the protocol level and in virtual time: Metadata (as [`TopicMetadata`]), Fetch
+//! ([`FetchRequest`] in, [`FetchResponse`] out, both through the wire encoding of the version
+//! asked for) and ListOffsets for the earliest offset. A Fetch is answered as a broker answers
+//! it: from the batch holding the fetch offset up to the high watermark, cut at the
+//! partition's max bytes and at what is left of the response's max bytes (mid-batch, as a
+//! broker slices its log files), with at least one whole batch for the first partition that
+//! has data (KIP-74), with the aborted transactions under read_committed; the leader epoch of
+//! the request is checked (KIP-320) and an offset below the log start is OFFSET_OUT_OF_RANGE.
 //!
 //! A [`Schedule`] (proptest generates them with [`schedules`]) gives the logs, the plan and the
-//! faults, each at a request index or a virtual time: leader moves with epoch bumps (and stale
-//! metadata or an election window after them), NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH
-//! storms, transient UNKNOWN_TOPIC_OR_PARTITION, connection loss before, during or after a
-//! request, retention moving the log start, empty and throttled answers, slow answers that run
-//! past the request timeout, and every broker going away for good.
+//! faults, each at a request index or a virtual time: leader moves with epoch bumps (then
+//! stale metadata, an election window, a new leader whose high watermark lags);
+//! NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH and UNKNOWN_LEADER_EPOCH storms; transient
+//! UNKNOWN_TOPIC_OR_PARTITION; connection loss before, during or after a request (failing
+//! every other request on that connection); retention moving the log start; empty and
+//! throttled answers; slow answers that run past the request timeout; every broker down for a
+//! while, or for good.
 //!
-//! [`check`] asserts what a bounded read must do against such a cluster: end within bounds,
-//! hand out per partition exactly the plan's records in offset order less the loss it
-//! reported, and lose nothing when no retention happened.
+//! [`run`] drives the [`ReadMachine`] against such a cluster with a virtual clock: no runtime,
+//! no sockets, no sleeps. [`check`] asserts what a bounded read must have done: end within
+//! bounds, hand out per partition exactly the plan's records in offset order less the loss it
+//! reported, lose nothing when no retention happened, and never break the machine's request
+//! contract. The proptest `bounded_reads_hand_out_their_plan_exactly_under_faults` runs
+//! 10,000 schedules (`PROPTEST_CASES` sets another number) and prints its figures:
+//! `cargo test --lib sim -- --nocapture`.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
