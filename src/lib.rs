@@ -44,6 +44,8 @@ pub mod group;
 pub mod plan;
 pub mod read;
 pub mod resolve;
+#[cfg(test)]
+mod sim;
 
 pub use client::{Client, ClientConfig};
 pub use cluster::{BrokerMetadata, ClusterMetadata, PartitionMetadata, TopicMetadata};
