@@ -45,7 +45,7 @@ pub const CONSUMER_REPLICA_ID: i32 = -1;
 /// [`EARLIEST_PENDING_UPLOAD`] v11. `None` for a negative value that no version defines.
 ///
 /// # References
-/// READING-BY-TIME.md point 8; Kafka's `ListOffsetsRequest.Builder.forConsumer`.
+/// docs/reading-by-time.md point 8; Kafka's `ListOffsetsRequest.Builder.forConsumer`.
 pub const fn min_version_for_timestamp(timestamp: i64) -> Option<i16> {
     match timestamp {
         0.. | LATEST | EARLIEST => Some(1),
