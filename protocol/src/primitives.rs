@@ -33,9 +33,8 @@ impl core::fmt::Debug for Uuid {
 }
 
 impl core::fmt::Display for Uuid {
-    /// Kafka prints topic ids as URL-safe base64 without padding; we print the canonical hex
-    /// form, which is unambiguous and what `kafka-topics --describe` users can compare by eye
-    /// only after conversion, so both are offered: this one and [`Uuid::to_base64`].
+    /// Prints the id as Kafka's tools do: URL-safe base64 without padding, 22 characters
+    /// ([`Uuid::to_base64`]), so it can be compared with `kafka-topics --describe` by eye.
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(&self.to_base64())
     }
@@ -728,6 +727,8 @@ mod tests {
         let mut id = [0u8; 16];
         id[15] = 1;
         assert_eq!(Uuid(id).to_base64(), "AAAAAAAAAAAAAAAAAAAAAQ");
+        assert_eq!(Uuid(id).to_string(), "AAAAAAAAAAAAAAAAAAAAAQ");
+        assert_eq!(format!("{:?}", Uuid(id)), "AAAAAAAAAAAAAAAAAAAAAQ");
         assert_eq!(Uuid::ZERO.to_base64().len(), 22);
     }
 
