@@ -599,6 +599,66 @@ pub fn put_unknown_tagged_fields(buf: &mut BytesMut, unknown: &UnknownTaggedFiel
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Helpers of the message codecs
+// ---------------------------------------------------------------------------------------------
+
+/// Fails with [`Error::FieldNotInVersion`] unless a non-ignorable field that `version` lacks
+/// holds its default (`is_default`).
+pub(crate) fn require_default(is_default: bool, what: &'static str, version: i16) -> Result<()> {
+    if is_default {
+        Ok(())
+    } else {
+        Err(Error::FieldNotInVersion { what, version })
+    }
+}
+
+/// The smallest encoding of a string: its length prefix, `int16` classic, one byte compact.
+pub(crate) const fn min_string(flexible: bool) -> usize {
+    if flexible {
+        1
+    } else {
+        2
+    }
+}
+
+/// The smallest encoding of an array or of bytes: its length prefix, `int32` classic, one
+/// byte compact.
+pub(crate) const fn min_array(flexible: bool) -> usize {
+    if flexible {
+        1
+    } else {
+        4
+    }
+}
+
+/// The size of an empty tagged section: one byte in flexible versions, nothing otherwise.
+pub(crate) const fn min_tags(flexible: bool) -> usize {
+    if flexible {
+        1
+    } else {
+        0
+    }
+}
+
+/// Writes an array of `int32` (partition indexes, replica ids).
+pub(crate) fn put_int32s(
+    buf: &mut BytesMut,
+    items: &[i32],
+    compact: bool,
+    what: &'static str,
+) -> Result<()> {
+    put_array(buf, items, compact, what, |b, n| {
+        b.put_i32(*n);
+        Ok(())
+    })
+}
+
+/// Reads an array of `int32` (partition indexes, replica ids).
+pub(crate) fn get_int32s(buf: &mut Bytes, compact: bool, what: &'static str) -> Result<Vec<i32>> {
+    get_array(buf, compact, 4, what, |b| get_i32(b, what))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

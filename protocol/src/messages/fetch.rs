@@ -16,46 +16,18 @@
 use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::api_key::ApiKey;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::messages::{Message, Request, VersionRange};
 use crate::primitives::{
     get_array, get_i16, get_i32, get_i64, get_i8, get_nullable_array, get_nullable_bytes,
     get_nullable_string, get_string, get_tagged_fields, get_unknown_tagged_fields, get_uuid,
-    put_array, put_nullable_array, put_nullable_bytes, put_nullable_string, put_string,
-    put_tagged_fields, put_unknown_tagged_fields, put_uuid, UnknownTaggedFields, Uuid,
+    min_array, min_string, min_tags, put_array, put_nullable_array, put_nullable_bytes,
+    put_nullable_string, put_string, put_tagged_fields, put_unknown_tagged_fields, put_uuid,
+    require_default, UnknownTaggedFields, Uuid,
 };
 
 /// The first flexible version of both Fetch messages.
 const FIRST_FLEXIBLE: i16 = 12;
-
-/// Fails with [`Error::FieldNotInVersion`] unless a non-ignorable field that `version` lacks
-/// holds its default.
-fn require_default(is_default: bool, what: &'static str, version: i16) -> Result<()> {
-    if is_default {
-        Ok(())
-    } else {
-        Err(Error::FieldNotInVersion { what, version })
-    }
-}
-
-/// Encoded size of an empty array or string length prefix: `int32`/`int16` classic, one byte
-/// compact.
-const fn len_prefix(flexible: bool, wide: bool) -> usize {
-    match (flexible, wide) {
-        (true, _) => 1,
-        (false, true) => 4,
-        (false, false) => 2,
-    }
-}
-
-/// Encoded size of an empty tagged section (only in flexible versions).
-const fn tags_size(flexible: bool) -> usize {
-    if flexible {
-        1
-    } else {
-        0
-    }
-}
 
 /// Encodes one known tagged field's payload with `f` and adds it to `tagged`.
 fn push_tagged(
@@ -369,9 +341,9 @@ impl FetchTopic {
         let name = if version >= 13 {
             16
         } else {
-            len_prefix(flexible, false)
+            min_string(flexible)
         };
-        name + len_prefix(flexible, true) + tags_size(flexible)
+        name + min_array(flexible) + min_tags(flexible)
     }
 
     fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
@@ -430,7 +402,7 @@ impl FetchPartition {
         if version >= 5 {
             size += 8; // log_start_offset
         }
-        size + tags_size(flexible)
+        size + min_tags(flexible)
     }
 
     fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
@@ -527,9 +499,9 @@ impl ForgottenTopic {
         let name = if version >= 13 {
             16
         } else {
-            len_prefix(flexible, false)
+            min_string(flexible)
         };
-        name + len_prefix(flexible, true) + tags_size(flexible)
+        name + min_array(flexible) + min_tags(flexible)
     }
 
     fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
@@ -855,9 +827,9 @@ impl FetchableTopicResponse {
         let name = if version >= 13 {
             16
         } else {
-            len_prefix(flexible, false)
+            min_string(flexible)
         };
-        name + len_prefix(flexible, true) + tags_size(flexible)
+        name + min_array(flexible) + min_tags(flexible)
     }
 
     fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
@@ -916,7 +888,7 @@ impl PartitionData {
             size += 4; // preferred_read_replica
         }
         // aborted_transactions and records length prefixes
-        size + 2 * len_prefix(flexible, true) + tags_size(flexible)
+        size + 2 * min_array(flexible) + min_tags(flexible)
     }
 
     fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
@@ -1104,7 +1076,7 @@ impl SnapshotId {
 impl AbortedTransaction {
     /// The smallest encoding of one aborted transaction.
     const fn min_size(flexible: bool) -> usize {
-        8 + 8 + tags_size(flexible)
+        8 + 8 + min_tags(flexible)
     }
 
     fn encode(&self, buf: &mut BytesMut, flexible: bool) {
@@ -1172,6 +1144,8 @@ mod tests {
     use std::collections::BTreeMap;
 
     use proptest::prelude::*;
+
+    use crate::error::Error;
     use proptest::test_runner::{Config, TestRunner};
 
     use super::*;

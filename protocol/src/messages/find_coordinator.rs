@@ -12,12 +12,12 @@
 use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::api_key::ApiKey;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::messages::{Message, Request, VersionRange};
 use crate::primitives::{
     get_array, get_i16, get_i32, get_i8, get_nullable_string, get_string,
     get_unknown_tagged_fields, put_array, put_nullable_string, put_string,
-    put_unknown_tagged_fields, UnknownTaggedFields,
+    put_unknown_tagged_fields, require_default, UnknownTaggedFields,
 };
 
 /// `KeyType` for a consumer group coordinator.
@@ -60,12 +60,12 @@ impl Message for FindCoordinatorRequest {
         if version <= 3 {
             put_string(buf, &self.key, flexible, "FindCoordinatorRequest.key")?;
         } else {
-            absent(self.key.is_empty(), "FindCoordinatorRequest.key", version)?;
+            require_default(self.key.is_empty(), "FindCoordinatorRequest.key", version)?;
         }
         if version >= 1 {
             buf.put_i8(self.key_type);
         } else {
-            absent(
+            require_default(
                 self.key_type == 0,
                 "FindCoordinatorRequest.key_type",
                 version,
@@ -80,7 +80,7 @@ impl Message for FindCoordinatorRequest {
                 |b, k| put_string(b, k, flexible, "FindCoordinatorRequest.coordinator_keys"),
             )?;
         } else {
-            absent(
+            require_default(
                 self.coordinator_keys.is_empty(),
                 "FindCoordinatorRequest.coordinator_keys",
                 version,
@@ -247,28 +247,28 @@ impl Message for FindCoordinatorResponse {
             buf.put_i32(self.node_id);
             put_string(buf, &self.host, flexible, "FindCoordinatorResponse.host")?;
             buf.put_i32(self.port);
-            absent(
+            require_default(
                 self.coordinators.is_empty(),
                 "FindCoordinatorResponse.coordinators",
                 version,
             )?;
         } else {
-            absent(
+            require_default(
                 self.error_code == 0,
                 "FindCoordinatorResponse.error_code",
                 version,
             )?;
-            absent(
+            require_default(
                 self.node_id == 0,
                 "FindCoordinatorResponse.node_id",
                 version,
             )?;
-            absent(
+            require_default(
                 self.host.is_empty(),
                 "FindCoordinatorResponse.host",
                 version,
             )?;
-            absent(self.port == 0, "FindCoordinatorResponse.port", version)?;
+            require_default(self.port == 0, "FindCoordinatorResponse.port", version)?;
             put_array(
                 buf,
                 &self.coordinators,
@@ -315,19 +315,10 @@ impl Message for FindCoordinatorResponse {
     }
 }
 
-/// Fails with [`Error::FieldNotInVersion`] unless a non-ignorable field that `version` lacks
-/// holds its default (`is_default`).
-fn absent(is_default: bool, what: &'static str, version: i16) -> Result<()> {
-    if is_default {
-        Ok(())
-    } else {
-        Err(Error::FieldNotInVersion { what, version })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
     use crate::messages::decode_exact;
     use crate::messages::testing::{
         check_bytes, check_golden, check_prefixes_and_trailing, encode as enc,

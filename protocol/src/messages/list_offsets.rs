@@ -14,11 +14,12 @@
 use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::api_key::ApiKey;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::messages::{Message, Request, VersionRange};
 use crate::primitives::{
-    get_array, get_i16, get_i32, get_i64, get_i8, get_string, get_unknown_tagged_fields, put_array,
-    put_string, put_unknown_tagged_fields, UnknownTaggedFields,
+    get_array, get_i16, get_i32, get_i64, get_i8, get_string, get_unknown_tagged_fields, min_array,
+    min_string, min_tags, put_array, put_string, put_unknown_tagged_fields, require_default,
+    UnknownTaggedFields,
 };
 
 /// The offset of the next record to be written (the high watermark, or the last stable offset
@@ -71,44 +72,6 @@ impl IsolationLevel {
     /// Only non-transactional and committed transactional records are visible; reads stop at
     /// the last stable offset.
     pub const READ_COMMITTED: IsolationLevel = IsolationLevel(1);
-}
-
-/// Fails with [`Error::FieldNotInVersion`] when a non-ignorable field absent from `version`
-/// holds something other than its default.
-fn absent<T: PartialEq>(value: &T, default: &T, what: &'static str, version: i16) -> Result<()> {
-    if value == default {
-        Ok(())
-    } else {
-        Err(Error::FieldNotInVersion { what, version })
-    }
-}
-
-/// Minimum encoded size of a string (its length prefix).
-const fn min_string(flexible: bool) -> usize {
-    if flexible {
-        1
-    } else {
-        2
-    }
-}
-
-/// Minimum encoded size of an array (its length prefix) or, in flexible versions, of an
-/// empty tagged section.
-const fn min_array(flexible: bool) -> usize {
-    if flexible {
-        1
-    } else {
-        4
-    }
-}
-
-/// Size of an empty tagged section: one byte in flexible versions, nothing otherwise.
-const fn min_tags(flexible: bool) -> usize {
-    if flexible {
-        1
-    } else {
-        0
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -199,9 +162,8 @@ impl Message for ListOffsetsRequest {
         if version >= 2 {
             buf.put_i8(self.isolation_level.0);
         } else {
-            absent(
-                &self.isolation_level,
-                &IsolationLevel::default(),
+            require_default(
+                self.isolation_level == IsolationLevel::default(),
                 "ListOffsetsRequest.isolation_level",
                 version,
             )?;
@@ -511,9 +473,8 @@ impl ListOffsetsPartitionResponse {
         if version >= 4 {
             buf.put_i32(self.leader_epoch);
         } else {
-            absent(
-                &self.leader_epoch,
-                &-1,
+            require_default(
+                self.leader_epoch == -1,
                 "ListOffsetsResponse.partitions.leader_epoch",
                 version,
             )?;
@@ -553,6 +514,7 @@ impl ListOffsetsPartitionResponse {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
     use crate::messages::decode_exact;
     use crate::messages::testing::{
         arb_unknown_tags, assert_prefixes_fail, assert_wire, encode, round_trip_every_version,

@@ -15,10 +15,10 @@ use crate::api_key::ApiKey;
 use crate::error::{Error, Result};
 use crate::messages::{Message, Request, VersionRange};
 use crate::primitives::{
-    get_array, get_bool, get_i16, get_i32, get_nullable_array, get_nullable_string, get_string,
-    get_unknown_tagged_fields, get_uuid, put_array, put_bool, put_nullable_array,
-    put_nullable_string, put_string, put_unknown_tagged_fields, put_uuid, UnknownTaggedFields,
-    Uuid,
+    get_array, get_bool, get_i16, get_i32, get_int32s, get_nullable_array, get_nullable_string,
+    get_string, get_unknown_tagged_fields, get_uuid, put_array, put_bool, put_int32s,
+    put_nullable_array, put_nullable_string, put_string, put_unknown_tagged_fields, put_uuid,
+    require_default, UnknownTaggedFields, Uuid,
 };
 
 /// The default of the `*AuthorizedOperations` bitfields: "not requested".
@@ -181,7 +181,7 @@ impl Message for MetadataRequest {
         if version >= 4 {
             put_bool(buf, self.allow_auto_topic_creation);
         } else {
-            absent(
+            require_default(
                 self.allow_auto_topic_creation,
                 "MetadataRequest.allow_auto_topic_creation",
                 version,
@@ -190,7 +190,7 @@ impl Message for MetadataRequest {
         if (8..=10).contains(&version) {
             put_bool(buf, self.include_cluster_authorized_operations);
         } else {
-            absent(
+            require_default(
                 !self.include_cluster_authorized_operations,
                 "MetadataRequest.include_cluster_authorized_operations",
                 version,
@@ -199,7 +199,7 @@ impl Message for MetadataRequest {
         if version >= 8 {
             put_bool(buf, self.include_topic_authorized_operations);
         } else {
-            absent(
+            require_default(
                 !self.include_topic_authorized_operations,
                 "MetadataRequest.include_topic_authorized_operations",
                 version,
@@ -537,7 +537,7 @@ impl MetadataResponseTopic {
         if version >= 8 {
             buf.put_i32(self.topic_authorized_operations);
         } else {
-            absent(
+            require_default(
                 self.topic_authorized_operations == AUTHORIZED_OPERATIONS_OMITTED,
                 "MetadataResponse.topics.topic_authorized_operations",
                 version,
@@ -639,7 +639,7 @@ impl Message for MetadataResponse {
         if (8..=10).contains(&version) {
             buf.put_i32(self.cluster_authorized_operations);
         } else {
-            absent(
+            require_default(
                 self.cluster_authorized_operations == AUTHORIZED_OPERATIONS_OMITTED,
                 "MetadataResponse.cluster_authorized_operations",
                 version,
@@ -690,29 +690,6 @@ impl Message for MetadataResponse {
             out.unknown_tagged_fields = get_unknown_tagged_fields(buf, "MetadataResponse")?;
         }
         Ok(out)
-    }
-}
-
-/// Writes an array of `int32`.
-fn put_int32s(buf: &mut BytesMut, items: &[i32], flexible: bool, what: &'static str) -> Result<()> {
-    put_array(buf, items, flexible, what, |b, n| {
-        b.put_i32(*n);
-        Ok(())
-    })
-}
-
-/// Reads an array of `int32`.
-fn get_int32s(buf: &mut Bytes, flexible: bool, what: &'static str) -> Result<Vec<i32>> {
-    get_array(buf, flexible, 4, what, |b| get_i32(b, what))
-}
-
-/// Fails with [`Error::FieldNotInVersion`] unless a non-ignorable field that `version` lacks
-/// holds its default (`is_default`).
-fn absent(is_default: bool, what: &'static str, version: i16) -> Result<()> {
-    if is_default {
-        Ok(())
-    } else {
-        Err(Error::FieldNotInVersion { what, version })
     }
 }
 

@@ -13,50 +13,14 @@
 use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::api_key::ApiKey;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::messages::{Message, Request, VersionRange};
 use crate::primitives::{
     get_array, get_i16, get_i32, get_i64, get_nullable_string, get_string,
-    get_unknown_tagged_fields, get_uuid, put_array, put_nullable_string, put_string,
-    put_unknown_tagged_fields, put_uuid, UnknownTaggedFields, Uuid,
+    get_unknown_tagged_fields, get_uuid, min_array, min_string, min_tags, put_array,
+    put_nullable_string, put_string, put_unknown_tagged_fields, put_uuid, require_default,
+    UnknownTaggedFields, Uuid,
 };
-
-/// Fails with [`Error::FieldNotInVersion`] when a non-ignorable field absent from `version`
-/// holds something other than its default.
-fn absent<T: PartialEq>(value: &T, default: &T, what: &'static str, version: i16) -> Result<()> {
-    if value == default {
-        Ok(())
-    } else {
-        Err(Error::FieldNotInVersion { what, version })
-    }
-}
-
-/// Minimum encoded size of a string (its length prefix).
-const fn min_string(flexible: bool) -> usize {
-    if flexible {
-        1
-    } else {
-        2
-    }
-}
-
-/// Minimum encoded size of an array (its length prefix).
-const fn min_array(flexible: bool) -> usize {
-    if flexible {
-        1
-    } else {
-        4
-    }
-}
-
-/// Size of an empty tagged section: one byte in flexible versions, nothing otherwise.
-const fn min_tags(flexible: bool) -> usize {
-    if flexible {
-        1
-    } else {
-        0
-    }
-}
 
 /// Minimum encoded size of a topic's identity: its name up to v9, its 16-byte id from v10.
 const fn min_topic_key(version: i16, flexible: bool) -> usize {
@@ -176,9 +140,8 @@ impl Message for OffsetCommitRequest {
                 "OffsetCommitRequest.group_instance_id",
             )?;
         } else {
-            absent(
-                &self.group_instance_id,
-                &None,
+            require_default(
+                self.group_instance_id.is_none(),
                 "OffsetCommitRequest.group_instance_id",
                 version,
             )?;
@@ -501,6 +464,7 @@ impl OffsetCommitResponseTopic {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
     use crate::messages::decode_exact;
     use crate::messages::testing::{
         arb_unknown_tags, arb_uuid, assert_prefixes_fail, assert_wire, encode,

@@ -17,66 +17,11 @@ use crate::api_key::ApiKey;
 use crate::error::{Error, Result};
 use crate::messages::{Message, Request, VersionRange};
 use crate::primitives::{
-    get_array, get_bool, get_i16, get_i32, get_i64, get_nullable_array, get_nullable_string,
-    get_string, get_unknown_tagged_fields, get_uuid, put_array, put_bool, put_nullable_array,
-    put_nullable_string, put_string, put_unknown_tagged_fields, put_uuid, UnknownTaggedFields,
-    Uuid,
+    get_array, get_bool, get_i16, get_i32, get_i64, get_int32s, get_nullable_array,
+    get_nullable_string, get_string, get_unknown_tagged_fields, get_uuid, min_array, min_string,
+    min_tags, put_array, put_bool, put_int32s, put_nullable_array, put_nullable_string, put_string,
+    put_unknown_tagged_fields, put_uuid, require_default, UnknownTaggedFields, Uuid,
 };
-
-/// Fails with [`Error::FieldNotInVersion`] when a non-ignorable field absent from `version`
-/// holds something other than its default.
-fn absent<T: PartialEq>(value: &T, default: &T, what: &'static str, version: i16) -> Result<()> {
-    if value == default {
-        Ok(())
-    } else {
-        Err(Error::FieldNotInVersion { what, version })
-    }
-}
-
-/// Minimum encoded size of a string (its length prefix).
-const fn min_string(flexible: bool) -> usize {
-    if flexible {
-        1
-    } else {
-        2
-    }
-}
-
-/// Minimum encoded size of an array (its length prefix).
-const fn min_array(flexible: bool) -> usize {
-    if flexible {
-        1
-    } else {
-        4
-    }
-}
-
-/// Size of an empty tagged section: one byte in flexible versions, nothing otherwise.
-const fn min_tags(flexible: bool) -> usize {
-    if flexible {
-        1
-    } else {
-        0
-    }
-}
-
-/// Reads an array of `int32` partition indexes.
-fn get_partition_indexes(buf: &mut Bytes, flexible: bool, what: &'static str) -> Result<Vec<i32>> {
-    get_array(buf, flexible, 4, what, |b| get_i32(b, what))
-}
-
-/// Writes an array of `int32` partition indexes.
-fn put_partition_indexes(
-    buf: &mut BytesMut,
-    indexes: &[i32],
-    flexible: bool,
-    what: &'static str,
-) -> Result<()> {
-    put_array(buf, indexes, flexible, what, |b, i| {
-        b.put_i32(*i);
-        Ok(())
-    })
-}
 
 // ---------------------------------------------------------------------------------------------
 // Request
@@ -186,22 +131,15 @@ impl Message for OffsetFetchRequest {
                 "OffsetFetchRequest.topics",
                 |b, t| t.encode(b, flexible),
             )?;
-            absent(
-                &self.groups,
-                &Vec::new(),
-                "OffsetFetchRequest.groups",
-                version,
-            )?;
+            require_default(self.groups.is_empty(), "OffsetFetchRequest.groups", version)?;
         } else {
-            absent(
-                &self.group_id,
-                &String::new(),
+            require_default(
+                self.group_id.is_empty(),
                 "OffsetFetchRequest.group_id",
                 version,
             )?;
-            absent(
-                &self.topics,
-                &Some(Vec::new()),
+            require_default(
+                self.topics.as_ref().is_some_and(Vec::is_empty),
                 "OffsetFetchRequest.topics",
                 version,
             )?;
@@ -216,9 +154,8 @@ impl Message for OffsetFetchRequest {
         if version >= 7 {
             put_bool(buf, self.require_stable);
         } else {
-            absent(
-                &self.require_stable,
-                &false,
+            require_default(
+                !self.require_stable,
                 "OffsetFetchRequest.require_stable",
                 version,
             )?;
@@ -278,7 +215,7 @@ impl OffsetFetchRequestTopic {
 
     fn encode(&self, buf: &mut BytesMut, flexible: bool) -> Result<()> {
         put_string(buf, &self.name, flexible, "OffsetFetchRequest.topics.name")?;
-        put_partition_indexes(
+        put_int32s(
             buf,
             &self.partition_indexes,
             flexible,
@@ -293,7 +230,7 @@ impl OffsetFetchRequestTopic {
     fn decode(buf: &mut Bytes, flexible: bool) -> Result<Self> {
         let name = get_string(buf, flexible, "OffsetFetchRequest.topics.name")?;
         let partition_indexes =
-            get_partition_indexes(buf, flexible, "OffsetFetchRequest.topics.partition_indexes")?;
+            get_int32s(buf, flexible, "OffsetFetchRequest.topics.partition_indexes")?;
         let unknown_tagged_fields = if flexible {
             get_unknown_tagged_fields(buf, "OffsetFetchRequest.topics")?
         } else {
@@ -380,7 +317,7 @@ impl OffsetFetchRequestTopics {
         } else {
             put_uuid(buf, &self.topic_id);
         }
-        put_partition_indexes(
+        put_int32s(
             buf,
             &self.partition_indexes,
             true,
@@ -397,7 +334,7 @@ impl OffsetFetchRequestTopics {
         } else {
             topic.topic_id = get_uuid(buf, "OffsetFetchRequest.groups.topics.topic_id")?;
         }
-        topic.partition_indexes = get_partition_indexes(
+        topic.partition_indexes = get_int32s(
             buf,
             true,
             "OffsetFetchRequest.groups.topics.partition_indexes",
@@ -548,16 +485,14 @@ impl Message for OffsetFetchResponse {
             if version >= 2 {
                 buf.put_i16(self.error_code);
             }
-            absent(
-                &self.groups,
-                &Vec::new(),
+            require_default(
+                self.groups.is_empty(),
                 "OffsetFetchResponse.groups",
                 version,
             )?;
         } else {
-            absent(
-                &self.topics,
-                &Vec::new(),
+            require_default(
+                self.topics.is_empty(),
                 "OffsetFetchResponse.topics",
                 version,
             )?;
