@@ -448,7 +448,8 @@ mod tests {
     use crate::error::Error;
     use crate::messages::decode_exact;
     use crate::messages::testing::{
-        check_bytes, check_golden, check_prefixes_and_trailing, encode as enc,
+        assert_prefixes_fail, assert_wire, check_golden, check_round_trip, decode_both,
+        encode as enc, mutate_some,
     };
     use crate::primitives::RawTaggedField;
     use proptest::collection::vec;
@@ -559,18 +560,12 @@ mod tests {
     proptest! {
         #[test]
         fn request_round_trips((v, m) in versions().prop_flat_map(|v| (Just(v), request(v)))) {
-            let bytes = enc(&m, v);
-            let d: ApiVersionsRequest = decode_exact(Bytes::from(bytes.clone()), v)?;
-            prop_assert_eq!(&d, &m);
-            prop_assert_eq!(enc(&d, v), bytes);
+            check_round_trip(&m, v)?;
         }
 
         #[test]
         fn response_round_trips((v, m) in versions().prop_flat_map(|v| (Just(v), response(v)))) {
-            let bytes = enc(&m, v);
-            let d: ApiVersionsResponse = decode_exact(Bytes::from(bytes.clone()), v)?;
-            prop_assert_eq!(&d, &m);
-            prop_assert_eq!(enc(&d, v), bytes);
+            check_round_trip(&m, v)?;
         }
 
         #[test]
@@ -579,45 +574,27 @@ mod tests {
             edits in vec((any::<usize>(), any::<u8>()), 1..4),
             cut in any::<usize>(),
         ) {
-            // Valid encodings with a few bytes overwritten (counts, lengths, tags) and
-            // sometimes cut short reach deeper than random bytes do.
-            for mut bytes in [enc(&req, v), enc(&resp, v)] {
-                if bytes.is_empty() {
-                    continue;
-                }
-                for (i, b) in &edits {
-                    let n = bytes.len();
-                    bytes[i % n] = *b;
-                }
-                if cut % 3 == 0 {
-                    bytes.truncate(cut % (bytes.len() + 1));
-                }
-                for at in 0..=4 {
-                    let _ = decode_exact::<ApiVersionsRequest>(Bytes::from(bytes.clone()), at);
-                    let _ = decode_exact::<ApiVersionsResponse>(Bytes::from(bytes.clone()), at);
-                }
+            for bytes in [enc(&req, v), enc(&resp, v)] {
+                decode_both::<ApiVersionsRequest, ApiVersionsResponse>(&mutate_some(&bytes, &edits, cut), 0..=4);
             }
         }
 
         #[test]
         fn decoding_arbitrary_bytes_never_panics(data in vec(any::<u8>(), 0..96)) {
-            for v in 0..=4 {
-                let _ = decode_exact::<ApiVersionsRequest>(Bytes::from(data.clone()), v);
-                let _ = decode_exact::<ApiVersionsResponse>(Bytes::from(data.clone()), v);
-            }
+            decode_both::<ApiVersionsRequest, ApiVersionsResponse>(&data, 0..=4);
         }
     }
 
     #[test]
     fn request_bytes() {
         // Versions 0-2: an empty body.
-        check_bytes(&ApiVersionsRequest::default(), 2, &[]);
+        assert_wire(&ApiVersionsRequest::default(), 2, &[]);
         let m = ApiVersionsRequest {
             client_software_name: "kseek".into(),
             client_software_version: "0.1".into(),
             unknown_tagged_fields: Default::default(),
         };
-        check_bytes(
+        assert_wire(
             &m,
             3,
             &[
@@ -657,7 +634,7 @@ mod tests {
             }],
             ..Default::default()
         };
-        check_bytes(
+        assert_wire(
             &m,
             0,
             &[
@@ -671,7 +648,7 @@ mod tests {
             throttle_time_ms: 100,
             ..Default::default()
         };
-        check_bytes(
+        assert_wire(
             &m,
             1,
             &[
@@ -712,7 +689,7 @@ mod tests {
                 data: Bytes::from_static(&[0xaa, 0xbb]),
             }]),
         };
-        check_bytes(
+        assert_wire(
             &m,
             3,
             &[
@@ -743,11 +720,11 @@ mod tests {
             client_software_version: "1".into(),
             ..Default::default()
         };
-        check_prefixes_and_trailing(&req, 3);
-        check_prefixes_and_trailing(&req, 4);
+        assert_prefixes_fail::<ApiVersionsRequest>(&enc(&req, 3), 3);
+        assert_prefixes_fail::<ApiVersionsRequest>(&enc(&req, 4), 4);
         // v0-2 is empty: only the trailing byte can be checked.
         for v in 0..=2 {
-            check_prefixes_and_trailing(&ApiVersionsRequest::default(), v);
+            assert_prefixes_fail::<ApiVersionsRequest>(&enc(&ApiVersionsRequest::default(), v), v);
         }
         let resp = ApiVersionsResponse {
             api_keys: vec![
@@ -769,7 +746,7 @@ mod tests {
             ..Default::default()
         };
         for v in 0..=4 {
-            check_prefixes_and_trailing(&resp, v);
+            assert_prefixes_fail::<ApiVersionsResponse>(&enc(&resp, v), v);
         }
     }
 

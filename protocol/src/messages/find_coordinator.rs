@@ -321,7 +321,8 @@ mod tests {
     use crate::error::Error;
     use crate::messages::decode_exact;
     use crate::messages::testing::{
-        check_bytes, check_golden, check_prefixes_and_trailing, encode as enc,
+        assert_prefixes_fail, assert_wire, check_golden, check_round_trip, decode_both,
+        encode as enc, mutate_some,
     };
     use crate::primitives::RawTaggedField;
     use proptest::collection::vec;
@@ -425,18 +426,12 @@ mod tests {
     proptest! {
         #[test]
         fn request_round_trips((v, m) in versions().prop_flat_map(|v| (Just(v), request(v)))) {
-            let bytes = enc(&m, v);
-            let d: FindCoordinatorRequest = decode_exact(Bytes::from(bytes.clone()), v)?;
-            prop_assert_eq!(&d, &m);
-            prop_assert_eq!(enc(&d, v), bytes);
+            check_round_trip(&m, v)?;
         }
 
         #[test]
         fn response_round_trips((v, m) in versions().prop_flat_map(|v| (Just(v), response(v)))) {
-            let bytes = enc(&m, v);
-            let d: FindCoordinatorResponse = decode_exact(Bytes::from(bytes.clone()), v)?;
-            prop_assert_eq!(&d, &m);
-            prop_assert_eq!(enc(&d, v), bytes);
+            check_round_trip(&m, v)?;
         }
 
         #[test]
@@ -445,32 +440,14 @@ mod tests {
             edits in vec((any::<usize>(), any::<u8>()), 1..4),
             cut in any::<usize>(),
         ) {
-            // Valid encodings with a few bytes overwritten (counts, lengths, tags) and
-            // sometimes cut short reach deeper than random bytes do.
-            for mut bytes in [enc(&req, v), enc(&resp, v)] {
-                if bytes.is_empty() {
-                    continue;
-                }
-                for (i, b) in &edits {
-                    let n = bytes.len();
-                    bytes[i % n] = *b;
-                }
-                if cut % 3 == 0 {
-                    bytes.truncate(cut % (bytes.len() + 1));
-                }
-                for at in 0..=6 {
-                    let _ = decode_exact::<FindCoordinatorRequest>(Bytes::from(bytes.clone()), at);
-                    let _ = decode_exact::<FindCoordinatorResponse>(Bytes::from(bytes.clone()), at);
-                }
+            for bytes in [enc(&req, v), enc(&resp, v)] {
+                decode_both::<FindCoordinatorRequest, FindCoordinatorResponse>(&mutate_some(&bytes, &edits, cut), 0..=6);
             }
         }
 
         #[test]
         fn decoding_arbitrary_bytes_never_panics(data in vec(any::<u8>(), 0..64)) {
-            for v in 0..=6 {
-                let _ = decode_exact::<FindCoordinatorRequest>(Bytes::from(data.clone()), v);
-                let _ = decode_exact::<FindCoordinatorResponse>(Bytes::from(data.clone()), v);
-            }
+            decode_both::<FindCoordinatorRequest, FindCoordinatorResponse>(&data, 0..=6);
         }
     }
 
@@ -482,13 +459,13 @@ mod tests {
             ..Default::default()
         };
         // key: int16 len 2, "g1"; key_type int8 1.
-        check_bytes(&m, 1, &[0x00, 0x02, b'g', b'1', 0x01]);
+        assert_wire(&m, 1, &[0x00, 0x02, b'g', b'1', 0x01]);
         // v0 has no key type.
         let m0 = FindCoordinatorRequest {
             key: "g1".into(),
             ..Default::default()
         };
-        check_bytes(&m0, 0, &[0x00, 0x02, b'g', b'1']);
+        assert_wire(&m0, 0, &[0x00, 0x02, b'g', b'1']);
     }
 
     #[test]
@@ -498,13 +475,13 @@ mod tests {
             ..Default::default()
         };
         // compact string (len+1 = 3), key_type 0, empty tagged section.
-        check_bytes(&m, 3, &[0x03, b'g', b'1', 0x00, 0x00]);
+        assert_wire(&m, 3, &[0x03, b'g', b'1', 0x00, 0x00]);
         let m = FindCoordinatorRequest {
             coordinator_keys: vec!["g1".into(), "x".into()],
             ..Default::default()
         };
         // key_type 0; compact array of 2 (0x03); "g1", "x"; tagged section.
-        check_bytes(&m, 4, &[0x00, 0x03, 0x03, b'g', b'1', 0x02, b'x', 0x00]);
+        assert_wire(&m, 4, &[0x00, 0x03, 0x03, b'g', b'1', 0x02, b'x', 0x00]);
     }
 
     #[test]
@@ -515,7 +492,7 @@ mod tests {
             port: 9092,
             ..Default::default()
         };
-        check_bytes(
+        assert_wire(
             &m,
             0,
             &[
@@ -534,7 +511,7 @@ mod tests {
             port: -1,
             ..Default::default()
         };
-        check_bytes(
+        assert_wire(
             &m,
             1,
             &[
@@ -566,7 +543,7 @@ mod tests {
             }]),
             ..Default::default()
         };
-        check_bytes(
+        assert_wire(
             &m,
             4,
             &[
@@ -595,10 +572,10 @@ mod tests {
             ..Default::default()
         };
         for v in 0..=3 {
-            check_prefixes_and_trailing(&req, v);
+            assert_prefixes_fail::<FindCoordinatorRequest>(&enc(&req, v), v);
         }
         for v in 4..=6 {
-            check_prefixes_and_trailing(&req4, v);
+            assert_prefixes_fail::<FindCoordinatorRequest>(&enc(&req4, v), v);
         }
         let resp = FindCoordinatorResponse {
             throttle_time_ms: 1,
@@ -618,10 +595,10 @@ mod tests {
             ..Default::default()
         };
         for v in 0..=3 {
-            check_prefixes_and_trailing(&resp, v);
+            assert_prefixes_fail::<FindCoordinatorResponse>(&enc(&resp, v), v);
         }
         for v in 4..=6 {
-            check_prefixes_and_trailing(&resp4, v);
+            assert_prefixes_fail::<FindCoordinatorResponse>(&enc(&resp4, v), v);
         }
     }
 

@@ -517,7 +517,8 @@ mod tests {
     use crate::error::Error;
     use crate::messages::decode_exact;
     use crate::messages::testing::{
-        arb_unknown_tags, assert_prefixes_fail, assert_wire, encode, round_trip_every_version,
+        arb_unknown_tags, assert_prefixes_fail, assert_wire, decode_both, encode, mutate,
+        round_trip_every_version,
     };
     use crate::primitives::RawTaggedField;
     use proptest::collection::vec;
@@ -637,8 +638,7 @@ mod tests {
             data in proptest::collection::vec(any::<u8>(), 0..128),
             version in 1i16..=11,
         ) {
-            let _ = decode_exact::<ListOffsetsRequest>(Bytes::from(data.clone()), version);
-            let _ = decode_exact::<ListOffsetsResponse>(Bytes::from(data), version);
+            decode_both::<ListOffsetsRequest, ListOffsetsResponse>(&data, [version]);
         }
 
         /// Valid encodings with a few bytes overwritten and maybe cut short reach the deeper
@@ -657,17 +657,10 @@ mod tests {
                 (RESPONSE_V8, 8),
             ];
             let (bytes, version) = samples[which.index(samples.len())];
-            let mut data = bytes.to_vec();
-            for (at, byte) in edits {
-                let at = at.index(data.len());
-                data[at] = byte;
-            }
-            data.truncate(cut.index(data.len() + 1));
+            let data = mutate(bytes, &edits, cut);
             // Also read the mutated bytes as a neighbouring version.
-            for v in [version, version + version_shift, version - version_shift] {
-                let _ = decode_exact::<ListOffsetsRequest>(Bytes::from(data.clone()), v);
-                let _ = decode_exact::<ListOffsetsResponse>(Bytes::from(data.clone()), v);
-            }
+            let versions = [version, version + version_shift, version - version_shift];
+            decode_both::<ListOffsetsRequest, ListOffsetsResponse>(&data, versions);
         }
     }
 

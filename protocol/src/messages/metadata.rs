@@ -698,7 +698,8 @@ mod tests {
     use super::*;
     use crate::messages::decode_exact;
     use crate::messages::testing::{
-        check_bytes, check_golden, check_prefixes_and_trailing, encode as enc,
+        assert_prefixes_fail, assert_wire, check_golden, check_round_trip, decode_both,
+        encode as enc, mutate_some,
     };
     use crate::primitives::RawTaggedField;
     use proptest::collection::vec;
@@ -879,18 +880,12 @@ mod tests {
     proptest! {
         #[test]
         fn request_round_trips((v, m) in versions().prop_flat_map(|v| (Just(v), request(v)))) {
-            let bytes = enc(&m, v);
-            let d: MetadataRequest = decode_exact(Bytes::from(bytes.clone()), v)?;
-            prop_assert_eq!(&d, &m);
-            prop_assert_eq!(enc(&d, v), bytes);
+            check_round_trip(&m, v)?;
         }
 
         #[test]
         fn response_round_trips((v, m) in versions().prop_flat_map(|v| (Just(v), response(v)))) {
-            let bytes = enc(&m, v);
-            let d: MetadataResponse = decode_exact(Bytes::from(bytes.clone()), v)?;
-            prop_assert_eq!(&d, &m);
-            prop_assert_eq!(enc(&d, v), bytes);
+            check_round_trip(&m, v)?;
         }
 
         #[test]
@@ -899,39 +894,21 @@ mod tests {
             edits in vec((any::<usize>(), any::<u8>()), 1..4),
             cut in any::<usize>(),
         ) {
-            // Valid encodings with a few bytes overwritten (counts, lengths, tags) and
-            // sometimes cut short reach deeper than random bytes do.
-            for mut bytes in [enc(&req, v), enc(&resp, v)] {
-                if bytes.is_empty() {
-                    continue;
-                }
-                for (i, b) in &edits {
-                    let n = bytes.len();
-                    bytes[i % n] = *b;
-                }
-                if cut % 3 == 0 {
-                    bytes.truncate(cut % (bytes.len() + 1));
-                }
-                for at in 1..=13 {
-                    let _ = decode_exact::<MetadataRequest>(Bytes::from(bytes.clone()), at);
-                    let _ = decode_exact::<MetadataResponse>(Bytes::from(bytes.clone()), at);
-                }
+            for bytes in [enc(&req, v), enc(&resp, v)] {
+                decode_both::<MetadataRequest, MetadataResponse>(&mutate_some(&bytes, &edits, cut), 1..=13);
             }
         }
 
         #[test]
         fn decoding_arbitrary_bytes_never_panics(data in vec(any::<u8>(), 0..128)) {
-            for v in 1..=13 {
-                let _ = decode_exact::<MetadataRequest>(Bytes::from(data.clone()), v);
-                let _ = decode_exact::<MetadataResponse>(Bytes::from(data.clone()), v);
-            }
+            decode_both::<MetadataRequest, MetadataResponse>(&data, 1..=13);
         }
     }
 
     #[test]
     fn request_v1_and_v4_bytes() {
         // v1: a null array asks for all topics.
-        check_bytes(
+        assert_wire(
             &MetadataRequest {
                 topics: None,
                 ..Default::default()
@@ -940,7 +917,7 @@ mod tests {
             &[0xff, 0xff, 0xff, 0xff],
         );
         let m = MetadataRequest::for_topics(["t"]);
-        check_bytes(
+        assert_wire(
             &m,
             4,
             &[
@@ -976,7 +953,7 @@ mod tests {
             0x01, // include_topic_authorized_operations
             0x00, // tagged section
         ]);
-        check_bytes(&m, 10, &v10);
+        assert_wire(&m, 10, &v10);
         let m12 = MetadataRequest {
             include_cluster_authorized_operations: false,
             ..m
@@ -984,7 +961,7 @@ mod tests {
         let mut v12 = vec![0x02];
         v12.extend_from_slice(&id);
         v12.extend_from_slice(&[0x00, 0x00, 0x00, 0x01, 0x00]);
-        check_bytes(&m12, 12, &v12);
+        assert_wire(&m12, 12, &v12);
     }
 
     #[test]
@@ -1010,7 +987,7 @@ mod tests {
             }],
             ..Default::default()
         };
-        check_bytes(
+        assert_wire(
             &m,
             1,
             &[
@@ -1102,7 +1079,7 @@ mod tests {
             0x00, 0x00, // error_code (13+)
             0x00, // tagged section
         ]);
-        check_bytes(&m, 13, &b);
+        assert_wire(&m, 13, &b);
     }
 
     fn sample_response() -> MetadataResponse {
@@ -1146,8 +1123,8 @@ mod tests {
             } else {
                 req.clone()
             };
-            check_prefixes_and_trailing(&req, v);
-            check_prefixes_and_trailing(&resp, v);
+            assert_prefixes_fail::<MetadataRequest>(&enc(&req, v), v);
+            assert_prefixes_fail::<MetadataResponse>(&enc(&resp, v), v);
         }
     }
 

@@ -467,7 +467,7 @@ mod tests {
     use crate::error::Error;
     use crate::messages::decode_exact;
     use crate::messages::testing::{
-        arb_unknown_tags, arb_uuid, assert_prefixes_fail, assert_wire, encode,
+        arb_unknown_tags, arb_uuid, assert_prefixes_fail, assert_wire, decode_both, encode, mutate,
         round_trip_every_version,
     };
     use crate::primitives::RawTaggedField;
@@ -584,8 +584,7 @@ mod tests {
             data in vec(any::<u8>(), 0..128),
             version in 2i16..=10,
         ) {
-            let _ = decode_exact::<OffsetCommitRequest>(Bytes::from(data.clone()), version);
-            let _ = decode_exact::<OffsetCommitResponse>(Bytes::from(data), version);
+            decode_both::<OffsetCommitRequest, OffsetCommitResponse>(&data, [version]);
         }
 
         /// Valid encodings with a few bytes overwritten and maybe cut short reach the deeper
@@ -606,17 +605,10 @@ mod tests {
                 (RESPONSE_V10, 10),
             ];
             let (bytes, version) = samples[which.index(samples.len())];
-            let mut data = bytes.to_vec();
-            for (at, byte) in edits {
-                let at = at.index(data.len());
-                data[at] = byte;
-            }
-            data.truncate(cut.index(data.len() + 1));
+            let data = mutate(bytes, &edits, cut);
             // Also read the mutated bytes as a neighbouring version.
-            for v in [version, version + version_shift, version - version_shift] {
-                let _ = decode_exact::<OffsetCommitRequest>(Bytes::from(data.clone()), v);
-                let _ = decode_exact::<OffsetCommitResponse>(Bytes::from(data.clone()), v);
-            }
+            let versions = [version, version + version_shift, version - version_shift];
+            decode_both::<OffsetCommitRequest, OffsetCommitResponse>(&data, versions);
         }
     }
 
@@ -929,10 +921,10 @@ mod tests {
         // throttle time (v3+), topic name (v2–9) and topic id (v10+) are all ignorable.
         let mut resp = response_v3();
         resp.topics[0].topic_id = Uuid(TOPIC_ID);
-        let v2: OffsetCommitResponse = decode_exact(Bytes::from(encode(&resp, 2)), 2).unwrap();
+        let v2: OffsetCommitResponse = decode_exact(encode(&resp, 2), 2).unwrap();
         assert_eq!(v2.throttle_time_ms, 0);
         assert_eq!(v2.topics[0].topic_id, Uuid::ZERO);
-        let v10: OffsetCommitResponse = decode_exact(Bytes::from(encode(&resp, 10)), 10).unwrap();
+        let v10: OffsetCommitResponse = decode_exact(encode(&resp, 10), 10).unwrap();
         assert_eq!(v10.topics[0].name, "");
         assert_eq!(v10.topics[0].topic_id, Uuid(TOPIC_ID));
 
@@ -940,7 +932,7 @@ mod tests {
         let mut req = request_v7();
         req.group_instance_id = None;
         req.retention_time_ms = 1000;
-        let v5: OffsetCommitRequest = decode_exact(Bytes::from(encode(&req, 5)), 5).unwrap();
+        let v5: OffsetCommitRequest = decode_exact(encode(&req, 5), 5).unwrap();
         assert_eq!(v5.retention_time_ms, -1);
         assert_eq!(v5.topics[0].partitions[0].committed_leader_epoch, -1);
     }

@@ -777,7 +777,7 @@ mod tests {
     use super::*;
     use crate::messages::decode_exact;
     use crate::messages::testing::{
-        arb_unknown_tags, arb_uuid, assert_prefixes_fail, assert_wire, encode,
+        arb_unknown_tags, arb_uuid, assert_prefixes_fail, assert_wire, decode_both, encode, mutate,
         round_trip_every_version,
     };
     use crate::primitives::RawTaggedField;
@@ -977,8 +977,7 @@ mod tests {
             data in vec(any::<u8>(), 0..128),
             version in 1i16..=10,
         ) {
-            let _ = decode_exact::<OffsetFetchRequest>(Bytes::from(data.clone()), version);
-            let _ = decode_exact::<OffsetFetchResponse>(Bytes::from(data), version);
+            decode_both::<OffsetFetchRequest, OffsetFetchResponse>(&data, [version]);
         }
 
         /// Valid encodings with a few bytes overwritten and maybe cut short reach the deeper
@@ -1000,17 +999,10 @@ mod tests {
                 (RESPONSE_V10, 10),
             ];
             let (bytes, version) = samples[which.index(samples.len())];
-            let mut data = bytes.to_vec();
-            for (at, byte) in edits {
-                let at = at.index(data.len());
-                data[at] = byte;
-            }
-            data.truncate(cut.index(data.len() + 1));
+            let data = mutate(bytes, &edits, cut);
             // Also read the mutated bytes as a neighbouring version.
-            for v in [version, version + version_shift, version - version_shift] {
-                let _ = decode_exact::<OffsetFetchRequest>(Bytes::from(data.clone()), v);
-                let _ = decode_exact::<OffsetFetchResponse>(Bytes::from(data.clone()), v);
-            }
+            let versions = [version, version + version_shift, version - version_shift];
+            decode_both::<OffsetFetchRequest, OffsetFetchResponse>(&data, versions);
         }
     }
 
@@ -1374,19 +1366,16 @@ mod tests {
         req.groups[0].topics.as_mut().unwrap()[0].topic_id = Uuid(TOPIC_ID);
         let v8 = encode(&req, 8);
         assert_eq!(
-            decode_exact::<OffsetFetchRequest>(Bytes::from(v8), 8)
-                .unwrap()
-                .groups[0]
-                .member_id,
+            decode_exact::<OffsetFetchRequest>(v8, 8).unwrap().groups[0].member_id,
             None
         );
         let v10 = encode(&req, 10);
-        let back: OffsetFetchRequest = decode_exact(Bytes::from(v10), 10).unwrap();
+        let back: OffsetFetchRequest = decode_exact(v10, 10).unwrap();
         assert_eq!(back.groups[0].topics.as_ref().unwrap()[0].name, "");
         // Top-level error code and leader epoch in v1.
         let mut resp = response_v5();
         resp.error_code = 15;
-        let v1: OffsetFetchResponse = decode_exact(Bytes::from(encode(&resp, 1)), 1).unwrap();
+        let v1: OffsetFetchResponse = decode_exact(encode(&resp, 1), 1).unwrap();
         assert_eq!(v1.error_code, 0);
         assert_eq!(v1.topics[0].partitions[0].committed_leader_epoch, -1);
     }

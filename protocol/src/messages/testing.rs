@@ -2,30 +2,45 @@
 
 use bytes::{Bytes, BytesMut};
 use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
 
 use crate::error::Error;
 use crate::messages::{decode_exact, Message};
 use crate::primitives::{RawTaggedField, UnknownTaggedFields, Uuid};
 
-pub(crate) fn check_bytes<M: Message + PartialEq + core::fmt::Debug>(m: &M, v: i16, bytes: &[u8]) {
-    assert_eq!(encode(m, v), bytes, "encode v{v}");
-    let d: M = decode_exact(Bytes::copy_from_slice(bytes), v).unwrap();
-    assert_eq!(&d, m, "decode v{v}");
+/// Encodes `m` at `version`.
+pub(crate) fn encode<M: Message>(m: &M, version: i16) -> Bytes {
+    let mut buf = BytesMut::new();
+    m.encode(&mut buf, version).unwrap();
+    buf.freeze()
 }
 
-pub(crate) fn check_prefixes_and_trailing<M: Message + core::fmt::Debug>(m: &M, v: i16) {
-    let full = encode(m, v);
-    for n in 0..full.len() {
+/// Asserts that `value` encodes to `bytes` at `version` and that `bytes` decodes to `value`.
+pub(crate) fn assert_wire<M: Message + PartialEq + core::fmt::Debug>(
+    value: &M,
+    version: i16,
+    bytes: &[u8],
+) {
+    assert_eq!(encode(value, version), bytes, "encode v{version}");
+    let decoded: M = decode_exact(Bytes::copy_from_slice(bytes), version).unwrap();
+    assert_eq!(&decoded, value, "decode v{version}");
+}
+
+/// Every strict prefix of `bytes` fails to decode at `version`; one trailing byte is
+/// `TrailingBytes`.
+pub(crate) fn assert_prefixes_fail<M: Message + core::fmt::Debug>(bytes: &[u8], version: i16) {
+    for end in 0..bytes.len() {
+        let r = M::decode(&mut Bytes::copy_from_slice(&bytes[..end]), version);
         assert!(
-            decode_exact::<M>(Bytes::copy_from_slice(&full[..n]), v).is_err(),
-            "prefix {n} of {} at v{v}",
-            full.len()
+            r.is_err(),
+            "prefix of {end}/{} bytes decoded at v{version}: {r:?}",
+            bytes.len()
         );
     }
-    let mut more = full.clone();
-    more.push(0);
+    let mut longer = bytes.to_vec();
+    longer.push(0);
     assert!(matches!(
-        decode_exact::<M>(Bytes::from(more), v),
+        decode_exact::<M>(Bytes::from(longer), version),
         Err(Error::TrailingBytes { count: 1, .. })
     ));
 }
@@ -72,68 +87,97 @@ pub(crate) fn check_golden<Q: Message + core::fmt::Debug, S: Message + core::fmt
     checked
 }
 
-pub(crate) fn encode<M: Message>(m: &M, version: i16) -> Vec<u8> {
-    let mut buf = BytesMut::new();
-    m.encode(&mut buf, version).unwrap();
-    buf.to_vec()
-}
-
-/// Asserts that `bytes` decodes to `value` at `version` and that `value` encodes to `bytes`.
-pub(crate) fn assert_wire<M: Message + PartialEq + core::fmt::Debug>(
-    value: &M,
-    version: i16,
-    bytes: &[u8],
+/// Decodes `data` as a `Q` and as an `S` at each of `versions`: the result doesn't matter,
+/// only that nothing panics.
+pub(crate) fn decode_both<Q: Message, S: Message>(
+    data: &[u8],
+    versions: impl IntoIterator<Item = i16>,
 ) {
-    let decoded: M = decode_exact(Bytes::copy_from_slice(bytes), version).unwrap();
-    assert_eq!(&decoded, value);
-    assert_eq!(encode(value, version), bytes);
-}
-
-/// Every strict prefix fails; one trailing byte is `TrailingBytes`.
-pub(crate) fn assert_prefixes_fail<M: Message + core::fmt::Debug>(bytes: &[u8], version: i16) {
-    for end in 0..bytes.len() {
-        let r = decode_exact::<M>(Bytes::copy_from_slice(&bytes[..end]), version);
-        assert!(r.is_err(), "prefix of {end} bytes decoded: {r:?}");
+    for v in versions {
+        let _ = decode_exact::<Q>(Bytes::copy_from_slice(data), v);
+        let _ = decode_exact::<S>(Bytes::copy_from_slice(data), v);
     }
-    let mut longer = bytes.to_vec();
-    longer.push(0);
-    assert!(matches!(
-        decode_exact::<M>(Bytes::from(longer), version),
-        Err(Error::TrailingBytes { count: 1, .. })
-    ));
 }
 
-pub(crate) fn arb_unknown_tags(flexible: bool) -> BoxedStrategy<UnknownTaggedFields> {
+/// `bytes` with a byte overwritten at each of `edits` (positions taken modulo the length) and,
+/// when `cut % 3 == 0`, cut short at `cut` modulo the length + 1. Valid encodings mutated so
+/// (counts, lengths, tags) reach deeper decoding paths than random bytes do.
+pub(crate) fn mutate_some(bytes: &[u8], edits: &[(usize, u8)], cut: usize) -> Vec<u8> {
+    let mut bytes = bytes.to_vec();
+    if bytes.is_empty() {
+        return bytes;
+    }
+    for (i, b) in edits {
+        let n = bytes.len();
+        bytes[i % n] = *b;
+    }
+    if cut.is_multiple_of(3) {
+        bytes.truncate(cut % (bytes.len() + 1));
+    }
+    bytes
+}
+
+/// `bytes` with a byte overwritten at each of `edits` and then cut at `cut` (see
+/// [`mutate_some`]), positions drawn as proptest indexes.
+pub(crate) fn mutate(
+    bytes: &[u8],
+    edits: &[(proptest::sample::Index, u8)],
+    cut: proptest::sample::Index,
+) -> Vec<u8> {
+    let mut data = bytes.to_vec();
+    for (at, byte) in edits {
+        let at = at.index(data.len());
+        data[at] = *byte;
+    }
+    data.truncate(cut.index(data.len() + 1));
+    data
+}
+
+/// Unknown tagged fields (up to three, tags from `tags`), only in flexible versions.
+pub(crate) fn arb_unknown_tags_in(
+    flexible: bool,
+    tags: core::ops::Range<u32>,
+) -> BoxedStrategy<UnknownTaggedFields> {
     if !flexible {
         return Just(UnknownTaggedFields::default()).boxed();
     }
-    proptest::collection::btree_map(
-        0u32..300,
-        proptest::collection::vec(any::<u8>(), 0..6),
-        0..3,
-    )
-    .prop_map(|m| {
-        UnknownTaggedFields(
-            m.into_iter()
-                .map(|(tag, data)| RawTaggedField {
-                    tag,
-                    data: Bytes::from(data),
-                })
-                .collect(),
-        )
-    })
-    .boxed()
+    proptest::collection::btree_map(tags, proptest::collection::vec(any::<u8>(), 0..6), 0..3)
+        .prop_map(|m| {
+            UnknownTaggedFields(
+                m.into_iter()
+                    .map(|(tag, data)| RawTaggedField {
+                        tag,
+                        data: Bytes::from(data),
+                    })
+                    .collect(),
+            )
+        })
+        .boxed()
 }
 
+/// Unknown tagged fields with tags below 300, only in flexible versions.
+pub(crate) fn arb_unknown_tags(flexible: bool) -> BoxedStrategy<UnknownTaggedFields> {
+    arb_unknown_tags_in(flexible, 0..300)
+}
+
+/// Encode, then `decode_exact`, gives the value back, and re-encoding gives the same bytes.
 pub(crate) fn check_round_trip<M: Message + PartialEq + core::fmt::Debug>(
     value: &M,
     version: i16,
 ) -> core::result::Result<(), TestCaseError> {
-    let bytes = encode(value, version);
-    let decoded: M = decode_exact(Bytes::from(bytes.clone()), version)
-        .map_err(|e| TestCaseError::fail(format!("{e}")))?;
-    prop_assert_eq!(&decoded, value);
-    prop_assert_eq!(encode(&decoded, version), bytes);
+    let mut buf = BytesMut::new();
+    value
+        .encode(&mut buf, version)
+        .map_err(|e| TestCaseError::fail(format!("encode v{version}: {e}")))?;
+    let bytes = buf.freeze();
+    let decoded: M = decode_exact(bytes.clone(), version)
+        .map_err(|e| TestCaseError::fail(format!("decode v{version}: {e}")))?;
+    prop_assert_eq!(&decoded, value, "version {}", version);
+    let mut again = BytesMut::new();
+    decoded
+        .encode(&mut again, version)
+        .map_err(|e| TestCaseError::fail(format!("re-encode v{version}: {e}")))?;
+    prop_assert_eq!(&again[..], &bytes[..], "version {}", version);
     Ok(())
 }
 
@@ -146,8 +190,20 @@ pub(crate) fn round_trip_every_version<M, S>(
     M: Message + PartialEq + core::fmt::Debug,
     S: Strategy<Value = M>,
 {
+    round_trip_every_version_with(Config::default(), versions, strategy);
+}
+
+/// [`round_trip_every_version`] with the runner's `config` (fewer cases for large messages).
+pub(crate) fn round_trip_every_version_with<M, S>(
+    config: Config,
+    versions: core::ops::RangeInclusive<i16>,
+    strategy: impl Fn(i16) -> S,
+) where
+    M: Message + PartialEq + core::fmt::Debug,
+    S: Strategy<Value = M>,
+{
     for version in versions {
-        let mut runner = proptest::test_runner::TestRunner::default();
+        let mut runner = TestRunner::new(config.clone());
         let result = runner.run(&strategy(version), |value| {
             check_round_trip(&value, version)
         });
