@@ -698,8 +698,8 @@ mod tests {
     use super::*;
     use crate::messages::decode_exact;
     use crate::messages::testing::{
-        assert_prefixes_fail, assert_wire, check_golden, check_round_trip, decode_both,
-        encode as enc, mutate_some,
+        assert_prefixes_fail, assert_wire, check_round_trip, decode_both, encode as enc,
+        mutate_some,
     };
     use crate::primitives::RawTaggedField;
     use proptest::collection::vec;
@@ -868,13 +868,6 @@ mod tests {
 
     fn versions() -> impl Strategy<Value = i16> {
         1i16..=13
-    }
-
-    #[test]
-    fn golden_frames_from_real_traffic() {
-        let n = check_golden::<MetadataRequest, MetadataResponse>();
-        assert!(n >= 2, "only {n} captured frames checked");
-        eprintln!("checked {n} captured request/response pairs");
     }
 
     proptest! {

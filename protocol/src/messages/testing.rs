@@ -45,48 +45,6 @@ pub(crate) fn assert_prefixes_fail<M: Message + core::fmt::Debug>(bytes: &[u8], 
     ));
 }
 
-/// Decodes every captured frame of this API (protocol/tests/data, real Java client and
-/// broker traffic) and checks that re-encoding reproduces the body byte for byte.
-/// Returns how many request/response pairs were checked.
-pub(crate) fn check_golden<Q: Message + core::fmt::Debug, S: Message + core::fmt::Debug>() -> usize
-{
-    use crate::header::{RequestHeader, ResponseHeader};
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
-    let mut checked = 0;
-    for dir in std::fs::read_dir(&root).unwrap() {
-        let dir = dir.unwrap().path();
-        let Ok(index) = std::fs::read_to_string(dir.join("index.tsv")) else {
-            continue;
-        };
-        for line in index.lines().filter(|l| !l.starts_with('#')) {
-            let f: Vec<&str> = line.split('\t').collect();
-            let (Ok(key), Ok(v), Ok(qh), Ok(sh)) = (
-                f[1].parse::<i16>(),
-                f[3].parse::<i16>(),
-                f[4].parse::<i16>(),
-                f[5].parse::<i16>(),
-            ) else {
-                panic!("bad index line {line:?}");
-            };
-            if key != Q::API_KEY.0 || !Q::VERSIONS.contains(v) {
-                continue;
-            }
-            let mut q = Bytes::from(std::fs::read(dir.join(f[7])).unwrap());
-            RequestHeader::decode(&mut q, qh).unwrap();
-            let req: Q =
-                decode_exact(q.clone(), v).unwrap_or_else(|e| panic!("{dir:?} {}: {e}", f[7]));
-            assert_eq!(encode(&req, v), q.to_vec(), "{dir:?} {}", f[7]);
-            let mut s = Bytes::from(std::fs::read(dir.join(f[8])).unwrap());
-            ResponseHeader::decode(&mut s, sh).unwrap();
-            let resp: S =
-                decode_exact(s.clone(), v).unwrap_or_else(|e| panic!("{dir:?} {}: {e}", f[8]));
-            assert_eq!(encode(&resp, v), s.to_vec(), "{dir:?} {}", f[8]);
-            checked += 1;
-        }
-    }
-    checked
-}
-
 /// Decodes `data` as a `Q` and as an `S` at each of `versions`: the result doesn't matter,
 /// only that nothing panics.
 pub(crate) fn decode_both<Q: Message, S: Message>(
