@@ -121,51 +121,167 @@ pub fn get_uuid(buf: &mut Bytes, what: &'static str) -> Result<Uuid> {
 /// Reads an unsigned varint of at most 5 bytes (32 bits).
 #[inline]
 pub fn get_uvarint(buf: &mut Bytes, what: &'static str) -> Result<u32> {
-    let mut value: u32 = 0;
-    for i in 0..5 {
-        need(buf, 1, what)?;
-        let b = buf.get_u8();
-        if i == 4 && b > 0x0f {
-            return Err(Error::VarintOverflow { what });
-        }
-        value |= u32::from(b & 0x7f) << (7 * i);
-        if b & 0x80 == 0 {
-            return Ok(value);
-        }
-    }
-    Err(Error::VarintOverflow { what })
+    let mut rest: &[u8] = buf;
+    let n = read_uvarint(&mut rest, what)?;
+    let used = buf.len() - rest.len();
+    buf.advance(used);
+    Ok(n)
 }
 
 /// Reads an unsigned varlong of at most 10 bytes (64 bits).
 #[inline]
 pub fn get_uvarlong(buf: &mut Bytes, what: &'static str) -> Result<u64> {
-    let mut value: u64 = 0;
-    for i in 0..10 {
-        need(buf, 1, what)?;
-        let b = buf.get_u8();
-        if i == 9 && b > 0x01 {
-            return Err(Error::VarintOverflow { what });
-        }
-        value |= u64::from(b & 0x7f) << (7 * i);
-        if b & 0x80 == 0 {
-            return Ok(value);
-        }
-    }
-    Err(Error::VarintOverflow { what })
+    let mut rest: &[u8] = buf;
+    let n = read_uvarlong(&mut rest, what)?;
+    let used = buf.len() - rest.len();
+    buf.advance(used);
+    Ok(n)
 }
 
 /// Reads a zigzag-encoded signed varint (32 bits).
 #[inline]
 pub fn get_varint(buf: &mut Bytes, what: &'static str) -> Result<i32> {
-    let n = get_uvarint(buf, what)?;
-    Ok(((n >> 1) as i32) ^ -((n & 1) as i32))
+    get_uvarint(buf, what).map(zigzag32)
 }
 
 /// Reads a zigzag-encoded signed varlong (64 bits).
 #[inline]
 pub fn get_varlong(buf: &mut Bytes, what: &'static str) -> Result<i64> {
-    let n = get_uvarlong(buf, what)?;
-    Ok(((n >> 1) as i64) ^ -((n & 1) as i64))
+    get_uvarlong(buf, what).map(zigzag64)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The varint decoder, on slices: messages (through `get_uvarint` and the like) and records
+// (directly, on the record pass's hot path) share it.
+// ---------------------------------------------------------------------------------------------
+
+/// Decodes a zigzag-encoded 32-bit value.
+#[inline(always)]
+pub(crate) fn zigzag32(n: u32) -> i32 {
+    ((n >> 1) as i32) ^ -((n & 1) as i32)
+}
+
+/// Decodes a zigzag-encoded 64-bit value.
+#[inline(always)]
+pub(crate) fn zigzag64(n: u64) -> i64 {
+    ((n >> 1) as i64) ^ -((n & 1) as i64)
+}
+
+/// Reads an unsigned varint (at most 5 bytes) off the front of `data`, with the one-byte case
+/// inline. On error `data` is left as it was.
+#[inline(always)]
+pub(crate) fn read_uvarint(data: &mut &[u8], what: &'static str) -> Result<u32> {
+    if let Some((&b, rest)) = data.split_first() {
+        if b < 0x80 {
+            *data = rest;
+            return Ok(u32::from(b));
+        }
+    }
+    read_uvarint_slow(data, what)
+}
+
+/// Reads an unsigned varlong (at most 10 bytes) off the front of `data`, with the one-byte
+/// case inline. On error `data` is left as it was.
+#[inline(always)]
+pub(crate) fn read_uvarlong(data: &mut &[u8], what: &'static str) -> Result<u64> {
+    if let Some((&b, rest)) = data.split_first() {
+        if b < 0x80 {
+            *data = rest;
+            return Ok(u64::from(b));
+        }
+    }
+    read_uvarlong_slow(data, what)
+}
+
+/// The out-of-line loop of [`read_uvarint`] and [`read_uvarlong`]: `$bytes` bytes at most,
+/// the last of which may only hold the value's top bits (at most `$last`).
+macro_rules! uvarint_loop {
+    ($(#[$doc:meta])* $name:ident -> $ty:ty, $bytes:literal, $last:literal) => {
+        $(#[$doc])*
+        #[inline(never)]
+        fn $name(data: &mut &[u8], what: &'static str) -> Result<$ty> {
+            let mut value: $ty = 0;
+            let mut rest = *data;
+            for i in 0..$bytes {
+                let Some((&b, r)) = rest.split_first() else {
+                    return Err(Error::Truncated {
+                        what,
+                        needed: i + 1,
+                        remaining: i,
+                    });
+                };
+                rest = r;
+                if i == $bytes - 1 && b > $last {
+                    return Err(Error::VarintOverflow { what });
+                }
+                value |= <$ty>::from(b & 0x7f) << (7 * i);
+                if b & 0x80 == 0 {
+                    *data = rest;
+                    return Ok(value);
+                }
+            }
+            Err(Error::VarintOverflow { what })
+        }
+    };
+}
+
+uvarint_loop!(
+    /// [`read_uvarint`] past the first byte.
+    read_uvarint_slow -> u32, 5, 0x0f
+);
+uvarint_loop!(
+    /// [`read_uvarlong`] past the first byte.
+    read_uvarlong_slow -> u64, 10, 0x01
+);
+
+/// The record pass's varint: the one- to three-byte cases inline, by value (so that no
+/// caller's cursor needs an address); `None` on any error, which the checked path
+/// ([`read_uvarint`]) then names.
+#[inline(always)]
+pub(crate) fn fast_uvarint(data: &[u8]) -> Option<(u32, &[u8])> {
+    match data {
+        [b0, rest @ ..] if *b0 < 0x80 => Some((u32::from(*b0), rest)),
+        [b0, b1, rest @ ..] if *b1 < 0x80 => {
+            Some((u32::from(*b0 & 0x7f) | (u32::from(*b1) << 7), rest))
+        }
+        [b0, b1, b2, rest @ ..] if *b2 < 0x80 => Some((
+            u32::from(*b0 & 0x7f) | (u32::from(*b1 & 0x7f) << 7) | (u32::from(*b2) << 14),
+            rest,
+        )),
+        _ => fast_uvarint_slow(data),
+    }
+}
+
+/// [`fast_uvarint`] for varlongs. Timestamp deltas in a batch of a few thousand records take
+/// three bytes (up to about 17 minutes), so that case is inline too.
+#[inline(always)]
+pub(crate) fn fast_uvarlong(data: &[u8]) -> Option<(u64, &[u8])> {
+    match data {
+        [b0, rest @ ..] if *b0 < 0x80 => Some((u64::from(*b0), rest)),
+        [b0, b1, rest @ ..] if *b1 < 0x80 => {
+            Some((u64::from(*b0 & 0x7f) | (u64::from(*b1) << 7), rest))
+        }
+        [b0, b1, b2, rest @ ..] if *b2 < 0x80 => Some((
+            u64::from(*b0 & 0x7f) | (u64::from(*b1 & 0x7f) << 7) | (u64::from(*b2) << 14),
+            rest,
+        )),
+        _ => fast_uvarlong_slow(data),
+    }
+}
+
+/// The fast path's fallback for varints of four bytes or more (kept out of line, and by
+/// value, so the callers' cursors never need an address).
+#[inline(never)]
+fn fast_uvarint_slow(mut data: &[u8]) -> Option<(u32, &[u8])> {
+    let n = read_uvarint_slow(&mut data, "").ok()?;
+    Some((n, data))
+}
+
+/// [`fast_uvarint_slow`] for varlongs.
+#[inline(never)]
+fn fast_uvarlong_slow(mut data: &[u8]) -> Option<(u64, &[u8])> {
+    let n = read_uvarlong_slow(&mut data, "").ok()?;
+    Some((n, data))
 }
 
 /// Reads a length prefix: `int16` (classic strings), `int32` (classic bytes and arrays) or a
