@@ -234,55 +234,48 @@ uvarint_loop!(
     read_uvarlong_slow -> u64, 10, 0x01
 );
 
-/// The record pass's varint: the one- to three-byte cases inline, by value (so that no
-/// caller's cursor needs an address); `None` on any error, which the checked path
-/// ([`read_uvarint`]) then names.
-#[inline(always)]
-pub(crate) fn fast_uvarint(data: &[u8]) -> Option<(u32, &[u8])> {
-    match data {
-        [b0, rest @ ..] if *b0 < 0x80 => Some((u32::from(*b0), rest)),
-        [b0, b1, rest @ ..] if *b1 < 0x80 => {
-            Some((u32::from(*b0 & 0x7f) | (u32::from(*b1) << 7), rest))
+/// The record pass's varint decoders: the one- to three-byte cases inline, by value (so that
+/// no caller's cursor needs an address), and `None` on any error, which the checked path
+/// ([`read_uvarint`]) then names. Timestamp deltas in a batch of a few thousand records take
+/// three bytes (up to about 17 minutes), hence three bytes inline.
+macro_rules! fast_uvarint {
+    ($(#[$doc:meta])* $name:ident -> $ty:ty, fallback $slow:ident = $checked:ident) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub(crate) fn $name(data: &[u8]) -> Option<($ty, &[u8])> {
+            match data {
+                [b0, rest @ ..] if *b0 < 0x80 => Some((<$ty>::from(*b0), rest)),
+                [b0, b1, rest @ ..] if *b1 < 0x80 => {
+                    Some((<$ty>::from(*b0 & 0x7f) | (<$ty>::from(*b1) << 7), rest))
+                }
+                [b0, b1, b2, rest @ ..] if *b2 < 0x80 => Some((
+                    <$ty>::from(*b0 & 0x7f)
+                        | (<$ty>::from(*b1 & 0x7f) << 7)
+                        | (<$ty>::from(*b2) << 14),
+                    rest,
+                )),
+                _ => $slow(data),
+            }
         }
-        [b0, b1, b2, rest @ ..] if *b2 < 0x80 => Some((
-            u32::from(*b0 & 0x7f) | (u32::from(*b1 & 0x7f) << 7) | (u32::from(*b2) << 14),
-            rest,
-        )),
-        _ => fast_uvarint_slow(data),
-    }
-}
 
-/// [`fast_uvarint`] for varlongs. Timestamp deltas in a batch of a few thousand records take
-/// three bytes (up to about 17 minutes), so that case is inline too.
-#[inline(always)]
-pub(crate) fn fast_uvarlong(data: &[u8]) -> Option<(u64, &[u8])> {
-    match data {
-        [b0, rest @ ..] if *b0 < 0x80 => Some((u64::from(*b0), rest)),
-        [b0, b1, rest @ ..] if *b1 < 0x80 => {
-            Some((u64::from(*b0 & 0x7f) | (u64::from(*b1) << 7), rest))
+        /// The fast path's fallback for four bytes or more (kept out of line, and by value,
+        /// so the callers' cursors never need an address).
+        #[inline(never)]
+        fn $slow(mut data: &[u8]) -> Option<($ty, &[u8])> {
+            let n = $checked(&mut data, "").ok()?;
+            Some((n, data))
         }
-        [b0, b1, b2, rest @ ..] if *b2 < 0x80 => Some((
-            u64::from(*b0 & 0x7f) | (u64::from(*b1 & 0x7f) << 7) | (u64::from(*b2) << 14),
-            rest,
-        )),
-        _ => fast_uvarlong_slow(data),
-    }
+    };
 }
 
-/// The fast path's fallback for varints of four bytes or more (kept out of line, and by
-/// value, so the callers' cursors never need an address).
-#[inline(never)]
-fn fast_uvarint_slow(mut data: &[u8]) -> Option<(u32, &[u8])> {
-    let n = read_uvarint_slow(&mut data, "").ok()?;
-    Some((n, data))
-}
-
-/// [`fast_uvarint_slow`] for varlongs.
-#[inline(never)]
-fn fast_uvarlong_slow(mut data: &[u8]) -> Option<(u64, &[u8])> {
-    let n = read_uvarlong_slow(&mut data, "").ok()?;
-    Some((n, data))
-}
+fast_uvarint!(
+    /// Reads an unsigned varint (32 bits) on the record pass's fast path.
+    fast_uvarint -> u32, fallback fast_uvarint_slow = read_uvarint_slow
+);
+fast_uvarint!(
+    /// Reads an unsigned varlong (64 bits) on the record pass's fast path.
+    fast_uvarlong -> u64, fallback fast_uvarlong_slow = read_uvarlong_slow
+);
 
 /// Reads a length prefix: `int16` (classic strings), `int32` (classic bytes and arrays) or a
 /// compact unsigned varint holding N+1. Returns `None` for the null marker.

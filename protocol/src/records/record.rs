@@ -661,6 +661,12 @@ fn check_headers(mut data: &[u8], count: i32) -> Result<u32> {
 #[inline(always)]
 fn read_bytes<'a>(data: &mut &'a [u8], what: &'static str) -> Result<Option<&'a [u8]>> {
     let len = read_varint(data, what)?;
+    take_bytes(data, len, what)
+}
+
+/// Splits a field of `len` bytes (`-1` = null), whose length was just read, off `data`.
+#[inline(always)]
+fn take_bytes<'a>(data: &mut &'a [u8], len: i32, what: &'static str) -> Result<Option<&'a [u8]>> {
     if len < 0 {
         if len == -1 {
             return Ok(None);
@@ -788,27 +794,8 @@ fn read_i32_bytes<'a>(data: &mut &'a [u8], what: &'static str) -> Result<Option<
         });
     };
     let len = i32::from_be_bytes(*len);
-    if len < 0 {
-        if len == -1 {
-            *data = rest;
-            return Ok(None);
-        }
-        return Err(Error::InvalidLength {
-            what,
-            len: i64::from(len),
-        });
-    }
-    match rest.split_at_checked(len as usize) {
-        Some((b, r)) => {
-            *data = r;
-            Ok(Some(b))
-        }
-        None => Err(Error::Truncated {
-            what,
-            needed: len as usize,
-            remaining: rest.len(),
-        }),
-    }
+    *data = rest;
+    take_bytes(data, len, what)
 }
 
 /// Splits the next `offset, size, message` entry off a legacy message set.
