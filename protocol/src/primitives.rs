@@ -118,24 +118,30 @@ pub fn get_uuid(buf: &mut Bytes, what: &'static str) -> Result<Uuid> {
     Ok(Uuid(b))
 }
 
+/// Runs the slice reader `read` on `buf` and advances `buf` past what it read.
+#[inline(always)]
+fn on_slice<T>(
+    buf: &mut Bytes,
+    what: &'static str,
+    read: impl FnOnce(&mut &[u8], &'static str) -> Result<T>,
+) -> Result<T> {
+    let mut rest: &[u8] = buf;
+    let value = read(&mut rest, what)?;
+    let used = buf.len() - rest.len();
+    buf.advance(used);
+    Ok(value)
+}
+
 /// Reads an unsigned varint of at most 5 bytes (32 bits).
 #[inline]
 pub fn get_uvarint(buf: &mut Bytes, what: &'static str) -> Result<u32> {
-    let mut rest: &[u8] = buf;
-    let n = read_uvarint(&mut rest, what)?;
-    let used = buf.len() - rest.len();
-    buf.advance(used);
-    Ok(n)
+    on_slice(buf, what, read_uvarint)
 }
 
 /// Reads an unsigned varlong of at most 10 bytes (64 bits).
 #[inline]
 pub fn get_uvarlong(buf: &mut Bytes, what: &'static str) -> Result<u64> {
-    let mut rest: &[u8] = buf;
-    let n = read_uvarlong(&mut rest, what)?;
-    let used = buf.len() - rest.len();
-    buf.advance(used);
-    Ok(n)
+    on_slice(buf, what, read_uvarlong)
 }
 
 /// Reads a zigzag-encoded signed varint (32 bits).

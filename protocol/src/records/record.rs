@@ -461,20 +461,33 @@ impl<'a> V2Iter<'a> {
             fast_check_headers(rec, header_count)?
         };
         self.data = rest;
-        let timestamp = self
-            .timestamp_base
-            .wrapping_add(timestamp_delta & self.delta_mask);
-        Some(Record {
+        Some(self.record(timestamp_delta, offset_delta, key, value, rec, headers))
+    }
+
+    /// The record whose fields were just read (both paths).
+    #[inline(always)]
+    fn record(
+        &self,
+        timestamp_delta: i64,
+        offset_delta: i32,
+        key: Option<&'a [u8]>,
+        value: Option<&'a [u8]>,
+        headers: &'a [u8],
+        header_count: u32,
+    ) -> Record<'a> {
+        Record {
             offset: self.base_offset.wrapping_add(i64::from(offset_delta)),
-            timestamp,
+            timestamp: self
+                .timestamp_base
+                .wrapping_add(timestamp_delta & self.delta_mask),
             key,
             value,
             headers: Headers {
-                data: rec,
-                remaining: headers,
+                data: headers,
+                remaining: header_count,
                 buf: self.buf,
             },
-        })
+        }
     }
 
     /// The checked path, with precise errors (also correct for well-formed records).
@@ -524,20 +537,7 @@ impl<'a> V2Iter<'a> {
         } else {
             check_headers(rec, header_count)?
         };
-        let timestamp = self
-            .timestamp_base
-            .wrapping_add(timestamp_delta & self.delta_mask);
-        Ok(Record {
-            offset: self.base_offset.wrapping_add(i64::from(offset_delta)),
-            timestamp,
-            key,
-            value,
-            headers: Headers {
-                data: rec,
-                remaining: headers,
-                buf: self.buf,
-            },
-        })
+        Ok(self.record(timestamp_delta, offset_delta, key, value, rec, headers))
     }
 }
 
