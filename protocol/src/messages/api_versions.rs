@@ -447,10 +447,8 @@ mod tests {
     use super::*;
     use crate::error::Error;
     use crate::messages::decode_exact;
-    use crate::messages::testing::{
-        assert_prefixes_fail, assert_wire, check_round_trip, decode_both, encode as enc,
-        mutate_some,
-    };
+    use crate::messages::testing::property_tests;
+    use crate::messages::testing::{assert_prefixes_fail, assert_wire, encode as enc};
     use crate::primitives::RawTaggedField;
     use proptest::collection::vec;
     use proptest::prelude::*;
@@ -546,37 +544,7 @@ mod tests {
             )
     }
 
-    fn versions() -> impl Strategy<Value = i16> {
-        0i16..=4
-    }
-
-    proptest! {
-        #[test]
-        fn request_round_trips((v, m) in versions().prop_flat_map(|v| (Just(v), request(v)))) {
-            check_round_trip(&m, v)?;
-        }
-
-        #[test]
-        fn response_round_trips((v, m) in versions().prop_flat_map(|v| (Just(v), response(v)))) {
-            check_round_trip(&m, v)?;
-        }
-
-        #[test]
-        fn decoding_mutated_encodings_never_panics(
-            (v, req, resp) in versions().prop_flat_map(|v| (Just(v), request(v), response(v))),
-            edits in vec((any::<usize>(), any::<u8>()), 1..4),
-            cut in any::<usize>(),
-        ) {
-            for bytes in [enc(&req, v), enc(&resp, v)] {
-                decode_both::<ApiVersionsRequest, ApiVersionsResponse>(&mutate_some(&bytes, &edits, cut), 0..=4);
-            }
-        }
-
-        #[test]
-        fn decoding_arbitrary_bytes_never_panics(data in vec(any::<u8>(), 0..96)) {
-            decode_both::<ApiVersionsRequest, ApiVersionsResponse>(&data, 0..=4);
-        }
-    }
+    property_tests!(ApiVersionsRequest, ApiVersionsResponse, 0..=4, 96);
 
     #[test]
     fn request_bytes() {

@@ -516,12 +516,9 @@ mod tests {
     use super::*;
     use crate::error::Error;
     use crate::messages::decode_exact;
-    use crate::messages::testing::{
-        arb_unknown_tags, assert_prefixes_fail, assert_wire, decode_both, encode, mutate,
-        round_trip_every_version,
-    };
+    use crate::messages::testing::sample_property_tests;
+    use crate::messages::testing::{arb_unknown_tags, assert_prefixes_fail, assert_wire, encode};
     use crate::primitives::RawTaggedField;
-    use proptest::collection::vec;
     use proptest::prelude::*;
 
     // --- helpers ------------------------------------------------------------------------------
@@ -620,49 +617,17 @@ mod tests {
 
     // --- 1. round trips at every version --------------------------------------------------------
 
-    #[test]
-    fn request_round_trips_at_every_version() {
-        round_trip_every_version(1..=11, arb_request);
-    }
-
-    #[test]
-    fn response_round_trips_at_every_version() {
-        round_trip_every_version(1..=11, arb_response);
-    }
-
-    proptest! {
-        // --- 6. arbitrary bytes never panic -------------------------------------------------
-
-        #[test]
-        fn decoding_arbitrary_bytes_never_panics(
-            data in proptest::collection::vec(any::<u8>(), 0..128),
-            version in 1i16..=11,
-        ) {
-            decode_both::<ListOffsetsRequest, ListOffsetsResponse>(&data, [version]);
-        }
-
-        /// Valid encodings with a few bytes overwritten and maybe cut short reach the deeper
-        /// decoding paths that random bytes rarely do; none may panic, at any version.
-        #[test]
-        fn mutated_encodings_never_panic(
-            which in any::<proptest::sample::Index>(),
-            edits in vec((any::<proptest::sample::Index>(), any::<u8>()), 1..4),
-            cut in any::<proptest::sample::Index>(),
-            version_shift in 0i16..3,
-        ) {
-            let samples: &[(&[u8], i16)] = &[
-                (REQUEST_V1, 1),
-                (REQUEST_V10, 10),
-                (RESPONSE_V2, 2),
-                (RESPONSE_V8, 8),
-            ];
-            let (bytes, version) = samples[which.index(samples.len())];
-            let data = mutate(bytes, &edits, cut);
-            // Also read the mutated bytes as a neighbouring version.
-            let versions = [version, version + version_shift, version - version_shift];
-            decode_both::<ListOffsetsRequest, ListOffsetsResponse>(&data, versions);
-        }
-    }
+    sample_property_tests!(
+        ListOffsetsRequest,
+        ListOffsetsResponse,
+        1..=11,
+        [
+            (REQUEST_V1, 1),
+            (REQUEST_V10, 10),
+            (RESPONSE_V2, 2),
+            (RESPONSE_V8, 8),
+        ]
+    );
 
     // --- 2. hand-derived byte vectors ----------------------------------------------------------
 

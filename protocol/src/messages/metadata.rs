@@ -697,10 +697,8 @@ impl Message for MetadataResponse {
 mod tests {
     use super::*;
     use crate::messages::decode_exact;
-    use crate::messages::testing::{
-        assert_prefixes_fail, assert_wire, check_round_trip, decode_both, encode as enc,
-        mutate_some,
-    };
+    use crate::messages::testing::property_tests;
+    use crate::messages::testing::{assert_prefixes_fail, assert_wire, encode as enc};
     use crate::primitives::RawTaggedField;
     use proptest::collection::vec;
     use proptest::option;
@@ -866,37 +864,7 @@ mod tests {
             )
     }
 
-    fn versions() -> impl Strategy<Value = i16> {
-        1i16..=13
-    }
-
-    proptest! {
-        #[test]
-        fn request_round_trips((v, m) in versions().prop_flat_map(|v| (Just(v), request(v)))) {
-            check_round_trip(&m, v)?;
-        }
-
-        #[test]
-        fn response_round_trips((v, m) in versions().prop_flat_map(|v| (Just(v), response(v)))) {
-            check_round_trip(&m, v)?;
-        }
-
-        #[test]
-        fn decoding_mutated_encodings_never_panics(
-            (v, req, resp) in versions().prop_flat_map(|v| (Just(v), request(v), response(v))),
-            edits in vec((any::<usize>(), any::<u8>()), 1..4),
-            cut in any::<usize>(),
-        ) {
-            for bytes in [enc(&req, v), enc(&resp, v)] {
-                decode_both::<MetadataRequest, MetadataResponse>(&mutate_some(&bytes, &edits, cut), 1..=13);
-            }
-        }
-
-        #[test]
-        fn decoding_arbitrary_bytes_never_panics(data in vec(any::<u8>(), 0..128)) {
-            decode_both::<MetadataRequest, MetadataResponse>(&data, 1..=13);
-        }
-    }
+    property_tests!(MetadataRequest, MetadataResponse, 1..=13, 128);
 
     #[test]
     fn request_v1_and_v4_bytes() {

@@ -174,3 +174,102 @@ pub(crate) fn round_trip_every_version_with<M, S>(
 pub(crate) fn arb_uuid() -> impl Strategy<Value = Uuid> {
     any::<[u8; 16]>().prop_map(Uuid)
 }
+
+/// The property tests of a message file whose strategies `request(v)` and `response(v)` draw
+/// values for a version: at the versions `$versions`, both round-trip, and neither their
+/// encodings with a few bytes mutated nor arbitrary bytes (up to `$max_len`) make a decoder
+/// panic. Defines `versions()` too.
+macro_rules! property_tests {
+    ($request:ty, $response:ty, $versions:expr, $max_len:expr) => {
+        fn versions() -> core::ops::RangeInclusive<i16> {
+            $versions
+        }
+
+        proptest! {
+            #[test]
+            fn request_round_trips((v, m) in versions().prop_flat_map(|v| (Just(v), request(v)))) {
+                crate::messages::testing::check_round_trip(&m, v)?;
+            }
+
+            #[test]
+            fn response_round_trips((v, m) in versions().prop_flat_map(|v| (Just(v), response(v)))) {
+                crate::messages::testing::check_round_trip(&m, v)?;
+            }
+
+            #[test]
+            fn decoding_mutated_encodings_never_panics(
+                (v, req, resp) in versions().prop_flat_map(|v| (Just(v), request(v), response(v))),
+                edits in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..4),
+                cut in any::<usize>(),
+            ) {
+                use crate::messages::testing::{decode_both, encode, mutate_some};
+                for bytes in [encode(&req, v), encode(&resp, v)] {
+                    let bytes = mutate_some(&bytes, &edits, cut);
+                    decode_both::<$request, $response>(&bytes, versions());
+                }
+            }
+
+            #[test]
+            fn decoding_arbitrary_bytes_never_panics(
+                data in proptest::collection::vec(any::<u8>(), 0..$max_len),
+            ) {
+                crate::messages::testing::decode_both::<$request, $response>(&data, versions());
+            }
+        }
+    };
+}
+pub(crate) use property_tests;
+
+/// The property tests of a message file with strategies `arb_request(v)`, `arb_response(v)`
+/// and hand-derived encodings: both types round-trip at every version of `$versions`, and
+/// neither arbitrary bytes (up to 128) nor the `$samples` (encoding, version) with a few bytes
+/// mutated, read at their version or a neighbouring one, make a decoder panic.
+macro_rules! sample_property_tests {
+    ($request:ty, $response:ty, $versions:expr, $samples:expr) => {
+        fn all_versions() -> core::ops::RangeInclusive<i16> {
+            $versions
+        }
+
+        #[test]
+        fn request_round_trips_at_every_version() {
+            crate::messages::testing::round_trip_every_version(all_versions(), arb_request);
+        }
+
+        #[test]
+        fn response_round_trips_at_every_version() {
+            crate::messages::testing::round_trip_every_version(all_versions(), arb_response);
+        }
+
+        proptest! {
+            #[test]
+            fn decoding_arbitrary_bytes_never_panics(
+                data in proptest::collection::vec(any::<u8>(), 0..128),
+                version in all_versions(),
+            ) {
+                crate::messages::testing::decode_both::<$request, $response>(&data, [version]);
+            }
+
+            /// Valid encodings with a few bytes overwritten and maybe cut short reach the
+            /// deeper decoding paths that random bytes rarely do; none may panic, at any
+            /// version.
+            #[test]
+            fn mutated_encodings_never_panic(
+                which in any::<proptest::sample::Index>(),
+                edits in proptest::collection::vec(
+                    (any::<proptest::sample::Index>(), any::<u8>()),
+                    1..4,
+                ),
+                cut in any::<proptest::sample::Index>(),
+                version_shift in 0i16..3,
+            ) {
+                let samples: &[(&[u8], i16)] = &$samples;
+                let (bytes, version) = samples[which.index(samples.len())];
+                let data = crate::messages::testing::mutate(bytes, &edits, cut);
+                // Also read the mutated bytes as a neighbouring version.
+                let versions = [version, version + version_shift, version - version_shift];
+                crate::messages::testing::decode_both::<$request, $response>(&data, versions);
+            }
+        }
+    };
+}
+pub(crate) use sample_property_tests;
