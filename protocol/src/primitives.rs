@@ -489,12 +489,8 @@ pub fn get_unknown_tagged_fields(
 
 /// Writes an unsigned varint.
 #[inline]
-pub fn put_uvarint(buf: &mut impl BufMut, mut n: u32) {
-    while n >= 0x80 {
-        buf.put_u8((n as u8) | 0x80);
-        n >>= 7;
-    }
-    buf.put_u8(n as u8);
+pub fn put_uvarint(buf: &mut impl BufMut, n: u32) {
+    put_uvarlong(buf, u64::from(n));
 }
 
 /// Writes an unsigned varlong.
@@ -753,6 +749,29 @@ pub(crate) const fn min_tags(flexible: bool) -> usize {
         1
     } else {
         0
+    }
+}
+
+/// Reads a tagged-field section when `flexible`; in other versions there is none.
+#[inline]
+pub(crate) fn get_tags_if(
+    buf: &mut Bytes,
+    flexible: bool,
+    what: &'static str,
+) -> Result<UnknownTaggedFields> {
+    if flexible {
+        get_unknown_tagged_fields(buf, what)
+    } else {
+        Ok(UnknownTaggedFields::default())
+    }
+}
+
+/// Writes a tagged-field section of the unknown fields kept from decoding when `flexible`;
+/// in other versions there is none.
+#[inline]
+pub(crate) fn put_tags_if(buf: &mut BytesMut, flexible: bool, unknown: &UnknownTaggedFields) {
+    if flexible {
+        put_unknown_tagged_fields(buf, unknown);
     }
 }
 

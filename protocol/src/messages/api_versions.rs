@@ -18,7 +18,7 @@ use crate::error::Result;
 use crate::messages::{Message, Request, VersionRange};
 use crate::primitives::{
     get_array, get_bool, get_i16, get_i32, get_i64, get_string, get_tagged_fields,
-    get_unknown_tagged_fields, put_array, put_bool, put_string, put_tagged_fields,
+    get_unknown_tagged_fields, put_array, put_bool, put_string, put_tagged_fields, put_tags_if,
     put_unknown_tagged_fields, UnknownTaggedFields,
 };
 
@@ -229,9 +229,7 @@ impl ApiVersion {
         buf.put_i16(self.api_key);
         buf.put_i16(self.min_version);
         buf.put_i16(self.max_version);
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
     }
 
     fn decode(buf: &mut Bytes, flexible: bool) -> Result<Self> {

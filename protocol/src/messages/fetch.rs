@@ -22,8 +22,8 @@ use crate::primitives::{
     get_array, get_i16, get_i32, get_i64, get_i8, get_nullable_array, get_nullable_bytes,
     get_nullable_string, get_string, get_tagged_fields, get_unknown_tagged_fields, get_uuid,
     min_array, min_string, min_tags, put_array, put_nullable_array, put_nullable_bytes,
-    put_nullable_string, put_string, put_tagged_fields, put_unknown_tagged_fields, put_uuid,
-    require_default, UnknownTaggedFields, Uuid,
+    put_nullable_string, put_string, put_tagged_fields, put_tags_if, put_unknown_tagged_fields,
+    put_uuid, require_default, UnknownTaggedFields, Uuid,
 };
 
 /// The first flexible version of both Fetch messages.
@@ -360,9 +360,7 @@ impl FetchTopic {
             "FetchRequest.topics.partitions",
             |b, p| p.encode(b, version),
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -526,9 +524,7 @@ impl ForgottenTopic {
                 Ok(())
             },
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -846,9 +842,7 @@ impl FetchableTopicResponse {
             "FetchResponse.responses.partitions",
             |b, p| p.encode(b, version),
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -1082,9 +1076,7 @@ impl AbortedTransaction {
     fn encode(&self, buf: &mut BytesMut, flexible: bool) {
         buf.put_i64(self.producer_id);
         buf.put_i64(self.first_offset);
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
     }
 
     fn decode(buf: &mut Bytes, flexible: bool) -> Result<Self> {

@@ -16,7 +16,7 @@ use crate::error::Result;
 use crate::messages::{Message, Request, VersionRange};
 use crate::primitives::{
     get_array, get_i16, get_i32, get_i8, get_nullable_string, get_string,
-    get_unknown_tagged_fields, put_array, put_nullable_string, put_string,
+    get_unknown_tagged_fields, put_array, put_nullable_string, put_string, put_tags_if,
     put_unknown_tagged_fields, require_default, UnknownTaggedFields,
 };
 
@@ -86,9 +86,7 @@ impl Message for FindCoordinatorRequest {
                 version,
             )?;
         }
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -277,9 +275,7 @@ impl Message for FindCoordinatorResponse {
                 |b, c| c.encode(b),
             )?;
         }
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 

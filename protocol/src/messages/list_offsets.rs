@@ -17,9 +17,8 @@ use crate::api_key::ApiKey;
 use crate::error::Result;
 use crate::messages::{Message, Request, VersionRange};
 use crate::primitives::{
-    get_array, get_i16, get_i32, get_i64, get_i8, get_string, get_unknown_tagged_fields, min_array,
-    min_string, min_tags, put_array, put_string, put_unknown_tagged_fields, require_default,
-    UnknownTaggedFields,
+    get_array, get_i16, get_i32, get_i64, get_i8, get_string, get_tags_if, min_array, min_string,
+    min_tags, put_array, put_string, put_tags_if, require_default, UnknownTaggedFields,
 };
 
 /// The offset of the next record to be written (the high watermark, or the last stable offset
@@ -178,9 +177,7 @@ impl Message for ListOffsetsRequest {
         if version >= 10 {
             buf.put_i32(self.timeout_ms);
         }
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -205,11 +202,7 @@ impl Message for ListOffsetsRequest {
         } else {
             0
         };
-        let unknown_tagged_fields = if flexible {
-            get_unknown_tagged_fields(buf, "ListOffsetsRequest")?
-        } else {
-            UnknownTaggedFields::default()
-        };
+        let unknown_tagged_fields = get_tags_if(buf, flexible, "ListOffsetsRequest")?;
         Ok(ListOffsetsRequest {
             replica_id,
             isolation_level,
@@ -241,9 +234,7 @@ impl ListOffsetsTopic {
                 Ok(())
             },
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -256,11 +247,7 @@ impl ListOffsetsTopic {
             "ListOffsetsRequest.topics.partitions",
             |b| ListOffsetsPartition::decode(b, version, flexible),
         )?;
-        let unknown_tagged_fields = if flexible {
-            get_unknown_tagged_fields(buf, "ListOffsetsRequest.topics")?
-        } else {
-            UnknownTaggedFields::default()
-        };
+        let unknown_tagged_fields = get_tags_if(buf, flexible, "ListOffsetsRequest.topics")?;
         Ok(ListOffsetsTopic {
             name,
             partitions,
@@ -281,9 +268,7 @@ impl ListOffsetsPartition {
             buf.put_i32(self.current_leader_epoch);
         }
         buf.put_i64(self.timestamp);
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
     }
 
     fn decode(buf: &mut Bytes, version: i16, flexible: bool) -> Result<Self> {
@@ -294,11 +279,7 @@ impl ListOffsetsPartition {
             -1
         };
         let timestamp = get_i64(buf, "ListOffsetsRequest.partitions.timestamp")?;
-        let unknown_tagged_fields = if flexible {
-            get_unknown_tagged_fields(buf, "ListOffsetsRequest.partitions")?
-        } else {
-            UnknownTaggedFields::default()
-        };
+        let unknown_tagged_fields = get_tags_if(buf, flexible, "ListOffsetsRequest.partitions")?;
         Ok(ListOffsetsPartition {
             partition_index,
             current_leader_epoch,
@@ -384,9 +365,7 @@ impl Message for ListOffsetsResponse {
             "ListOffsetsResponse.topics",
             |b, t| t.encode(b, version, flexible),
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -405,11 +384,7 @@ impl Message for ListOffsetsResponse {
             "ListOffsetsResponse.topics",
             |b| ListOffsetsTopicResponse::decode(b, version, flexible),
         )?;
-        let unknown_tagged_fields = if flexible {
-            get_unknown_tagged_fields(buf, "ListOffsetsResponse")?
-        } else {
-            UnknownTaggedFields::default()
-        };
+        let unknown_tagged_fields = get_tags_if(buf, flexible, "ListOffsetsResponse")?;
         Ok(ListOffsetsResponse {
             throttle_time_ms,
             topics,
@@ -432,9 +407,7 @@ impl ListOffsetsTopicResponse {
             "ListOffsetsResponse.topics.partitions",
             |b, p| p.encode(b, version, flexible),
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -447,11 +420,7 @@ impl ListOffsetsTopicResponse {
             "ListOffsetsResponse.topics.partitions",
             |b| ListOffsetsPartitionResponse::decode(b, version, flexible),
         )?;
-        let unknown_tagged_fields = if flexible {
-            get_unknown_tagged_fields(buf, "ListOffsetsResponse.topics")?
-        } else {
-            UnknownTaggedFields::default()
-        };
+        let unknown_tagged_fields = get_tags_if(buf, flexible, "ListOffsetsResponse.topics")?;
         Ok(ListOffsetsTopicResponse {
             name,
             partitions,
@@ -479,9 +448,7 @@ impl ListOffsetsPartitionResponse {
                 version,
             )?;
         }
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -495,11 +462,7 @@ impl ListOffsetsPartitionResponse {
         } else {
             -1
         };
-        let unknown_tagged_fields = if flexible {
-            get_unknown_tagged_fields(buf, "ListOffsetsResponse.partitions")?
-        } else {
-            UnknownTaggedFields::default()
-        };
+        let unknown_tagged_fields = get_tags_if(buf, flexible, "ListOffsetsResponse.partitions")?;
         Ok(ListOffsetsPartitionResponse {
             partition_index,
             error_code,

@@ -17,8 +17,8 @@ use crate::messages::{Message, Request, VersionRange};
 use crate::primitives::{
     get_array, get_bool, get_i16, get_i32, get_int32s, get_nullable_array, get_nullable_string,
     get_string, get_unknown_tagged_fields, get_uuid, put_array, put_bool, put_int32s,
-    put_nullable_array, put_nullable_string, put_string, put_unknown_tagged_fields, put_uuid,
-    require_default, UnknownTaggedFields, Uuid,
+    put_nullable_array, put_nullable_string, put_string, put_tags_if, put_uuid, require_default,
+    UnknownTaggedFields, Uuid,
 };
 
 /// The default of the `*AuthorizedOperations` bitfields: "not requested".
@@ -129,9 +129,7 @@ impl MetadataRequestTopic {
             flexible,
             "MetadataRequest.topics.name",
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -205,9 +203,7 @@ impl Message for MetadataRequest {
                 version,
             )?;
         }
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -385,9 +381,7 @@ impl MetadataResponseBroker {
             flexible,
             "MetadataResponse.brokers.rack",
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -447,9 +441,7 @@ impl MetadataResponsePartition {
                 "MetadataResponse.topics.partitions.offline_replicas",
             )?;
         }
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -543,9 +535,7 @@ impl MetadataResponseTopic {
                 version,
             )?;
         }
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -648,9 +638,7 @@ impl Message for MetadataResponse {
         if version >= 13 {
             buf.put_i16(self.error_code);
         }
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 

@@ -16,10 +16,10 @@ use crate::api_key::ApiKey;
 use crate::error::Result;
 use crate::messages::{Message, Request, VersionRange};
 use crate::primitives::{
-    get_array, get_i16, get_i32, get_i64, get_nullable_string, get_string,
+    get_array, get_i16, get_i32, get_i64, get_nullable_string, get_string, get_tags_if,
     get_unknown_tagged_fields, get_uuid, min_array, min_string, min_tags, put_array,
-    put_nullable_string, put_string, put_unknown_tagged_fields, put_uuid, require_default,
-    UnknownTaggedFields, Uuid,
+    put_nullable_string, put_string, put_tags_if, put_uuid, require_default, UnknownTaggedFields,
+    Uuid,
 };
 
 /// Minimum encoded size of a topic's identity: its name up to v9, its 16-byte id from v10.
@@ -157,9 +157,7 @@ impl Message for OffsetCommitRequest {
             "OffsetCommitRequest.topics",
             |b, t| t.encode(b, version, flexible),
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -219,9 +217,7 @@ impl OffsetCommitRequestTopic {
             "OffsetCommitRequest.topics.partitions",
             |b, p| p.encode(b, version, flexible),
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -265,9 +261,7 @@ impl OffsetCommitRequestPartition {
             flexible,
             "OffsetCommitRequest.partitions.committed_metadata",
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -284,11 +278,7 @@ impl OffsetCommitRequestPartition {
             flexible,
             "OffsetCommitRequest.partitions.committed_metadata",
         )?;
-        let unknown_tagged_fields = if flexible {
-            get_unknown_tagged_fields(buf, "OffsetCommitRequest.partitions")?
-        } else {
-            UnknownTaggedFields::default()
-        };
+        let unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetCommitRequest.partitions")?;
         Ok(OffsetCommitRequestPartition {
             partition_index,
             committed_offset,
@@ -358,9 +348,7 @@ impl Message for OffsetCommitResponse {
             "OffsetCommitResponse.topics",
             |b, t| t.encode(b, version, flexible),
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -379,11 +367,7 @@ impl Message for OffsetCommitResponse {
             "OffsetCommitResponse.topics",
             |b| OffsetCommitResponseTopic::decode(b, version, flexible),
         )?;
-        let unknown_tagged_fields = if flexible {
-            get_unknown_tagged_fields(buf, "OffsetCommitResponse")?
-        } else {
-            UnknownTaggedFields::default()
-        };
+        let unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetCommitResponse")?;
         Ok(OffsetCommitResponse {
             throttle_time_ms,
             topics,
@@ -417,15 +401,11 @@ impl OffsetCommitResponseTopic {
             |b, p| {
                 b.put_i32(p.partition_index);
                 b.put_i16(p.error_code);
-                if flexible {
-                    put_unknown_tagged_fields(b, &p.unknown_tagged_fields);
-                }
+                put_tags_if(b, flexible, &p.unknown_tagged_fields);
                 Ok(())
             },
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 

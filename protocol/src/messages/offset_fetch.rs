@@ -18,9 +18,10 @@ use crate::error::{Error, Result};
 use crate::messages::{Message, Request, VersionRange};
 use crate::primitives::{
     get_array, get_bool, get_i16, get_i32, get_i64, get_int32s, get_nullable_array,
-    get_nullable_string, get_string, get_unknown_tagged_fields, get_uuid, min_array, min_string,
-    min_tags, put_array, put_bool, put_int32s, put_nullable_array, put_nullable_string, put_string,
-    put_unknown_tagged_fields, put_uuid, require_default, UnknownTaggedFields, Uuid,
+    get_nullable_string, get_string, get_tags_if, get_unknown_tagged_fields, get_uuid, min_array,
+    min_string, min_tags, put_array, put_bool, put_int32s, put_nullable_array, put_nullable_string,
+    put_string, put_tags_if, put_unknown_tagged_fields, put_uuid, require_default,
+    UnknownTaggedFields, Uuid,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -160,9 +161,7 @@ impl Message for OffsetFetchRequest {
                 version,
             )?;
         }
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -221,9 +220,7 @@ impl OffsetFetchRequestTopic {
             flexible,
             "OffsetFetchRequest.topics.partition_indexes",
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -231,11 +228,7 @@ impl OffsetFetchRequestTopic {
         let name = get_string(buf, flexible, "OffsetFetchRequest.topics.name")?;
         let partition_indexes =
             get_int32s(buf, flexible, "OffsetFetchRequest.topics.partition_indexes")?;
-        let unknown_tagged_fields = if flexible {
-            get_unknown_tagged_fields(buf, "OffsetFetchRequest.topics")?
-        } else {
-            UnknownTaggedFields::default()
-        };
+        let unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetFetchRequest.topics")?;
         Ok(OffsetFetchRequestTopic {
             name,
             partition_indexes,
@@ -504,9 +497,7 @@ impl Message for OffsetFetchResponse {
                 |b, g| g.encode(b, version),
             )?;
         }
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -558,9 +549,7 @@ impl OffsetFetchResponseTopic {
             "OffsetFetchResponse.topics.partitions",
             |b, p| p.encode(b, version, flexible),
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -573,11 +562,7 @@ impl OffsetFetchResponseTopic {
             "OffsetFetchResponse.topics.partitions",
             |b| OffsetFetchResponsePartition::decode(b, version, flexible),
         )?;
-        let unknown_tagged_fields = if flexible {
-            get_unknown_tagged_fields(buf, "OffsetFetchResponse.topics")?
-        } else {
-            UnknownTaggedFields::default()
-        };
+        let unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetFetchResponse.topics")?;
         Ok(OffsetFetchResponseTopic {
             name,
             partitions,
@@ -605,9 +590,7 @@ impl OffsetFetchResponsePartition {
             "OffsetFetchResponse.partitions.metadata",
         )?;
         buf.put_i16(self.error_code);
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -622,11 +605,7 @@ impl OffsetFetchResponsePartition {
         let metadata =
             get_nullable_string(buf, flexible, "OffsetFetchResponse.partitions.metadata")?;
         let error_code = get_i16(buf, "OffsetFetchResponse.partitions.error_code")?;
-        let unknown_tagged_fields = if flexible {
-            get_unknown_tagged_fields(buf, "OffsetFetchResponse.partitions")?
-        } else {
-            UnknownTaggedFields::default()
-        };
+        let unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetFetchResponse.partitions")?;
         Ok(OffsetFetchResponsePartition {
             partition_index,
             committed_offset,
