@@ -241,11 +241,19 @@ impl ErrorCode {
 
 impl core::fmt::Debug for ErrorCode {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self.name() {
-            Some(n) => write!(f, "{n}({})", self.0),
-            None => write!(f, "ErrorCode({})", self.0),
-        }
+        debug_named(f, self.name(), "ErrorCode", self.0)
     }
+}
+
+/// The `Debug` form of an open code newtype (this one, [`crate::ApiKey`]): `NAME(code)` for a
+/// known code, `Type(code)` for an unknown one.
+pub(crate) fn debug_named(
+    f: &mut core::fmt::Formatter<'_>,
+    name: Option<&str>,
+    type_name: &str,
+    code: i16,
+) -> core::fmt::Result {
+    write!(f, "{}({code})", name.unwrap_or(type_name))
 }
 
 impl core::fmt::Display for ErrorCode {

@@ -17,7 +17,7 @@ use crate::api_key::ApiKey;
 use crate::error::Result;
 use crate::messages::{Message, Request, VersionRange};
 use crate::primitives::{
-    get_array, get_bool, get_i16, get_i32, get_i64, get_string, get_tagged_fields,
+    get_array, get_bool, get_i16, get_i32, get_i64, get_string, get_tagged_fields, get_tags_if,
     get_unknown_tagged_fields, put_array, put_bool, put_string, put_tagged_fields, put_tags_if,
     put_unknown_tagged_fields, UnknownTaggedFields,
 };
@@ -239,10 +239,7 @@ impl ApiVersion {
             max_version: get_i16(buf, "ApiVersionsResponse.api_keys.max_version")?,
             unknown_tagged_fields: UnknownTaggedFields::default(),
         };
-        if flexible {
-            out.unknown_tagged_fields =
-                get_unknown_tagged_fields(buf, "ApiVersionsResponse.api_keys")?;
-        }
+        out.unknown_tagged_fields = get_tags_if(buf, flexible, "ApiVersionsResponse.api_keys")?;
         Ok(out)
     }
 }

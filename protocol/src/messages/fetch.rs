@@ -20,8 +20,8 @@ use crate::error::Result;
 use crate::messages::{Message, Request, VersionRange};
 use crate::primitives::{
     get_array, get_i16, get_i32, get_i64, get_i8, get_nullable_array, get_nullable_bytes,
-    get_nullable_string, get_string, get_tagged_fields, get_unknown_tagged_fields, get_uuid,
-    min_array, min_string, min_tags, put_array, put_nullable_array, put_nullable_bytes,
+    get_nullable_string, get_string, get_tagged_fields, get_tags_if, get_unknown_tagged_fields,
+    get_uuid, min_array, min_string, min_tags, put_array, put_nullable_array, put_nullable_bytes,
     put_nullable_string, put_string, put_tagged_fields, put_tags_if, put_unknown_tagged_fields,
     put_uuid, require_default, UnknownTaggedFields, Uuid,
 };
@@ -379,9 +379,7 @@ impl FetchTopic {
             "FetchRequest.topics.partitions",
             |b| FetchPartition::decode(b, version),
         )?;
-        if flexible {
-            topic.unknown_tagged_fields = get_unknown_tagged_fields(buf, "FetchRequest.topics")?;
-        }
+        topic.unknown_tagged_fields = get_tags_if(buf, flexible, "FetchRequest.topics")?;
         Ok(topic)
     }
 }
@@ -543,10 +541,8 @@ impl ForgottenTopic {
             "FetchRequest.forgotten_topics_data.partitions",
             |b| get_i32(b, "FetchRequest.forgotten_topics_data.partitions"),
         )?;
-        if flexible {
-            topic.unknown_tagged_fields =
-                get_unknown_tagged_fields(buf, "FetchRequest.forgotten_topics_data")?;
-        }
+        topic.unknown_tagged_fields =
+            get_tags_if(buf, flexible, "FetchRequest.forgotten_topics_data")?;
         Ok(topic)
     }
 }
@@ -861,10 +857,7 @@ impl FetchableTopicResponse {
             "FetchResponse.responses.partitions",
             |b| PartitionData::decode(b, version),
         )?;
-        if flexible {
-            topic.unknown_tagged_fields =
-                get_unknown_tagged_fields(buf, "FetchResponse.responses")?;
-        }
+        topic.unknown_tagged_fields = get_tags_if(buf, flexible, "FetchResponse.responses")?;
         Ok(topic)
     }
 }

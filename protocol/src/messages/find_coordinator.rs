@@ -15,7 +15,7 @@ use crate::api_key::ApiKey;
 use crate::error::Result;
 use crate::messages::{Message, Request, VersionRange};
 use crate::primitives::{
-    get_array, get_i16, get_i32, get_i8, get_nullable_string, get_string,
+    get_array, get_i16, get_i32, get_i8, get_nullable_string, get_string, get_tags_if,
     get_unknown_tagged_fields, put_array, put_nullable_string, put_string, put_tags_if,
     put_unknown_tagged_fields, require_default, UnknownTaggedFields,
 };
@@ -110,9 +110,7 @@ impl Message for FindCoordinatorRequest {
                 |b| get_string(b, flexible, "FindCoordinatorRequest.coordinator_keys"),
             )?;
         }
-        if flexible {
-            out.unknown_tagged_fields = get_unknown_tagged_fields(buf, "FindCoordinatorRequest")?;
-        }
+        out.unknown_tagged_fields = get_tags_if(buf, flexible, "FindCoordinatorRequest")?;
         Ok(out)
     }
 }
@@ -304,9 +302,7 @@ impl Message for FindCoordinatorResponse {
                 Coordinator::decode,
             )?;
         }
-        if flexible {
-            out.unknown_tagged_fields = get_unknown_tagged_fields(buf, "FindCoordinatorResponse")?;
-        }
+        out.unknown_tagged_fields = get_tags_if(buf, flexible, "FindCoordinatorResponse")?;
         Ok(out)
     }
 }

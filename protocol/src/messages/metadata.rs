@@ -16,9 +16,9 @@ use crate::error::{Error, Result};
 use crate::messages::{Message, Request, VersionRange};
 use crate::primitives::{
     get_array, get_bool, get_i16, get_i32, get_int32s, get_nullable_array, get_nullable_string,
-    get_string, get_unknown_tagged_fields, get_uuid, put_array, put_bool, put_int32s,
-    put_nullable_array, put_nullable_string, put_string, put_tags_if, put_uuid, require_default,
-    UnknownTaggedFields, Uuid,
+    get_string, get_tags_if, get_uuid, put_array, put_bool, put_int32s, put_nullable_array,
+    put_nullable_string, put_string, put_tags_if, put_uuid, require_default, UnknownTaggedFields,
+    Uuid,
 };
 
 /// The default of the `*AuthorizedOperations` bitfields: "not requested".
@@ -146,9 +146,7 @@ impl MetadataRequestTopic {
                 version,
             });
         }
-        if flexible {
-            out.unknown_tagged_fields = get_unknown_tagged_fields(buf, "MetadataRequest.topics")?;
-        }
+        out.unknown_tagged_fields = get_tags_if(buf, flexible, "MetadataRequest.topics")?;
         Ok(out)
     }
 
@@ -232,9 +230,7 @@ impl Message for MetadataRequest {
             out.include_topic_authorized_operations =
                 get_bool(buf, "MetadataRequest.include_topic_authorized_operations")?;
         }
-        if flexible {
-            out.unknown_tagged_fields = get_unknown_tagged_fields(buf, "MetadataRequest")?;
-        }
+        out.unknown_tagged_fields = get_tags_if(buf, flexible, "MetadataRequest")?;
         Ok(out)
     }
 }
@@ -394,9 +390,7 @@ impl MetadataResponseBroker {
             rack: get_nullable_string(buf, flexible, "MetadataResponse.brokers.rack")?,
             unknown_tagged_fields: UnknownTaggedFields::default(),
         };
-        if flexible {
-            out.unknown_tagged_fields = get_unknown_tagged_fields(buf, "MetadataResponse.brokers")?;
-        }
+        out.unknown_tagged_fields = get_tags_if(buf, flexible, "MetadataResponse.brokers")?;
         Ok(out)
     }
 
@@ -473,10 +467,8 @@ impl MetadataResponsePartition {
                 "MetadataResponse.topics.partitions.offline_replicas",
             )?;
         }
-        if flexible {
-            out.unknown_tagged_fields =
-                get_unknown_tagged_fields(buf, "MetadataResponse.topics.partitions")?;
-        }
+        out.unknown_tagged_fields =
+            get_tags_if(buf, flexible, "MetadataResponse.topics.partitions")?;
         Ok(out)
     }
 
@@ -567,9 +559,7 @@ impl MetadataResponseTopic {
             out.topic_authorized_operations =
                 get_i32(buf, "MetadataResponse.topics.topic_authorized_operations")?;
         }
-        if flexible {
-            out.unknown_tagged_fields = get_unknown_tagged_fields(buf, "MetadataResponse.topics")?;
-        }
+        out.unknown_tagged_fields = get_tags_if(buf, flexible, "MetadataResponse.topics")?;
         Ok(out)
     }
 
@@ -674,9 +664,7 @@ impl Message for MetadataResponse {
         if version >= 13 {
             out.error_code = get_i16(buf, "MetadataResponse.error_code")?;
         }
-        if flexible {
-            out.unknown_tagged_fields = get_unknown_tagged_fields(buf, "MetadataResponse")?;
-        }
+        out.unknown_tagged_fields = get_tags_if(buf, flexible, "MetadataResponse")?;
         Ok(out)
     }
 }

@@ -187,9 +187,7 @@ impl Message for OffsetCommitRequest {
             "OffsetCommitRequest.topics",
             |b| OffsetCommitRequestTopic::decode(b, version, flexible),
         )?;
-        if flexible {
-            request.unknown_tagged_fields = get_unknown_tagged_fields(buf, "OffsetCommitRequest")?;
-        }
+        request.unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetCommitRequest")?;
         Ok(request)
     }
 }
@@ -235,10 +233,7 @@ impl OffsetCommitRequestTopic {
             "OffsetCommitRequest.topics.partitions",
             |b| OffsetCommitRequestPartition::decode(b, version, flexible),
         )?;
-        if flexible {
-            topic.unknown_tagged_fields =
-                get_unknown_tagged_fields(buf, "OffsetCommitRequest.topics")?;
-        }
+        topic.unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetCommitRequest.topics")?;
         Ok(topic)
     }
 }
@@ -433,10 +428,7 @@ impl OffsetCommitResponseTopic {
                 })
             },
         )?;
-        if flexible {
-            topic.unknown_tagged_fields =
-                get_unknown_tagged_fields(buf, "OffsetCommitResponse.topics")?;
-        }
+        topic.unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetCommitResponse.topics")?;
         Ok(topic)
     }
 }

@@ -196,9 +196,7 @@ impl Message for OffsetFetchRequest {
         if version >= 7 {
             request.require_stable = get_bool(buf, "OffsetFetchRequest.require_stable")?;
         }
-        if flexible {
-            request.unknown_tagged_fields = get_unknown_tagged_fields(buf, "OffsetFetchRequest")?;
-        }
+        request.unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetFetchRequest")?;
         Ok(request)
     }
 }
@@ -528,9 +526,7 @@ impl Message for OffsetFetchResponse {
                 |b| OffsetFetchResponseGroup::decode(b, version),
             )?;
         }
-        if flexible {
-            response.unknown_tagged_fields = get_unknown_tagged_fields(buf, "OffsetFetchResponse")?;
-        }
+        response.unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetFetchResponse")?;
         Ok(response)
     }
 }
