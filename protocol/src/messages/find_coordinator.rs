@@ -31,7 +31,8 @@ pub const KEY_TYPE_SHARE: i8 = 2;
 ///
 /// Versions 0–3 carry one [`key`](Self::key); versions 4+ carry
 /// [`coordinator_keys`](Self::coordinator_keys). Neither is ignorable: encoding a non-empty
-/// `key` at v4+ or non-empty `coordinator_keys` at v0–3 is an [`Error::FieldNotInVersion`].
+/// `key` at v4+ or non-empty `coordinator_keys` at v0–3 is an
+/// [`Error::FieldNotInVersion`](crate::Error::FieldNotInVersion).
 ///
 /// # References
 /// `FindCoordinatorRequest.json`, KIP-699.
