@@ -173,39 +173,26 @@ pub(crate) fn zigzag64(n: u64) -> i64 {
     ((n >> 1) as i64) ^ -((n & 1) as i64)
 }
 
-/// Reads an unsigned varint (at most 5 bytes) off the front of `data`, with the one-byte case
-/// inline. On error `data` is left as it was.
-#[inline(always)]
-pub(crate) fn read_uvarint(data: &mut &[u8], what: &'static str) -> Result<u32> {
-    if let Some((&b, rest)) = data.split_first() {
-        if b < 0x80 {
-            *data = rest;
-            return Ok(u32::from(b));
-        }
-    }
-    read_uvarint_slow(data, what)
-}
-
-/// Reads an unsigned varlong (at most 10 bytes) off the front of `data`, with the one-byte
-/// case inline. On error `data` is left as it was.
-#[inline(always)]
-pub(crate) fn read_uvarlong(data: &mut &[u8], what: &'static str) -> Result<u64> {
-    if let Some((&b, rest)) = data.split_first() {
-        if b < 0x80 {
-            *data = rest;
-            return Ok(u64::from(b));
-        }
-    }
-    read_uvarlong_slow(data, what)
-}
-
-/// The out-of-line loop of [`read_uvarint`] and [`read_uvarlong`]: `$bytes` bytes at most,
-/// the last of which may only hold the value's top bits (at most `$last`).
-macro_rules! uvarint_loop {
-    ($(#[$doc:meta])* $name:ident -> $ty:ty, $bytes:literal, $last:literal) => {
+/// The checked varint decoders [`read_uvarint`] and [`read_uvarlong`]: `$bytes` bytes at most,
+/// the last of which may only hold the value's top bits (at most `$last`). The one-byte case
+/// is inline, the loop (`$slow`) out of line. On error `data` is left as it was.
+macro_rules! checked_uvarint {
+    ($(#[$doc:meta])* $name:ident, $slow:ident -> $ty:ty, $bytes:literal, $last:literal) => {
         $(#[$doc])*
+        #[inline(always)]
+        pub(crate) fn $name(data: &mut &[u8], what: &'static str) -> Result<$ty> {
+            if let Some((&b, rest)) = data.split_first() {
+                if b < 0x80 {
+                    *data = rest;
+                    return Ok(<$ty>::from(b));
+                }
+            }
+            $slow(data, what)
+        }
+
+        /// The loop of the decoder of the same type, past the one-byte case.
         #[inline(never)]
-        fn $name(data: &mut &[u8], what: &'static str) -> Result<$ty> {
+        fn $slow(data: &mut &[u8], what: &'static str) -> Result<$ty> {
             let mut value: $ty = 0;
             let mut rest = *data;
             for i in 0..$bytes {
@@ -231,13 +218,13 @@ macro_rules! uvarint_loop {
     };
 }
 
-uvarint_loop!(
-    /// [`read_uvarint`] past the first byte.
-    read_uvarint_slow -> u32, 5, 0x0f
+checked_uvarint!(
+    /// Reads an unsigned varint (at most 5 bytes, 32 bits) off the front of `data`.
+    read_uvarint, read_uvarint_slow -> u32, 5, 0x0f
 );
-uvarint_loop!(
-    /// [`read_uvarlong`] past the first byte.
-    read_uvarlong_slow -> u64, 10, 0x01
+checked_uvarint!(
+    /// Reads an unsigned varlong (at most 10 bytes, 64 bits) off the front of `data`.
+    read_uvarlong, read_uvarlong_slow -> u64, 10, 0x01
 );
 
 /// The record pass's varint decoders: the one- to three-byte cases inline, by value (so that
