@@ -15,7 +15,7 @@
 //!
 //! # References
 //! <https://kafka.apache.org/protocol#protocol_partitioning> (bootstrap, Metadata),
-//! READING-BY-TIME.md point 9.
+//! docs/reading-by-time.md point 9.
 
 use std::collections::HashMap;
 use std::future::Future;

@@ -10,7 +10,8 @@
 //!
 //! # References
 //! <https://kafka.apache.org/protocol#The_Messages_OffsetCommit>, `OffsetFetch`,
-//! `FindCoordinator` (KIP-699), KIP-320 (committed leader epoch), READING-BY-TIME.md "Commits".
+//! `FindCoordinator` (KIP-699), KIP-320 (committed leader epoch),
+//! docs/reading-by-time.md "Commits".
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

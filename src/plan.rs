@@ -3,7 +3,7 @@
 //!
 //! Resolution happens once, up front ([`crate::Client::resolve`]); the [`Plan`] can be
 //! inspected (a dry run) and then handed to [`crate::Client::read`]. Ends are exclusive
-//! offsets. See `READING-BY-TIME.md` for the contract every type here implements.
+//! offsets. See `docs/reading-by-time.md` for the contract every type here implements.
 
 use std::collections::BTreeMap;
 

@@ -42,7 +42,7 @@
 //!   timestamps too (the special values are [`Start::Special`] / [`End::Special`]).
 //!
 //! # References
-//! READING-BY-TIME.md ("Positions", points 1, 2, 4, 7, 8, 9, 11);
+//! docs/reading-by-time.md ("Positions", points 1, 2, 4, 7, 8, 9, 11);
 //! <https://kafka.apache.org/protocol#The_Messages_ListOffsets>, KIP-734.
 
 use std::collections::{BTreeMap, HashMap};

@@ -1,5 +1,5 @@
 //! `Client::read` against real brokers (Kafka 4.4, 3.9 and 2.8): exact record sets compared with
-//! what Kafka's Java producer reports it wrote, and the ways a read ends (READING-BY-TIME.md
+//! what Kafka's Java producer reports it wrote, and the ways a read ends (docs/reading-by-time.md
 //! points 3, 4, 5, 6, 7, 10, 11 and 12).
 
 mod support;

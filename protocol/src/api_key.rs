@@ -60,10 +60,7 @@ api_keys! {
 
 impl core::fmt::Debug for ApiKey {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self.name() {
-            Some(n) => write!(f, "{n}({})", self.0),
-            None => write!(f, "ApiKey({})", self.0),
-        }
+        crate::error_code::debug_named(f, self.name(), "ApiKey", self.0)
     }
 }
 

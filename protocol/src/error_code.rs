@@ -1,7 +1,12 @@
 //! Kafka error codes: an open newtype over the wire's `int16`, with named constants for every
 //! code Kafka 4.2.1 defines. Unknown codes survive decoding and print their number.
 //!
-//! Generated once from `shared/kafka-spec/error-codes.tsv` (from Kafka's `Errors.java`).
+//! The table at the `error_codes!` invocation below is generated from
+//! `protocol/tools/error-codes.tsv`, a list of the codes in Kafka's
+//! `clients/src/main/java/org/apache/kafka/common/protocol/Errors.java` (4.2.1): code, name,
+//! whether the exception is a `RetriableException`, and a one-line description. Don't edit the
+//! table by hand: update the TSV and run `python3 protocol/tools/error_codes.py` (with `--check`
+//! it only verifies that this file matches the TSV).
 //!
 //! # References
 //! <https://kafka.apache.org/protocol#protocol_error_codes>
@@ -236,11 +241,19 @@ impl ErrorCode {
 
 impl core::fmt::Debug for ErrorCode {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self.name() {
-            Some(n) => write!(f, "{n}({})", self.0),
-            None => write!(f, "ErrorCode({})", self.0),
-        }
+        debug_named(f, self.name(), "ErrorCode", self.0)
     }
+}
+
+/// The `Debug` form of an open code newtype (this one, [`crate::ApiKey`]): `NAME(code)` for a
+/// known code, `Type(code)` for an unknown one.
+pub(crate) fn debug_named(
+    f: &mut core::fmt::Formatter<'_>,
+    name: Option<&str>,
+    type_name: &str,
+    code: i16,
+) -> core::fmt::Result {
+    write!(f, "{}({code})", name.unwrap_or(type_name))
 }
 
 impl core::fmt::Display for ErrorCode {
@@ -294,6 +307,27 @@ mod tests {
         assert!(ErrorCode::NOT_LEADER_OR_FOLLOWER.is_retriable());
         assert!(!ErrorCode::OFFSET_OUT_OF_RANGE.is_retriable());
         assert_eq!(ErrorCode(-1), ErrorCode::UNKNOWN_SERVER_ERROR);
+    }
+
+    /// The table is what `tools/error_codes.py` makes of `tools/error-codes.tsv`.
+    #[test]
+    fn table_matches_the_tsv() {
+        let tsv = include_str!("../tools/error-codes.tsv");
+        let mut rows = tsv.lines();
+        assert_eq!(rows.next(), Some("code\tname\tretriable\tdescription"));
+        let mut count = 0;
+        for row in rows {
+            let cols: Vec<&str> = row.split('\t').collect();
+            let [code, name, retriable, desc] = cols[..] else {
+                panic!("{row}");
+            };
+            let code = ErrorCode(code.parse().unwrap());
+            assert_eq!(code.name(), Some(name), "{row}");
+            assert_eq!(code.is_retriable(), retriable == "true", "{row}");
+            assert_eq!(code.description(), Some(desc), "{row}");
+            count += 1;
+        }
+        assert_eq!(count, CODES.len());
     }
 
     #[test]

@@ -14,8 +14,8 @@ use bytes::{BufMut, Bytes, BytesMut};
 use crate::api_key::ApiKey;
 use crate::error::Result;
 use crate::primitives::{
-    get_i16, get_i32, get_nullable_string, get_unknown_tagged_fields, put_nullable_string,
-    put_unknown_tagged_fields, UnknownTaggedFields,
+    get_i16, get_i32, get_nullable_string, get_tags_if, put_nullable_string, put_tags_if,
+    UnknownTaggedFields,
 };
 
 /// A request header.
@@ -55,9 +55,7 @@ impl RequestHeader {
             false,
             "RequestHeader.client_id",
         )?;
-        if header_version >= 2 {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, header_version >= 2, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -67,11 +65,7 @@ impl RequestHeader {
         let api_version = get_i16(buf, "RequestHeader.api_version")?;
         let correlation_id = get_i32(buf, "RequestHeader.correlation_id")?;
         let client_id = get_nullable_string(buf, false, "RequestHeader.client_id")?;
-        let unknown_tagged_fields = if header_version >= 2 {
-            get_unknown_tagged_fields(buf, "RequestHeader")?
-        } else {
-            UnknownTaggedFields::default()
-        };
+        let unknown_tagged_fields = get_tags_if(buf, header_version >= 2, "RequestHeader")?;
         Ok(RequestHeader {
             api_key,
             api_version,
@@ -105,20 +99,14 @@ impl ResponseHeader {
     /// Encodes the header in `header_version` (0 or 1).
     pub fn encode(&self, buf: &mut BytesMut, header_version: i16) -> Result<()> {
         buf.put_i32(self.correlation_id);
-        if header_version >= 1 {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, header_version >= 1, &self.unknown_tagged_fields);
         Ok(())
     }
 
     /// Decodes a header in `header_version` (0 or 1).
     pub fn decode(buf: &mut Bytes, header_version: i16) -> Result<Self> {
         let correlation_id = get_i32(buf, "ResponseHeader.correlation_id")?;
-        let unknown_tagged_fields = if header_version >= 1 {
-            get_unknown_tagged_fields(buf, "ResponseHeader")?
-        } else {
-            UnknownTaggedFields::default()
-        };
+        let unknown_tagged_fields = get_tags_if(buf, header_version >= 1, "ResponseHeader")?;
         Ok(ResponseHeader {
             correlation_id,
             unknown_tagged_fields,

@@ -122,46 +122,29 @@ pub struct SupportedApi {
     pub versions: VersionRange,
 }
 
+impl SupportedApi {
+    /// The entry of request type `R`, named `name`.
+    const fn of<R: Message>(name: &'static str) -> SupportedApi {
+        SupportedApi {
+            api_key: R::API_KEY,
+            name,
+            versions: R::VERSIONS,
+        }
+    }
+}
+
 /// The APIs kseek implements and their version ranges, in API key order.
 ///
 /// Each range is the request type's [`Message::VERSIONS`], so the table can't drift from what
 /// the codecs implement.
 pub const SUPPORTED_APIS: [SupportedApi; 7] = [
-    SupportedApi {
-        api_key: ApiKey::FETCH,
-        name: "Fetch",
-        versions: <FetchRequest as Message>::VERSIONS,
-    },
-    SupportedApi {
-        api_key: ApiKey::LIST_OFFSETS,
-        name: "ListOffsets",
-        versions: <ListOffsetsRequest as Message>::VERSIONS,
-    },
-    SupportedApi {
-        api_key: ApiKey::METADATA,
-        name: "Metadata",
-        versions: <MetadataRequest as Message>::VERSIONS,
-    },
-    SupportedApi {
-        api_key: ApiKey::OFFSET_COMMIT,
-        name: "OffsetCommit",
-        versions: <OffsetCommitRequest as Message>::VERSIONS,
-    },
-    SupportedApi {
-        api_key: ApiKey::OFFSET_FETCH,
-        name: "OffsetFetch",
-        versions: <OffsetFetchRequest as Message>::VERSIONS,
-    },
-    SupportedApi {
-        api_key: ApiKey::FIND_COORDINATOR,
-        name: "FindCoordinator",
-        versions: <FindCoordinatorRequest as Message>::VERSIONS,
-    },
-    SupportedApi {
-        api_key: ApiKey::API_VERSIONS,
-        name: "ApiVersions",
-        versions: <ApiVersionsRequest as Message>::VERSIONS,
-    },
+    SupportedApi::of::<FetchRequest>("Fetch"),
+    SupportedApi::of::<ListOffsetsRequest>("ListOffsets"),
+    SupportedApi::of::<MetadataRequest>("Metadata"),
+    SupportedApi::of::<OffsetCommitRequest>("OffsetCommit"),
+    SupportedApi::of::<OffsetFetchRequest>("OffsetFetch"),
+    SupportedApi::of::<FindCoordinatorRequest>("FindCoordinator"),
+    SupportedApi::of::<ApiVersionsRequest>("ApiVersions"),
 ];
 
 /// The entry of [`SUPPORTED_APIS`] for `api_key`, if kseek implements the API.

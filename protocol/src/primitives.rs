@@ -33,9 +33,8 @@ impl core::fmt::Debug for Uuid {
 }
 
 impl core::fmt::Display for Uuid {
-    /// Kafka prints topic ids as URL-safe base64 without padding; we print the canonical hex
-    /// form, which is unambiguous and what `kafka-topics --describe` users can compare by eye
-    /// only after conversion, so both are offered: this one and [`Uuid::to_base64`].
+    /// Prints the id as Kafka's tools do: URL-safe base64 without padding, 22 characters
+    /// ([`Uuid::to_base64`]), so it can be compared with `kafka-topics --describe` by eye.
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(&self.to_base64())
     }
@@ -119,55 +118,157 @@ pub fn get_uuid(buf: &mut Bytes, what: &'static str) -> Result<Uuid> {
     Ok(Uuid(b))
 }
 
+/// Runs the slice reader `read` on `buf` and advances `buf` past what it read.
+#[inline(always)]
+fn on_slice<T>(
+    buf: &mut Bytes,
+    what: &'static str,
+    read: impl FnOnce(&mut &[u8], &'static str) -> Result<T>,
+) -> Result<T> {
+    let mut rest: &[u8] = buf;
+    let value = read(&mut rest, what)?;
+    let used = buf.len() - rest.len();
+    buf.advance(used);
+    Ok(value)
+}
+
 /// Reads an unsigned varint of at most 5 bytes (32 bits).
 #[inline]
 pub fn get_uvarint(buf: &mut Bytes, what: &'static str) -> Result<u32> {
-    let mut value: u32 = 0;
-    for i in 0..5 {
-        need(buf, 1, what)?;
-        let b = buf.get_u8();
-        if i == 4 && b > 0x0f {
-            return Err(Error::VarintOverflow { what });
-        }
-        value |= u32::from(b & 0x7f) << (7 * i);
-        if b & 0x80 == 0 {
-            return Ok(value);
-        }
-    }
-    Err(Error::VarintOverflow { what })
+    on_slice(buf, what, read_uvarint)
 }
 
 /// Reads an unsigned varlong of at most 10 bytes (64 bits).
 #[inline]
 pub fn get_uvarlong(buf: &mut Bytes, what: &'static str) -> Result<u64> {
-    let mut value: u64 = 0;
-    for i in 0..10 {
-        need(buf, 1, what)?;
-        let b = buf.get_u8();
-        if i == 9 && b > 0x01 {
-            return Err(Error::VarintOverflow { what });
-        }
-        value |= u64::from(b & 0x7f) << (7 * i);
-        if b & 0x80 == 0 {
-            return Ok(value);
-        }
-    }
-    Err(Error::VarintOverflow { what })
+    on_slice(buf, what, read_uvarlong)
 }
 
 /// Reads a zigzag-encoded signed varint (32 bits).
 #[inline]
 pub fn get_varint(buf: &mut Bytes, what: &'static str) -> Result<i32> {
-    let n = get_uvarint(buf, what)?;
-    Ok(((n >> 1) as i32) ^ -((n & 1) as i32))
+    get_uvarint(buf, what).map(zigzag32)
 }
 
 /// Reads a zigzag-encoded signed varlong (64 bits).
 #[inline]
 pub fn get_varlong(buf: &mut Bytes, what: &'static str) -> Result<i64> {
-    let n = get_uvarlong(buf, what)?;
-    Ok(((n >> 1) as i64) ^ -((n & 1) as i64))
+    get_uvarlong(buf, what).map(zigzag64)
 }
+
+// ---------------------------------------------------------------------------------------------
+// The varint decoder, on slices: messages (through `get_uvarint` and the like) and records
+// (directly, on the record pass's hot path) share it.
+// ---------------------------------------------------------------------------------------------
+
+/// Decodes a zigzag-encoded 32-bit value.
+#[inline(always)]
+pub(crate) fn zigzag32(n: u32) -> i32 {
+    ((n >> 1) as i32) ^ -((n & 1) as i32)
+}
+
+/// Decodes a zigzag-encoded 64-bit value.
+#[inline(always)]
+pub(crate) fn zigzag64(n: u64) -> i64 {
+    ((n >> 1) as i64) ^ -((n & 1) as i64)
+}
+
+/// The checked varint decoders [`read_uvarint`] and [`read_uvarlong`]: `$bytes` bytes at most,
+/// the last of which may only hold the value's top bits (at most `$last`). The one-byte case
+/// is inline, the loop (`$slow`) out of line. On error `data` is left as it was.
+macro_rules! checked_uvarint {
+    ($(#[$doc:meta])* $name:ident, $slow:ident -> $ty:ty, $bytes:literal, $last:literal) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub(crate) fn $name(data: &mut &[u8], what: &'static str) -> Result<$ty> {
+            if let Some((&b, rest)) = data.split_first() {
+                if b < 0x80 {
+                    *data = rest;
+                    return Ok(<$ty>::from(b));
+                }
+            }
+            $slow(data, what)
+        }
+
+        /// The loop of the decoder of the same type, past the one-byte case.
+        #[inline(never)]
+        fn $slow(data: &mut &[u8], what: &'static str) -> Result<$ty> {
+            let mut value: $ty = 0;
+            let mut rest = *data;
+            for i in 0..$bytes {
+                let Some((&b, r)) = rest.split_first() else {
+                    return Err(Error::Truncated {
+                        what,
+                        needed: i + 1,
+                        remaining: i,
+                    });
+                };
+                rest = r;
+                if i == $bytes - 1 && b > $last {
+                    return Err(Error::VarintOverflow { what });
+                }
+                value |= <$ty>::from(b & 0x7f) << (7 * i);
+                if b & 0x80 == 0 {
+                    *data = rest;
+                    return Ok(value);
+                }
+            }
+            Err(Error::VarintOverflow { what })
+        }
+    };
+}
+
+checked_uvarint!(
+    /// Reads an unsigned varint (at most 5 bytes, 32 bits) off the front of `data`.
+    read_uvarint, read_uvarint_slow -> u32, 5, 0x0f
+);
+checked_uvarint!(
+    /// Reads an unsigned varlong (at most 10 bytes, 64 bits) off the front of `data`.
+    read_uvarlong, read_uvarlong_slow -> u64, 10, 0x01
+);
+
+/// The record pass's varint decoders: the one- to three-byte cases inline, by value (so that
+/// no caller's cursor needs an address), and `None` on any error, which the checked path
+/// ([`read_uvarint`]) then names. Timestamp deltas in a batch of a few thousand records take
+/// three bytes (up to about 17 minutes), hence three bytes inline.
+macro_rules! fast_uvarint {
+    ($(#[$doc:meta])* $name:ident -> $ty:ty, fallback $slow:ident = $checked:ident) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub(crate) fn $name(data: &[u8]) -> Option<($ty, &[u8])> {
+            match data {
+                [b0, rest @ ..] if *b0 < 0x80 => Some((<$ty>::from(*b0), rest)),
+                [b0, b1, rest @ ..] if *b1 < 0x80 => {
+                    Some((<$ty>::from(*b0 & 0x7f) | (<$ty>::from(*b1) << 7), rest))
+                }
+                [b0, b1, b2, rest @ ..] if *b2 < 0x80 => Some((
+                    <$ty>::from(*b0 & 0x7f)
+                        | (<$ty>::from(*b1 & 0x7f) << 7)
+                        | (<$ty>::from(*b2) << 14),
+                    rest,
+                )),
+                _ => $slow(data),
+            }
+        }
+
+        /// The fast path's fallback for four bytes or more (kept out of line, and by value,
+        /// so the callers' cursors never need an address).
+        #[inline(never)]
+        fn $slow(mut data: &[u8]) -> Option<($ty, &[u8])> {
+            let n = $checked(&mut data, "").ok()?;
+            Some((n, data))
+        }
+    };
+}
+
+fast_uvarint!(
+    /// Reads an unsigned varint (32 bits) on the record pass's fast path.
+    fast_uvarint -> u32, fallback fast_uvarint_slow = read_uvarint_slow
+);
+fast_uvarint!(
+    /// Reads an unsigned varlong (64 bits) on the record pass's fast path.
+    fast_uvarlong -> u64, fallback fast_uvarlong_slow = read_uvarlong_slow
+);
 
 /// Reads a length prefix: `int16` (classic strings), `int32` (classic bytes and arrays) or a
 /// compact unsigned varint holding N+1. Returns `None` for the null marker.
@@ -375,12 +476,8 @@ pub fn get_unknown_tagged_fields(
 
 /// Writes an unsigned varint.
 #[inline]
-pub fn put_uvarint(buf: &mut impl BufMut, mut n: u32) {
-    while n >= 0x80 {
-        buf.put_u8((n as u8) | 0x80);
-        n >>= 7;
-    }
-    buf.put_u8(n as u8);
+pub fn put_uvarint(buf: &mut impl BufMut, n: u32) {
+    put_uvarlong(buf, u64::from(n));
 }
 
 /// Writes an unsigned varlong.
@@ -600,6 +697,89 @@ pub fn put_unknown_tagged_fields(buf: &mut BytesMut, unknown: &UnknownTaggedFiel
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Helpers of the message codecs
+// ---------------------------------------------------------------------------------------------
+
+/// Fails with [`Error::FieldNotInVersion`] unless a non-ignorable field that `version` lacks
+/// holds its default (`is_default`).
+pub(crate) fn require_default(is_default: bool, what: &'static str, version: i16) -> Result<()> {
+    if is_default {
+        Ok(())
+    } else {
+        Err(Error::FieldNotInVersion { what, version })
+    }
+}
+
+/// The smallest encoding of a string: its length prefix, `int16` classic, one byte compact.
+pub(crate) const fn min_string(flexible: bool) -> usize {
+    if flexible {
+        1
+    } else {
+        2
+    }
+}
+
+/// The smallest encoding of an array or of bytes: its length prefix, `int32` classic, one
+/// byte compact.
+pub(crate) const fn min_array(flexible: bool) -> usize {
+    if flexible {
+        1
+    } else {
+        4
+    }
+}
+
+/// The size of an empty tagged section: one byte in flexible versions, nothing otherwise.
+pub(crate) const fn min_tags(flexible: bool) -> usize {
+    if flexible {
+        1
+    } else {
+        0
+    }
+}
+
+/// Reads a tagged-field section when `flexible`; in other versions there is none.
+#[inline]
+pub(crate) fn get_tags_if(
+    buf: &mut Bytes,
+    flexible: bool,
+    what: &'static str,
+) -> Result<UnknownTaggedFields> {
+    if flexible {
+        get_unknown_tagged_fields(buf, what)
+    } else {
+        Ok(UnknownTaggedFields::default())
+    }
+}
+
+/// Writes a tagged-field section of the unknown fields kept from decoding when `flexible`;
+/// in other versions there is none.
+#[inline]
+pub(crate) fn put_tags_if(buf: &mut BytesMut, flexible: bool, unknown: &UnknownTaggedFields) {
+    if flexible {
+        put_unknown_tagged_fields(buf, unknown);
+    }
+}
+
+/// Writes an array of `int32` (partition indexes, replica ids).
+pub(crate) fn put_int32s(
+    buf: &mut BytesMut,
+    items: &[i32],
+    compact: bool,
+    what: &'static str,
+) -> Result<()> {
+    put_array(buf, items, compact, what, |b, n| {
+        b.put_i32(*n);
+        Ok(())
+    })
+}
+
+/// Reads an array of `int32` (partition indexes, replica ids).
+pub(crate) fn get_int32s(buf: &mut Bytes, compact: bool, what: &'static str) -> Result<Vec<i32>> {
+    get_array(buf, compact, 4, what, |b| get_i32(b, what))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -728,6 +908,8 @@ mod tests {
         let mut id = [0u8; 16];
         id[15] = 1;
         assert_eq!(Uuid(id).to_base64(), "AAAAAAAAAAAAAAAAAAAAAQ");
+        assert_eq!(Uuid(id).to_string(), "AAAAAAAAAAAAAAAAAAAAAQ");
+        assert_eq!(format!("{:?}", Uuid(id)), "AAAAAAAAAAAAAAAAAAAAAQ");
         assert_eq!(Uuid::ZERO.to_base64().len(), 22);
     }
 

@@ -9,7 +9,7 @@
 //! or into one decompressed buffer per batch); [`BatchStream::records`] turns it into a
 //! [`RecordStream`] of owned [`ReadRecord`]s for convenience.
 //!
-//! How a read ends, what it skips and what it retries (READING-BY-TIME.md points 3–7 and
+//! How a read ends, what it skips and what it retries (docs/reading-by-time.md points 3–7 and
 //! 9–12):
 //!
 //! - A bounded partition is done when its fetch position reaches its end. The position moves
@@ -40,7 +40,7 @@
 //! # References
 //! <https://kafka.apache.org/protocol#The_Messages_Fetch>, KIP-74 (fetch max bytes), KIP-98
 //! (transactions), KIP-320 (leader epoch fencing), KIP-516 (topic ids in Fetch v13+);
-//! READING-BY-TIME.md.
+//! docs/reading-by-time.md.
 
 mod driver;
 pub(crate) mod machine;

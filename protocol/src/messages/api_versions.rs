@@ -17,8 +17,8 @@ use crate::api_key::ApiKey;
 use crate::error::Result;
 use crate::messages::{Message, Request, VersionRange};
 use crate::primitives::{
-    get_array, get_bool, get_i16, get_i32, get_i64, get_string, get_tagged_fields,
-    get_unknown_tagged_fields, put_array, put_bool, put_string, put_tagged_fields,
+    get_array, get_bool, get_i16, get_i32, get_i64, get_string, get_tagged_fields, get_tags_if,
+    get_unknown_tagged_fields, put_array, put_bool, put_string, put_tagged_fields, put_tags_if,
     put_unknown_tagged_fields, UnknownTaggedFields,
 };
 
@@ -229,9 +229,7 @@ impl ApiVersion {
         buf.put_i16(self.api_key);
         buf.put_i16(self.min_version);
         buf.put_i16(self.max_version);
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
     }
 
     fn decode(buf: &mut Bytes, flexible: bool) -> Result<Self> {
@@ -241,10 +239,7 @@ impl ApiVersion {
             max_version: get_i16(buf, "ApiVersionsResponse.api_keys.max_version")?,
             unknown_tagged_fields: UnknownTaggedFields::default(),
         };
-        if flexible {
-            out.unknown_tagged_fields =
-                get_unknown_tagged_fields(buf, "ApiVersionsResponse.api_keys")?;
-        }
+        out.unknown_tagged_fields = get_tags_if(buf, flexible, "ApiVersionsResponse.api_keys")?;
         Ok(out)
     }
 }
@@ -447,9 +442,8 @@ mod tests {
     use super::*;
     use crate::error::Error;
     use crate::messages::decode_exact;
-    use crate::messages::testing::{
-        check_bytes, check_golden, check_prefixes_and_trailing, encode as enc,
-    };
+    use crate::messages::testing::property_tests;
+    use crate::messages::testing::{assert_prefixes_fail, assert_wire, encode as enc};
     use crate::primitives::RawTaggedField;
     use proptest::collection::vec;
     use proptest::prelude::*;
@@ -545,79 +539,18 @@ mod tests {
             )
     }
 
-    fn versions() -> impl Strategy<Value = i16> {
-        0i16..=4
-    }
-
-    #[test]
-    fn golden_frames_from_real_traffic() {
-        let n = check_golden::<ApiVersionsRequest, ApiVersionsResponse>();
-        assert!(n >= 2, "only {n} captured frames checked");
-        eprintln!("checked {n} captured request/response pairs");
-    }
-
-    proptest! {
-        #[test]
-        fn request_round_trips((v, m) in versions().prop_flat_map(|v| (Just(v), request(v)))) {
-            let bytes = enc(&m, v);
-            let d: ApiVersionsRequest = decode_exact(Bytes::from(bytes.clone()), v)?;
-            prop_assert_eq!(&d, &m);
-            prop_assert_eq!(enc(&d, v), bytes);
-        }
-
-        #[test]
-        fn response_round_trips((v, m) in versions().prop_flat_map(|v| (Just(v), response(v)))) {
-            let bytes = enc(&m, v);
-            let d: ApiVersionsResponse = decode_exact(Bytes::from(bytes.clone()), v)?;
-            prop_assert_eq!(&d, &m);
-            prop_assert_eq!(enc(&d, v), bytes);
-        }
-
-        #[test]
-        fn decoding_mutated_encodings_never_panics(
-            (v, req, resp) in versions().prop_flat_map(|v| (Just(v), request(v), response(v))),
-            edits in vec((any::<usize>(), any::<u8>()), 1..4),
-            cut in any::<usize>(),
-        ) {
-            // Valid encodings with a few bytes overwritten (counts, lengths, tags) and
-            // sometimes cut short reach deeper than random bytes do.
-            for mut bytes in [enc(&req, v), enc(&resp, v)] {
-                if bytes.is_empty() {
-                    continue;
-                }
-                for (i, b) in &edits {
-                    let n = bytes.len();
-                    bytes[i % n] = *b;
-                }
-                if cut % 3 == 0 {
-                    bytes.truncate(cut % (bytes.len() + 1));
-                }
-                for at in 0..=4 {
-                    let _ = decode_exact::<ApiVersionsRequest>(Bytes::from(bytes.clone()), at);
-                    let _ = decode_exact::<ApiVersionsResponse>(Bytes::from(bytes.clone()), at);
-                }
-            }
-        }
-
-        #[test]
-        fn decoding_arbitrary_bytes_never_panics(data in vec(any::<u8>(), 0..96)) {
-            for v in 0..=4 {
-                let _ = decode_exact::<ApiVersionsRequest>(Bytes::from(data.clone()), v);
-                let _ = decode_exact::<ApiVersionsResponse>(Bytes::from(data.clone()), v);
-            }
-        }
-    }
+    property_tests!(ApiVersionsRequest, ApiVersionsResponse, 0..=4, 96);
 
     #[test]
     fn request_bytes() {
         // Versions 0-2: an empty body.
-        check_bytes(&ApiVersionsRequest::default(), 2, &[]);
+        assert_wire(&ApiVersionsRequest::default(), 2, &[]);
         let m = ApiVersionsRequest {
             client_software_name: "kseek".into(),
             client_software_version: "0.1".into(),
             unknown_tagged_fields: Default::default(),
         };
-        check_bytes(
+        assert_wire(
             &m,
             3,
             &[
@@ -657,7 +590,7 @@ mod tests {
             }],
             ..Default::default()
         };
-        check_bytes(
+        assert_wire(
             &m,
             0,
             &[
@@ -671,7 +604,7 @@ mod tests {
             throttle_time_ms: 100,
             ..Default::default()
         };
-        check_bytes(
+        assert_wire(
             &m,
             1,
             &[
@@ -712,7 +645,7 @@ mod tests {
                 data: Bytes::from_static(&[0xaa, 0xbb]),
             }]),
         };
-        check_bytes(
+        assert_wire(
             &m,
             3,
             &[
@@ -743,11 +676,11 @@ mod tests {
             client_software_version: "1".into(),
             ..Default::default()
         };
-        check_prefixes_and_trailing(&req, 3);
-        check_prefixes_and_trailing(&req, 4);
+        assert_prefixes_fail::<ApiVersionsRequest>(&enc(&req, 3), 3);
+        assert_prefixes_fail::<ApiVersionsRequest>(&enc(&req, 4), 4);
         // v0-2 is empty: only the trailing byte can be checked.
         for v in 0..=2 {
-            check_prefixes_and_trailing(&ApiVersionsRequest::default(), v);
+            assert_prefixes_fail::<ApiVersionsRequest>(&enc(&ApiVersionsRequest::default(), v), v);
         }
         let resp = ApiVersionsResponse {
             api_keys: vec![
@@ -769,7 +702,7 @@ mod tests {
             ..Default::default()
         };
         for v in 0..=4 {
-            check_prefixes_and_trailing(&resp, v);
+            assert_prefixes_fail::<ApiVersionsResponse>(&enc(&resp, v), v);
         }
     }
 

@@ -16,46 +16,18 @@
 use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::api_key::ApiKey;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::messages::{Message, Request, VersionRange};
 use crate::primitives::{
     get_array, get_i16, get_i32, get_i64, get_i8, get_nullable_array, get_nullable_bytes,
-    get_nullable_string, get_string, get_tagged_fields, get_unknown_tagged_fields, get_uuid,
-    put_array, put_nullable_array, put_nullable_bytes, put_nullable_string, put_string,
-    put_tagged_fields, put_unknown_tagged_fields, put_uuid, UnknownTaggedFields, Uuid,
+    get_nullable_string, get_string, get_tagged_fields, get_tags_if, get_unknown_tagged_fields,
+    get_uuid, min_array, min_string, min_tags, put_array, put_nullable_array, put_nullable_bytes,
+    put_nullable_string, put_string, put_tagged_fields, put_tags_if, put_unknown_tagged_fields,
+    put_uuid, require_default, UnknownTaggedFields, Uuid,
 };
 
 /// The first flexible version of both Fetch messages.
 const FIRST_FLEXIBLE: i16 = 12;
-
-/// Fails with [`Error::FieldNotInVersion`] unless a non-ignorable field that `version` lacks
-/// holds its default.
-fn require_default(is_default: bool, what: &'static str, version: i16) -> Result<()> {
-    if is_default {
-        Ok(())
-    } else {
-        Err(Error::FieldNotInVersion { what, version })
-    }
-}
-
-/// Encoded size of an empty array or string length prefix: `int32`/`int16` classic, one byte
-/// compact.
-const fn len_prefix(flexible: bool, wide: bool) -> usize {
-    match (flexible, wide) {
-        (true, _) => 1,
-        (false, true) => 4,
-        (false, false) => 2,
-    }
-}
-
-/// Encoded size of an empty tagged section (only in flexible versions).
-const fn tags_size(flexible: bool) -> usize {
-    if flexible {
-        1
-    } else {
-        0
-    }
-}
 
 /// Encodes one known tagged field's payload with `f` and adds it to `tagged`.
 fn push_tagged(
@@ -369,9 +341,9 @@ impl FetchTopic {
         let name = if version >= 13 {
             16
         } else {
-            len_prefix(flexible, false)
+            min_string(flexible)
         };
-        name + len_prefix(flexible, true) + tags_size(flexible)
+        name + min_array(flexible) + min_tags(flexible)
     }
 
     fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
@@ -388,9 +360,7 @@ impl FetchTopic {
             "FetchRequest.topics.partitions",
             |b, p| p.encode(b, version),
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -409,9 +379,7 @@ impl FetchTopic {
             "FetchRequest.topics.partitions",
             |b| FetchPartition::decode(b, version),
         )?;
-        if flexible {
-            topic.unknown_tagged_fields = get_unknown_tagged_fields(buf, "FetchRequest.topics")?;
-        }
+        topic.unknown_tagged_fields = get_tags_if(buf, flexible, "FetchRequest.topics")?;
         Ok(topic)
     }
 }
@@ -430,7 +398,7 @@ impl FetchPartition {
         if version >= 5 {
             size += 8; // log_start_offset
         }
-        size + tags_size(flexible)
+        size + min_tags(flexible)
     }
 
     fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
@@ -527,9 +495,9 @@ impl ForgottenTopic {
         let name = if version >= 13 {
             16
         } else {
-            len_prefix(flexible, false)
+            min_string(flexible)
         };
-        name + len_prefix(flexible, true) + tags_size(flexible)
+        name + min_array(flexible) + min_tags(flexible)
     }
 
     fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
@@ -554,9 +522,7 @@ impl ForgottenTopic {
                 Ok(())
             },
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -575,10 +541,8 @@ impl ForgottenTopic {
             "FetchRequest.forgotten_topics_data.partitions",
             |b| get_i32(b, "FetchRequest.forgotten_topics_data.partitions"),
         )?;
-        if flexible {
-            topic.unknown_tagged_fields =
-                get_unknown_tagged_fields(buf, "FetchRequest.forgotten_topics_data")?;
-        }
+        topic.unknown_tagged_fields =
+            get_tags_if(buf, flexible, "FetchRequest.forgotten_topics_data")?;
         Ok(topic)
     }
 }
@@ -855,9 +819,9 @@ impl FetchableTopicResponse {
         let name = if version >= 13 {
             16
         } else {
-            len_prefix(flexible, false)
+            min_string(flexible)
         };
-        name + len_prefix(flexible, true) + tags_size(flexible)
+        name + min_array(flexible) + min_tags(flexible)
     }
 
     fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
@@ -874,9 +838,7 @@ impl FetchableTopicResponse {
             "FetchResponse.responses.partitions",
             |b, p| p.encode(b, version),
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -895,10 +857,7 @@ impl FetchableTopicResponse {
             "FetchResponse.responses.partitions",
             |b| PartitionData::decode(b, version),
         )?;
-        if flexible {
-            topic.unknown_tagged_fields =
-                get_unknown_tagged_fields(buf, "FetchResponse.responses")?;
-        }
+        topic.unknown_tagged_fields = get_tags_if(buf, flexible, "FetchResponse.responses")?;
         Ok(topic)
     }
 }
@@ -916,7 +875,7 @@ impl PartitionData {
             size += 4; // preferred_read_replica
         }
         // aborted_transactions and records length prefixes
-        size + 2 * len_prefix(flexible, true) + tags_size(flexible)
+        size + 2 * min_array(flexible) + min_tags(flexible)
     }
 
     fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
@@ -1104,15 +1063,13 @@ impl SnapshotId {
 impl AbortedTransaction {
     /// The smallest encoding of one aborted transaction.
     const fn min_size(flexible: bool) -> usize {
-        8 + 8 + tags_size(flexible)
+        8 + 8 + min_tags(flexible)
     }
 
     fn encode(&self, buf: &mut BytesMut, flexible: bool) {
         buf.put_i64(self.producer_id);
         buf.put_i64(self.first_offset);
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
     }
 
     fn decode(buf: &mut Bytes, flexible: bool) -> Result<Self> {
@@ -1169,107 +1126,35 @@ impl NodeEndpoint {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use proptest::prelude::*;
-    use proptest::test_runner::{Config, TestRunner};
+
+    use crate::error::Error;
+    use proptest::test_runner::Config;
 
     use super::*;
     use crate::messages::decode_exact;
+    use crate::messages::testing::{
+        arb_unknown_tags_in, arb_uuid, assert_prefixes_fail, encode, round_trip_every_version_with,
+    };
     use crate::primitives::RawTaggedField;
 
     const ALL_VERSIONS: core::ops::RangeInclusive<i16> = 4..=18;
 
     // ---- helpers ----------------------------------------------------------------------------
 
-    fn encode<M: Message>(msg: &M, version: i16) -> Bytes {
-        let mut buf = BytesMut::new();
-        msg.encode(&mut buf, version).unwrap();
-        buf.freeze()
-    }
-
-    /// Encode → decode_exact equals the value, and re-encoding gives the same bytes.
-    fn check_round_trip<M: Message + PartialEq + core::fmt::Debug>(
-        msg: &M,
-        version: i16,
-    ) -> core::result::Result<(), TestCaseError> {
-        let mut buf = BytesMut::new();
-        msg.encode(&mut buf, version)
-            .map_err(|e| TestCaseError::fail(format!("encode v{version}: {e}")))?;
-        let bytes = buf.freeze();
-        let decoded: M = decode_exact(bytes.clone(), version)
-            .map_err(|e| TestCaseError::fail(format!("decode v{version}: {e}")))?;
-        prop_assert_eq!(&decoded, msg, "version {}", version);
-        let mut again = BytesMut::new();
-        decoded
-            .encode(&mut again, version)
-            .map_err(|e| TestCaseError::fail(format!("re-encode v{version}: {e}")))?;
-        prop_assert_eq!(&again[..], &bytes[..], "version {}", version);
-        Ok(())
-    }
-
-    /// Runs `strategy(version)` through [`check_round_trip`] at every version.
+    /// Runs `strategy(version)` through `check_round_trip` at every version, 64 cases each
+    /// (Fetch messages are large).
     fn round_trip_every_version<M, S>(strategy: impl Fn(i16) -> S)
     where
         M: Message + PartialEq + core::fmt::Debug,
         S: Strategy<Value = M>,
     {
-        for version in ALL_VERSIONS {
-            let mut runner = TestRunner::new(Config {
-                cases: 64,
-                failure_persistence: None,
-                ..Config::default()
-            });
-            runner
-                .run(&strategy(version), |msg| check_round_trip(&msg, version))
-                .unwrap_or_else(|e| panic!("version {version}: {e}"));
-        }
-    }
-
-    /// Every strict prefix fails to decode; one trailing byte is `TrailingBytes`.
-    fn check_prefixes_and_trailing<M: Message + core::fmt::Debug>(bytes: &[u8], version: i16) {
-        for n in 0..bytes.len() {
-            let r = M::decode(&mut Bytes::copy_from_slice(&bytes[..n]), version);
-            assert!(
-                r.is_err(),
-                "prefix of {n}/{} bytes decoded: {r:?}",
-                bytes.len()
-            );
-        }
-        let mut long = bytes.to_vec();
-        long.push(0);
-        assert!(matches!(
-            decode_exact::<M>(Bytes::from(long), version),
-            Err(Error::TrailingBytes { count: 1, .. })
-        ));
-    }
-
-    /// Unknown tagged fields with tags from `min_tag` up (clear of the known ones), only in
-    /// flexible versions.
-    fn unknown_tags(flexible: bool, min_tag: u32) -> BoxedStrategy<UnknownTaggedFields> {
-        if !flexible {
-            return Just(UnknownTaggedFields::default()).boxed();
-        }
-        prop::collection::btree_map(
-            min_tag..min_tag + 40,
-            prop::collection::vec(any::<u8>(), 0..6),
-            0..3,
-        )
-        .prop_map(|m: BTreeMap<u32, Vec<u8>>| {
-            UnknownTaggedFields(
-                m.into_iter()
-                    .map(|(tag, data)| RawTaggedField {
-                        tag,
-                        data: Bytes::from(data),
-                    })
-                    .collect(),
-            )
-        })
-        .boxed()
-    }
-
-    fn uuid() -> impl Strategy<Value = Uuid> {
-        any::<[u8; 16]>().prop_map(Uuid)
+        let config = Config {
+            cases: 64,
+            failure_persistence: None,
+            ..Config::default()
+        };
+        round_trip_every_version_with(config, ALL_VERSIONS, strategy);
     }
 
     fn name() -> impl Strategy<Value = String> {
@@ -1284,13 +1169,15 @@ mod tests {
         }
         prop_oneof![
             Just(ReplicaState::default()),
-            (any::<i32>(), any::<i64>(), unknown_tags(true, 0)).prop_map(|(id, epoch, u)| {
-                ReplicaState {
-                    replica_id: id,
-                    replica_epoch: epoch,
-                    unknown_tagged_fields: u,
+            (any::<i32>(), any::<i64>(), arb_unknown_tags_in(true, 0..40)).prop_map(
+                |(id, epoch, u)| {
+                    ReplicaState {
+                        replica_id: id,
+                        replica_epoch: epoch,
+                        unknown_tagged_fields: u,
+                    }
                 }
-            }),
+            ),
         ]
         .boxed()
     }
@@ -1300,9 +1187,9 @@ mod tests {
             (any::<i32>(), any::<i32>(), any::<i64>(), any::<i32>()),
             (any::<i64>(), any::<i32>()),
             (
-                prop::option::of(uuid()),
+                prop::option::of(arb_uuid()),
                 prop::option::of(any::<i64>()),
-                unknown_tags(v >= 12, 2),
+                arb_unknown_tags_in(v >= 12, 2..42),
             ),
         )
             .prop_map(
@@ -1323,9 +1210,9 @@ mod tests {
     fn fetch_topic(v: i16) -> impl Strategy<Value = FetchTopic> {
         (
             name(),
-            uuid(),
+            arb_uuid(),
             prop::collection::vec(fetch_partition(v), 0..3),
-            unknown_tags(v >= 12, 0),
+            arb_unknown_tags_in(v >= 12, 0..40),
         )
             .prop_map(move |(topic, id, partitions, u)| FetchTopic {
                 topic: if v <= 12 { topic } else { String::new() },
@@ -1338,9 +1225,9 @@ mod tests {
     fn forgotten_topic(v: i16) -> impl Strategy<Value = ForgottenTopic> {
         (
             name(),
-            uuid(),
+            arb_uuid(),
             prop::collection::vec(any::<i32>(), 0..4),
-            unknown_tags(v >= 12, 0),
+            arb_unknown_tags_in(v >= 12, 0..40),
         )
             .prop_map(move |(topic, id, partitions, u)| ForgottenTopic {
                 topic: if v <= 12 { topic } else { String::new() },
@@ -1361,7 +1248,12 @@ mod tests {
                 any::<i32>(),
                 any::<i8>(),
             ),
-            (any::<i32>(), any::<i32>(), name(), unknown_tags(v >= 12, 2)),
+            (
+                any::<i32>(),
+                any::<i32>(),
+                name(),
+                arb_unknown_tags_in(v >= 12, 2..42),
+            ),
             (
                 prop::collection::vec(fetch_topic(v), 0..3),
                 prop::collection::vec(forgotten_topic(v), 0..3),
@@ -1565,7 +1457,7 @@ mod tests {
         let decoded: FetchRequest = decode_exact(Bytes::from_static(frame), 18).unwrap();
         assert_eq!(decoded, value);
         assert_eq!(&encode(&value, 18)[..], frame);
-        check_prefixes_and_trailing::<FetchRequest>(frame, 18);
+        assert_prefixes_fail::<FetchRequest>(frame, 18);
         // At v17 the same tag is unknown and kept raw; the ignorable field is dropped on encode.
         let at17: FetchRequest = decode_exact(Bytes::from_static(frame), 17).unwrap();
         let p = &at17.topics[0].partitions[0];
@@ -1576,11 +1468,11 @@ mod tests {
 
     #[test]
     fn request_prefixes_and_trailing_bytes_fail() {
-        check_prefixes_and_trailing::<FetchRequest>(REQUEST_V11, 11);
-        check_prefixes_and_trailing::<FetchRequest>(REQUEST_V17, 17);
+        assert_prefixes_fail::<FetchRequest>(REQUEST_V11, 11);
+        assert_prefixes_fail::<FetchRequest>(REQUEST_V17, 17);
         for version in ALL_VERSIONS {
             let bytes = encode(&request_v17_at(version), version);
-            check_prefixes_and_trailing::<FetchRequest>(&bytes, version);
+            assert_prefixes_fail::<FetchRequest>(&bytes, version);
         }
     }
 
@@ -1736,17 +1628,17 @@ mod tests {
     // ---- response strategies ----------------------------------------------------------------
 
     fn epoch_end_offset() -> impl Strategy<Value = EpochEndOffset> {
-        (any::<i32>(), any::<i64>(), unknown_tags(true, 0)).prop_map(|(epoch, end_offset, u)| {
-            EpochEndOffset {
+        (any::<i32>(), any::<i64>(), arb_unknown_tags_in(true, 0..40)).prop_map(
+            |(epoch, end_offset, u)| EpochEndOffset {
                 epoch,
                 end_offset,
                 unknown_tagged_fields: u,
-            }
-        })
+            },
+        )
     }
 
     fn leader_id_and_epoch() -> impl Strategy<Value = LeaderIdAndEpoch> {
-        (any::<i32>(), any::<i32>(), unknown_tags(true, 0)).prop_map(
+        (any::<i32>(), any::<i32>(), arb_unknown_tags_in(true, 0..40)).prop_map(
             |(leader_id, leader_epoch, u)| LeaderIdAndEpoch {
                 leader_id,
                 leader_epoch,
@@ -1756,23 +1648,26 @@ mod tests {
     }
 
     fn snapshot_id() -> impl Strategy<Value = SnapshotId> {
-        (any::<i64>(), any::<i32>(), unknown_tags(true, 0)).prop_map(|(end_offset, epoch, u)| {
-            SnapshotId {
+        (any::<i64>(), any::<i32>(), arb_unknown_tags_in(true, 0..40)).prop_map(
+            |(end_offset, epoch, u)| SnapshotId {
                 end_offset,
                 epoch,
                 unknown_tagged_fields: u,
-            }
-        })
+            },
+        )
     }
 
     fn aborted_transaction(v: i16) -> impl Strategy<Value = AbortedTransaction> {
-        (any::<i64>(), any::<i64>(), unknown_tags(v >= 12, 0)).prop_map(
-            |(producer_id, first_offset, u)| AbortedTransaction {
+        (
+            any::<i64>(),
+            any::<i64>(),
+            arb_unknown_tags_in(v >= 12, 0..40),
+        )
+            .prop_map(|(producer_id, first_offset, u)| AbortedTransaction {
                 producer_id,
                 first_offset,
                 unknown_tagged_fields: u,
-            },
-        )
+            })
     }
 
     fn node_endpoint() -> impl Strategy<Value = NodeEndpoint> {
@@ -1781,7 +1676,7 @@ mod tests {
             name(),
             any::<i32>(),
             prop::option::of(name()),
-            unknown_tags(true, 0),
+            arb_unknown_tags_in(true, 0..40),
         )
             .prop_map(|(node_id, host, port, rack, u)| NodeEndpoint {
                 node_id,
@@ -1810,7 +1705,7 @@ mod tests {
             (
                 prop::option::of(prop::collection::vec(aborted_transaction(v), 0..3)),
                 prop::option::of(prop::collection::vec(any::<u8>(), 0..40)),
-                unknown_tags(v >= 12, 3),
+                arb_unknown_tags_in(v >= 12, 3..43),
             ),
         )
             .prop_map(
@@ -1840,9 +1735,9 @@ mod tests {
     fn fetchable_topic_response(v: i16) -> impl Strategy<Value = FetchableTopicResponse> {
         (
             name(),
-            uuid(),
+            arb_uuid(),
             prop::collection::vec(partition_data(v), 0..3),
-            unknown_tags(v >= 12, 0),
+            arb_unknown_tags_in(v >= 12, 0..40),
         )
             .prop_map(move |(topic, id, partitions, u)| FetchableTopicResponse {
                 topic: if v <= 12 { topic } else { String::new() },
@@ -1859,7 +1754,7 @@ mod tests {
             any::<i32>(),
             prop::collection::vec(fetchable_topic_response(v), 0..3),
             prop::collection::vec(node_endpoint(), 0..3),
-            unknown_tags(v >= 12, 1),
+            arb_unknown_tags_in(v >= 12, 1..41),
         )
             .prop_map(
                 move |(throttle, error_code, session_id, responses, nodes, u)| FetchResponse {
@@ -2034,11 +1929,11 @@ mod tests {
 
     #[test]
     fn response_prefixes_and_trailing_bytes_fail() {
-        check_prefixes_and_trailing::<FetchResponse>(RESPONSE_V4, 4);
-        check_prefixes_and_trailing::<FetchResponse>(RESPONSE_V16, 16);
+        assert_prefixes_fail::<FetchResponse>(RESPONSE_V4, 4);
+        assert_prefixes_fail::<FetchResponse>(RESPONSE_V16, 16);
         for version in ALL_VERSIONS {
             let bytes = encode(&response_v16_at(version), version);
-            check_prefixes_and_trailing::<FetchResponse>(&bytes, version);
+            assert_prefixes_fail::<FetchResponse>(&bytes, version);
         }
     }
 

@@ -12,12 +12,12 @@
 use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::api_key::ApiKey;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::messages::{Message, Request, VersionRange};
 use crate::primitives::{
-    get_array, get_i16, get_i32, get_i8, get_nullable_string, get_string,
-    get_unknown_tagged_fields, put_array, put_nullable_string, put_string,
-    put_unknown_tagged_fields, UnknownTaggedFields,
+    get_array, get_i16, get_i32, get_i8, get_nullable_string, get_string, get_tags_if,
+    get_unknown_tagged_fields, put_array, put_nullable_string, put_string, put_tags_if,
+    put_unknown_tagged_fields, require_default, UnknownTaggedFields,
 };
 
 /// `KeyType` for a consumer group coordinator.
@@ -31,7 +31,8 @@ pub const KEY_TYPE_SHARE: i8 = 2;
 ///
 /// Versions 0–3 carry one [`key`](Self::key); versions 4+ carry
 /// [`coordinator_keys`](Self::coordinator_keys). Neither is ignorable: encoding a non-empty
-/// `key` at v4+ or non-empty `coordinator_keys` at v0–3 is an [`Error::FieldNotInVersion`].
+/// `key` at v4+ or non-empty `coordinator_keys` at v0–3 is an
+/// [`Error::FieldNotInVersion`](crate::Error::FieldNotInVersion).
 ///
 /// # References
 /// `FindCoordinatorRequest.json`, KIP-699.
@@ -60,12 +61,12 @@ impl Message for FindCoordinatorRequest {
         if version <= 3 {
             put_string(buf, &self.key, flexible, "FindCoordinatorRequest.key")?;
         } else {
-            absent(self.key.is_empty(), "FindCoordinatorRequest.key", version)?;
+            require_default(self.key.is_empty(), "FindCoordinatorRequest.key", version)?;
         }
         if version >= 1 {
             buf.put_i8(self.key_type);
         } else {
-            absent(
+            require_default(
                 self.key_type == 0,
                 "FindCoordinatorRequest.key_type",
                 version,
@@ -80,15 +81,13 @@ impl Message for FindCoordinatorRequest {
                 |b, k| put_string(b, k, flexible, "FindCoordinatorRequest.coordinator_keys"),
             )?;
         } else {
-            absent(
+            require_default(
                 self.coordinator_keys.is_empty(),
                 "FindCoordinatorRequest.coordinator_keys",
                 version,
             )?;
         }
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -112,9 +111,7 @@ impl Message for FindCoordinatorRequest {
                 |b| get_string(b, flexible, "FindCoordinatorRequest.coordinator_keys"),
             )?;
         }
-        if flexible {
-            out.unknown_tagged_fields = get_unknown_tagged_fields(buf, "FindCoordinatorRequest")?;
-        }
+        out.unknown_tagged_fields = get_tags_if(buf, flexible, "FindCoordinatorRequest")?;
         Ok(out)
     }
 }
@@ -247,28 +244,28 @@ impl Message for FindCoordinatorResponse {
             buf.put_i32(self.node_id);
             put_string(buf, &self.host, flexible, "FindCoordinatorResponse.host")?;
             buf.put_i32(self.port);
-            absent(
+            require_default(
                 self.coordinators.is_empty(),
                 "FindCoordinatorResponse.coordinators",
                 version,
             )?;
         } else {
-            absent(
+            require_default(
                 self.error_code == 0,
                 "FindCoordinatorResponse.error_code",
                 version,
             )?;
-            absent(
+            require_default(
                 self.node_id == 0,
                 "FindCoordinatorResponse.node_id",
                 version,
             )?;
-            absent(
+            require_default(
                 self.host.is_empty(),
                 "FindCoordinatorResponse.host",
                 version,
             )?;
-            absent(self.port == 0, "FindCoordinatorResponse.port", version)?;
+            require_default(self.port == 0, "FindCoordinatorResponse.port", version)?;
             put_array(
                 buf,
                 &self.coordinators,
@@ -277,9 +274,7 @@ impl Message for FindCoordinatorResponse {
                 |b, c| c.encode(b),
             )?;
         }
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -308,30 +303,18 @@ impl Message for FindCoordinatorResponse {
                 Coordinator::decode,
             )?;
         }
-        if flexible {
-            out.unknown_tagged_fields = get_unknown_tagged_fields(buf, "FindCoordinatorResponse")?;
-        }
+        out.unknown_tagged_fields = get_tags_if(buf, flexible, "FindCoordinatorResponse")?;
         Ok(out)
-    }
-}
-
-/// Fails with [`Error::FieldNotInVersion`] unless a non-ignorable field that `version` lacks
-/// holds its default (`is_default`).
-fn absent(is_default: bool, what: &'static str, version: i16) -> Result<()> {
-    if is_default {
-        Ok(())
-    } else {
-        Err(Error::FieldNotInVersion { what, version })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
     use crate::messages::decode_exact;
-    use crate::messages::testing::{
-        check_bytes, check_golden, check_prefixes_and_trailing, encode as enc,
-    };
+    use crate::messages::testing::property_tests;
+    use crate::messages::testing::{assert_prefixes_fail, assert_wire, encode as enc};
     use crate::primitives::RawTaggedField;
     use proptest::collection::vec;
     use proptest::prelude::*;
@@ -420,68 +403,7 @@ mod tests {
             )
     }
 
-    fn versions() -> impl Strategy<Value = i16> {
-        0i16..=6
-    }
-
-    #[test]
-    fn golden_frames_from_real_traffic() {
-        let n = check_golden::<FindCoordinatorRequest, FindCoordinatorResponse>();
-        assert!(n >= 2, "only {n} captured frames checked");
-        eprintln!("checked {n} captured request/response pairs");
-    }
-
-    proptest! {
-        #[test]
-        fn request_round_trips((v, m) in versions().prop_flat_map(|v| (Just(v), request(v)))) {
-            let bytes = enc(&m, v);
-            let d: FindCoordinatorRequest = decode_exact(Bytes::from(bytes.clone()), v)?;
-            prop_assert_eq!(&d, &m);
-            prop_assert_eq!(enc(&d, v), bytes);
-        }
-
-        #[test]
-        fn response_round_trips((v, m) in versions().prop_flat_map(|v| (Just(v), response(v)))) {
-            let bytes = enc(&m, v);
-            let d: FindCoordinatorResponse = decode_exact(Bytes::from(bytes.clone()), v)?;
-            prop_assert_eq!(&d, &m);
-            prop_assert_eq!(enc(&d, v), bytes);
-        }
-
-        #[test]
-        fn decoding_mutated_encodings_never_panics(
-            (v, req, resp) in versions().prop_flat_map(|v| (Just(v), request(v), response(v))),
-            edits in vec((any::<usize>(), any::<u8>()), 1..4),
-            cut in any::<usize>(),
-        ) {
-            // Valid encodings with a few bytes overwritten (counts, lengths, tags) and
-            // sometimes cut short reach deeper than random bytes do.
-            for mut bytes in [enc(&req, v), enc(&resp, v)] {
-                if bytes.is_empty() {
-                    continue;
-                }
-                for (i, b) in &edits {
-                    let n = bytes.len();
-                    bytes[i % n] = *b;
-                }
-                if cut % 3 == 0 {
-                    bytes.truncate(cut % (bytes.len() + 1));
-                }
-                for at in 0..=6 {
-                    let _ = decode_exact::<FindCoordinatorRequest>(Bytes::from(bytes.clone()), at);
-                    let _ = decode_exact::<FindCoordinatorResponse>(Bytes::from(bytes.clone()), at);
-                }
-            }
-        }
-
-        #[test]
-        fn decoding_arbitrary_bytes_never_panics(data in vec(any::<u8>(), 0..64)) {
-            for v in 0..=6 {
-                let _ = decode_exact::<FindCoordinatorRequest>(Bytes::from(data.clone()), v);
-                let _ = decode_exact::<FindCoordinatorResponse>(Bytes::from(data.clone()), v);
-            }
-        }
-    }
+    property_tests!(FindCoordinatorRequest, FindCoordinatorResponse, 0..=6, 64);
 
     #[test]
     fn request_v1_bytes() {
@@ -491,13 +413,13 @@ mod tests {
             ..Default::default()
         };
         // key: int16 len 2, "g1"; key_type int8 1.
-        check_bytes(&m, 1, &[0x00, 0x02, b'g', b'1', 0x01]);
+        assert_wire(&m, 1, &[0x00, 0x02, b'g', b'1', 0x01]);
         // v0 has no key type.
         let m0 = FindCoordinatorRequest {
             key: "g1".into(),
             ..Default::default()
         };
-        check_bytes(&m0, 0, &[0x00, 0x02, b'g', b'1']);
+        assert_wire(&m0, 0, &[0x00, 0x02, b'g', b'1']);
     }
 
     #[test]
@@ -507,13 +429,13 @@ mod tests {
             ..Default::default()
         };
         // compact string (len+1 = 3), key_type 0, empty tagged section.
-        check_bytes(&m, 3, &[0x03, b'g', b'1', 0x00, 0x00]);
+        assert_wire(&m, 3, &[0x03, b'g', b'1', 0x00, 0x00]);
         let m = FindCoordinatorRequest {
             coordinator_keys: vec!["g1".into(), "x".into()],
             ..Default::default()
         };
         // key_type 0; compact array of 2 (0x03); "g1", "x"; tagged section.
-        check_bytes(&m, 4, &[0x00, 0x03, 0x03, b'g', b'1', 0x02, b'x', 0x00]);
+        assert_wire(&m, 4, &[0x00, 0x03, 0x03, b'g', b'1', 0x02, b'x', 0x00]);
     }
 
     #[test]
@@ -524,7 +446,7 @@ mod tests {
             port: 9092,
             ..Default::default()
         };
-        check_bytes(
+        assert_wire(
             &m,
             0,
             &[
@@ -543,7 +465,7 @@ mod tests {
             port: -1,
             ..Default::default()
         };
-        check_bytes(
+        assert_wire(
             &m,
             1,
             &[
@@ -575,7 +497,7 @@ mod tests {
             }]),
             ..Default::default()
         };
-        check_bytes(
+        assert_wire(
             &m,
             4,
             &[
@@ -604,10 +526,10 @@ mod tests {
             ..Default::default()
         };
         for v in 0..=3 {
-            check_prefixes_and_trailing(&req, v);
+            assert_prefixes_fail::<FindCoordinatorRequest>(&enc(&req, v), v);
         }
         for v in 4..=6 {
-            check_prefixes_and_trailing(&req4, v);
+            assert_prefixes_fail::<FindCoordinatorRequest>(&enc(&req4, v), v);
         }
         let resp = FindCoordinatorResponse {
             throttle_time_ms: 1,
@@ -627,10 +549,10 @@ mod tests {
             ..Default::default()
         };
         for v in 0..=3 {
-            check_prefixes_and_trailing(&resp, v);
+            assert_prefixes_fail::<FindCoordinatorResponse>(&enc(&resp, v), v);
         }
         for v in 4..=6 {
-            check_prefixes_and_trailing(&resp4, v);
+            assert_prefixes_fail::<FindCoordinatorResponse>(&enc(&resp4, v), v);
         }
     }
 

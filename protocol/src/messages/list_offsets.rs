@@ -14,11 +14,11 @@
 use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::api_key::ApiKey;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::messages::{Message, Request, VersionRange};
 use crate::primitives::{
-    get_array, get_i16, get_i32, get_i64, get_i8, get_string, get_unknown_tagged_fields, put_array,
-    put_string, put_unknown_tagged_fields, UnknownTaggedFields,
+    get_array, get_i16, get_i32, get_i64, get_i8, get_string, get_tags_if, min_array, min_string,
+    min_tags, put_array, put_string, put_tags_if, require_default, UnknownTaggedFields,
 };
 
 /// The offset of the next record to be written (the high watermark, or the last stable offset
@@ -45,7 +45,7 @@ pub const CONSUMER_REPLICA_ID: i32 = -1;
 /// [`EARLIEST_PENDING_UPLOAD`] v11. `None` for a negative value that no version defines.
 ///
 /// # References
-/// READING-BY-TIME.md point 8; Kafka's `ListOffsetsRequest.Builder.forConsumer`.
+/// docs/reading-by-time.md point 8; Kafka's `ListOffsetsRequest.Builder.forConsumer`.
 pub const fn min_version_for_timestamp(timestamp: i64) -> Option<i16> {
     match timestamp {
         0.. | LATEST | EARLIEST => Some(1),
@@ -71,44 +71,6 @@ impl IsolationLevel {
     /// Only non-transactional and committed transactional records are visible; reads stop at
     /// the last stable offset.
     pub const READ_COMMITTED: IsolationLevel = IsolationLevel(1);
-}
-
-/// Fails with [`Error::FieldNotInVersion`] when a non-ignorable field absent from `version`
-/// holds something other than its default.
-fn absent<T: PartialEq>(value: &T, default: &T, what: &'static str, version: i16) -> Result<()> {
-    if value == default {
-        Ok(())
-    } else {
-        Err(Error::FieldNotInVersion { what, version })
-    }
-}
-
-/// Minimum encoded size of a string (its length prefix).
-const fn min_string(flexible: bool) -> usize {
-    if flexible {
-        1
-    } else {
-        2
-    }
-}
-
-/// Minimum encoded size of an array (its length prefix) or, in flexible versions, of an
-/// empty tagged section.
-const fn min_array(flexible: bool) -> usize {
-    if flexible {
-        1
-    } else {
-        4
-    }
-}
-
-/// Size of an empty tagged section: one byte in flexible versions, nothing otherwise.
-const fn min_tags(flexible: bool) -> usize {
-    if flexible {
-        1
-    } else {
-        0
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -199,9 +161,8 @@ impl Message for ListOffsetsRequest {
         if version >= 2 {
             buf.put_i8(self.isolation_level.0);
         } else {
-            absent(
-                &self.isolation_level,
-                &IsolationLevel::default(),
+            require_default(
+                self.isolation_level == IsolationLevel::default(),
                 "ListOffsetsRequest.isolation_level",
                 version,
             )?;
@@ -216,9 +177,7 @@ impl Message for ListOffsetsRequest {
         if version >= 10 {
             buf.put_i32(self.timeout_ms);
         }
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -243,11 +202,7 @@ impl Message for ListOffsetsRequest {
         } else {
             0
         };
-        let unknown_tagged_fields = if flexible {
-            get_unknown_tagged_fields(buf, "ListOffsetsRequest")?
-        } else {
-            UnknownTaggedFields::default()
-        };
+        let unknown_tagged_fields = get_tags_if(buf, flexible, "ListOffsetsRequest")?;
         Ok(ListOffsetsRequest {
             replica_id,
             isolation_level,
@@ -279,9 +234,7 @@ impl ListOffsetsTopic {
                 Ok(())
             },
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -294,11 +247,7 @@ impl ListOffsetsTopic {
             "ListOffsetsRequest.topics.partitions",
             |b| ListOffsetsPartition::decode(b, version, flexible),
         )?;
-        let unknown_tagged_fields = if flexible {
-            get_unknown_tagged_fields(buf, "ListOffsetsRequest.topics")?
-        } else {
-            UnknownTaggedFields::default()
-        };
+        let unknown_tagged_fields = get_tags_if(buf, flexible, "ListOffsetsRequest.topics")?;
         Ok(ListOffsetsTopic {
             name,
             partitions,
@@ -319,9 +268,7 @@ impl ListOffsetsPartition {
             buf.put_i32(self.current_leader_epoch);
         }
         buf.put_i64(self.timestamp);
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
     }
 
     fn decode(buf: &mut Bytes, version: i16, flexible: bool) -> Result<Self> {
@@ -332,11 +279,7 @@ impl ListOffsetsPartition {
             -1
         };
         let timestamp = get_i64(buf, "ListOffsetsRequest.partitions.timestamp")?;
-        let unknown_tagged_fields = if flexible {
-            get_unknown_tagged_fields(buf, "ListOffsetsRequest.partitions")?
-        } else {
-            UnknownTaggedFields::default()
-        };
+        let unknown_tagged_fields = get_tags_if(buf, flexible, "ListOffsetsRequest.partitions")?;
         Ok(ListOffsetsPartition {
             partition_index,
             current_leader_epoch,
@@ -422,9 +365,7 @@ impl Message for ListOffsetsResponse {
             "ListOffsetsResponse.topics",
             |b, t| t.encode(b, version, flexible),
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -443,11 +384,7 @@ impl Message for ListOffsetsResponse {
             "ListOffsetsResponse.topics",
             |b| ListOffsetsTopicResponse::decode(b, version, flexible),
         )?;
-        let unknown_tagged_fields = if flexible {
-            get_unknown_tagged_fields(buf, "ListOffsetsResponse")?
-        } else {
-            UnknownTaggedFields::default()
-        };
+        let unknown_tagged_fields = get_tags_if(buf, flexible, "ListOffsetsResponse")?;
         Ok(ListOffsetsResponse {
             throttle_time_ms,
             topics,
@@ -470,9 +407,7 @@ impl ListOffsetsTopicResponse {
             "ListOffsetsResponse.topics.partitions",
             |b, p| p.encode(b, version, flexible),
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -485,11 +420,7 @@ impl ListOffsetsTopicResponse {
             "ListOffsetsResponse.topics.partitions",
             |b| ListOffsetsPartitionResponse::decode(b, version, flexible),
         )?;
-        let unknown_tagged_fields = if flexible {
-            get_unknown_tagged_fields(buf, "ListOffsetsResponse.topics")?
-        } else {
-            UnknownTaggedFields::default()
-        };
+        let unknown_tagged_fields = get_tags_if(buf, flexible, "ListOffsetsResponse.topics")?;
         Ok(ListOffsetsTopicResponse {
             name,
             partitions,
@@ -511,16 +442,13 @@ impl ListOffsetsPartitionResponse {
         if version >= 4 {
             buf.put_i32(self.leader_epoch);
         } else {
-            absent(
-                &self.leader_epoch,
-                &-1,
+            require_default(
+                self.leader_epoch == -1,
                 "ListOffsetsResponse.partitions.leader_epoch",
                 version,
             )?;
         }
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -534,11 +462,7 @@ impl ListOffsetsPartitionResponse {
         } else {
             -1
         };
-        let unknown_tagged_fields = if flexible {
-            get_unknown_tagged_fields(buf, "ListOffsetsResponse.partitions")?
-        } else {
-            UnknownTaggedFields::default()
-        };
+        let unknown_tagged_fields = get_tags_if(buf, flexible, "ListOffsetsResponse.partitions")?;
         Ok(ListOffsetsPartitionResponse {
             partition_index,
             error_code,
@@ -553,12 +477,11 @@ impl ListOffsetsPartitionResponse {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
     use crate::messages::decode_exact;
-    use crate::messages::testing::{
-        arb_unknown_tags, assert_prefixes_fail, assert_wire, encode, round_trip_every_version,
-    };
+    use crate::messages::testing::sample_property_tests;
+    use crate::messages::testing::{arb_unknown_tags, assert_prefixes_fail, assert_wire, encode};
     use crate::primitives::RawTaggedField;
-    use proptest::collection::vec;
     use proptest::prelude::*;
 
     // --- helpers ------------------------------------------------------------------------------
@@ -657,57 +580,17 @@ mod tests {
 
     // --- 1. round trips at every version --------------------------------------------------------
 
-    #[test]
-    fn request_round_trips_at_every_version() {
-        round_trip_every_version(1..=11, arb_request);
-    }
-
-    #[test]
-    fn response_round_trips_at_every_version() {
-        round_trip_every_version(1..=11, arb_response);
-    }
-
-    proptest! {
-        // --- 6. arbitrary bytes never panic -------------------------------------------------
-
-        #[test]
-        fn decoding_arbitrary_bytes_never_panics(
-            data in proptest::collection::vec(any::<u8>(), 0..128),
-            version in 1i16..=11,
-        ) {
-            let _ = decode_exact::<ListOffsetsRequest>(Bytes::from(data.clone()), version);
-            let _ = decode_exact::<ListOffsetsResponse>(Bytes::from(data), version);
-        }
-
-        /// Valid encodings with a few bytes overwritten and maybe cut short reach the deeper
-        /// decoding paths that random bytes rarely do; none may panic, at any version.
-        #[test]
-        fn mutated_encodings_never_panic(
-            which in any::<proptest::sample::Index>(),
-            edits in vec((any::<proptest::sample::Index>(), any::<u8>()), 1..4),
-            cut in any::<proptest::sample::Index>(),
-            version_shift in 0i16..3,
-        ) {
-            let samples: &[(&[u8], i16)] = &[
-                (REQUEST_V1, 1),
-                (REQUEST_V10, 10),
-                (RESPONSE_V2, 2),
-                (RESPONSE_V8, 8),
-            ];
-            let (bytes, version) = samples[which.index(samples.len())];
-            let mut data = bytes.to_vec();
-            for (at, byte) in edits {
-                let at = at.index(data.len());
-                data[at] = byte;
-            }
-            data.truncate(cut.index(data.len() + 1));
-            // Also read the mutated bytes as a neighbouring version.
-            for v in [version, version + version_shift, version - version_shift] {
-                let _ = decode_exact::<ListOffsetsRequest>(Bytes::from(data.clone()), v);
-                let _ = decode_exact::<ListOffsetsResponse>(Bytes::from(data.clone()), v);
-            }
-        }
-    }
+    sample_property_tests!(
+        ListOffsetsRequest,
+        ListOffsetsResponse,
+        1..=11,
+        [
+            (REQUEST_V1, 1),
+            (REQUEST_V10, 10),
+            (RESPONSE_V2, 2),
+            (RESPONSE_V8, 8),
+        ]
+    );
 
     // --- 2. hand-derived byte vectors ----------------------------------------------------------
 

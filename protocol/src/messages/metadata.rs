@@ -15,9 +15,9 @@ use crate::api_key::ApiKey;
 use crate::error::{Error, Result};
 use crate::messages::{Message, Request, VersionRange};
 use crate::primitives::{
-    get_array, get_bool, get_i16, get_i32, get_nullable_array, get_nullable_string, get_string,
-    get_unknown_tagged_fields, get_uuid, put_array, put_bool, put_nullable_array,
-    put_nullable_string, put_string, put_unknown_tagged_fields, put_uuid, UnknownTaggedFields,
+    get_array, get_bool, get_i16, get_i32, get_int32s, get_nullable_array, get_nullable_string,
+    get_string, get_tags_if, get_uuid, put_array, put_bool, put_int32s, put_nullable_array,
+    put_nullable_string, put_string, put_tags_if, put_uuid, require_default, UnknownTaggedFields,
     Uuid,
 };
 
@@ -129,9 +129,7 @@ impl MetadataRequestTopic {
             flexible,
             "MetadataRequest.topics.name",
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -148,9 +146,7 @@ impl MetadataRequestTopic {
                 version,
             });
         }
-        if flexible {
-            out.unknown_tagged_fields = get_unknown_tagged_fields(buf, "MetadataRequest.topics")?;
-        }
+        out.unknown_tagged_fields = get_tags_if(buf, flexible, "MetadataRequest.topics")?;
         Ok(out)
     }
 
@@ -181,7 +177,7 @@ impl Message for MetadataRequest {
         if version >= 4 {
             put_bool(buf, self.allow_auto_topic_creation);
         } else {
-            absent(
+            require_default(
                 self.allow_auto_topic_creation,
                 "MetadataRequest.allow_auto_topic_creation",
                 version,
@@ -190,7 +186,7 @@ impl Message for MetadataRequest {
         if (8..=10).contains(&version) {
             put_bool(buf, self.include_cluster_authorized_operations);
         } else {
-            absent(
+            require_default(
                 !self.include_cluster_authorized_operations,
                 "MetadataRequest.include_cluster_authorized_operations",
                 version,
@@ -199,15 +195,13 @@ impl Message for MetadataRequest {
         if version >= 8 {
             put_bool(buf, self.include_topic_authorized_operations);
         } else {
-            absent(
+            require_default(
                 !self.include_topic_authorized_operations,
                 "MetadataRequest.include_topic_authorized_operations",
                 version,
             )?;
         }
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -236,9 +230,7 @@ impl Message for MetadataRequest {
             out.include_topic_authorized_operations =
                 get_bool(buf, "MetadataRequest.include_topic_authorized_operations")?;
         }
-        if flexible {
-            out.unknown_tagged_fields = get_unknown_tagged_fields(buf, "MetadataRequest")?;
-        }
+        out.unknown_tagged_fields = get_tags_if(buf, flexible, "MetadataRequest")?;
         Ok(out)
     }
 }
@@ -385,9 +377,7 @@ impl MetadataResponseBroker {
             flexible,
             "MetadataResponse.brokers.rack",
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -400,9 +390,7 @@ impl MetadataResponseBroker {
             rack: get_nullable_string(buf, flexible, "MetadataResponse.brokers.rack")?,
             unknown_tagged_fields: UnknownTaggedFields::default(),
         };
-        if flexible {
-            out.unknown_tagged_fields = get_unknown_tagged_fields(buf, "MetadataResponse.brokers")?;
-        }
+        out.unknown_tagged_fields = get_tags_if(buf, flexible, "MetadataResponse.brokers")?;
         Ok(out)
     }
 
@@ -447,9 +435,7 @@ impl MetadataResponsePartition {
                 "MetadataResponse.topics.partitions.offline_replicas",
             )?;
         }
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -481,10 +467,8 @@ impl MetadataResponsePartition {
                 "MetadataResponse.topics.partitions.offline_replicas",
             )?;
         }
-        if flexible {
-            out.unknown_tagged_fields =
-                get_unknown_tagged_fields(buf, "MetadataResponse.topics.partitions")?;
-        }
+        out.unknown_tagged_fields =
+            get_tags_if(buf, flexible, "MetadataResponse.topics.partitions")?;
         Ok(out)
     }
 
@@ -537,15 +521,13 @@ impl MetadataResponseTopic {
         if version >= 8 {
             buf.put_i32(self.topic_authorized_operations);
         } else {
-            absent(
+            require_default(
                 self.topic_authorized_operations == AUTHORIZED_OPERATIONS_OMITTED,
                 "MetadataResponse.topics.topic_authorized_operations",
                 version,
             )?;
         }
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -577,9 +559,7 @@ impl MetadataResponseTopic {
             out.topic_authorized_operations =
                 get_i32(buf, "MetadataResponse.topics.topic_authorized_operations")?;
         }
-        if flexible {
-            out.unknown_tagged_fields = get_unknown_tagged_fields(buf, "MetadataResponse.topics")?;
-        }
+        out.unknown_tagged_fields = get_tags_if(buf, flexible, "MetadataResponse.topics")?;
         Ok(out)
     }
 
@@ -639,7 +619,7 @@ impl Message for MetadataResponse {
         if (8..=10).contains(&version) {
             buf.put_i32(self.cluster_authorized_operations);
         } else {
-            absent(
+            require_default(
                 self.cluster_authorized_operations == AUTHORIZED_OPERATIONS_OMITTED,
                 "MetadataResponse.cluster_authorized_operations",
                 version,
@@ -648,9 +628,7 @@ impl Message for MetadataResponse {
         if version >= 13 {
             buf.put_i16(self.error_code);
         }
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -686,33 +664,8 @@ impl Message for MetadataResponse {
         if version >= 13 {
             out.error_code = get_i16(buf, "MetadataResponse.error_code")?;
         }
-        if flexible {
-            out.unknown_tagged_fields = get_unknown_tagged_fields(buf, "MetadataResponse")?;
-        }
+        out.unknown_tagged_fields = get_tags_if(buf, flexible, "MetadataResponse")?;
         Ok(out)
-    }
-}
-
-/// Writes an array of `int32`.
-fn put_int32s(buf: &mut BytesMut, items: &[i32], flexible: bool, what: &'static str) -> Result<()> {
-    put_array(buf, items, flexible, what, |b, n| {
-        b.put_i32(*n);
-        Ok(())
-    })
-}
-
-/// Reads an array of `int32`.
-fn get_int32s(buf: &mut Bytes, flexible: bool, what: &'static str) -> Result<Vec<i32>> {
-    get_array(buf, flexible, 4, what, |b| get_i32(b, what))
-}
-
-/// Fails with [`Error::FieldNotInVersion`] unless a non-ignorable field that `version` lacks
-/// holds its default (`is_default`).
-fn absent(is_default: bool, what: &'static str, version: i16) -> Result<()> {
-    if is_default {
-        Ok(())
-    } else {
-        Err(Error::FieldNotInVersion { what, version })
     }
 }
 
@@ -720,9 +673,8 @@ fn absent(is_default: bool, what: &'static str, version: i16) -> Result<()> {
 mod tests {
     use super::*;
     use crate::messages::decode_exact;
-    use crate::messages::testing::{
-        check_bytes, check_golden, check_prefixes_and_trailing, encode as enc,
-    };
+    use crate::messages::testing::property_tests;
+    use crate::messages::testing::{assert_prefixes_fail, assert_wire, encode as enc};
     use crate::primitives::RawTaggedField;
     use proptest::collection::vec;
     use proptest::option;
@@ -888,73 +840,12 @@ mod tests {
             )
     }
 
-    fn versions() -> impl Strategy<Value = i16> {
-        1i16..=13
-    }
-
-    #[test]
-    fn golden_frames_from_real_traffic() {
-        let n = check_golden::<MetadataRequest, MetadataResponse>();
-        assert!(n >= 2, "only {n} captured frames checked");
-        eprintln!("checked {n} captured request/response pairs");
-    }
-
-    proptest! {
-        #[test]
-        fn request_round_trips((v, m) in versions().prop_flat_map(|v| (Just(v), request(v)))) {
-            let bytes = enc(&m, v);
-            let d: MetadataRequest = decode_exact(Bytes::from(bytes.clone()), v)?;
-            prop_assert_eq!(&d, &m);
-            prop_assert_eq!(enc(&d, v), bytes);
-        }
-
-        #[test]
-        fn response_round_trips((v, m) in versions().prop_flat_map(|v| (Just(v), response(v)))) {
-            let bytes = enc(&m, v);
-            let d: MetadataResponse = decode_exact(Bytes::from(bytes.clone()), v)?;
-            prop_assert_eq!(&d, &m);
-            prop_assert_eq!(enc(&d, v), bytes);
-        }
-
-        #[test]
-        fn decoding_mutated_encodings_never_panics(
-            (v, req, resp) in versions().prop_flat_map(|v| (Just(v), request(v), response(v))),
-            edits in vec((any::<usize>(), any::<u8>()), 1..4),
-            cut in any::<usize>(),
-        ) {
-            // Valid encodings with a few bytes overwritten (counts, lengths, tags) and
-            // sometimes cut short reach deeper than random bytes do.
-            for mut bytes in [enc(&req, v), enc(&resp, v)] {
-                if bytes.is_empty() {
-                    continue;
-                }
-                for (i, b) in &edits {
-                    let n = bytes.len();
-                    bytes[i % n] = *b;
-                }
-                if cut % 3 == 0 {
-                    bytes.truncate(cut % (bytes.len() + 1));
-                }
-                for at in 1..=13 {
-                    let _ = decode_exact::<MetadataRequest>(Bytes::from(bytes.clone()), at);
-                    let _ = decode_exact::<MetadataResponse>(Bytes::from(bytes.clone()), at);
-                }
-            }
-        }
-
-        #[test]
-        fn decoding_arbitrary_bytes_never_panics(data in vec(any::<u8>(), 0..128)) {
-            for v in 1..=13 {
-                let _ = decode_exact::<MetadataRequest>(Bytes::from(data.clone()), v);
-                let _ = decode_exact::<MetadataResponse>(Bytes::from(data.clone()), v);
-            }
-        }
-    }
+    property_tests!(MetadataRequest, MetadataResponse, 1..=13, 128);
 
     #[test]
     fn request_v1_and_v4_bytes() {
         // v1: a null array asks for all topics.
-        check_bytes(
+        assert_wire(
             &MetadataRequest {
                 topics: None,
                 ..Default::default()
@@ -963,7 +854,7 @@ mod tests {
             &[0xff, 0xff, 0xff, 0xff],
         );
         let m = MetadataRequest::for_topics(["t"]);
-        check_bytes(
+        assert_wire(
             &m,
             4,
             &[
@@ -999,7 +890,7 @@ mod tests {
             0x01, // include_topic_authorized_operations
             0x00, // tagged section
         ]);
-        check_bytes(&m, 10, &v10);
+        assert_wire(&m, 10, &v10);
         let m12 = MetadataRequest {
             include_cluster_authorized_operations: false,
             ..m
@@ -1007,7 +898,7 @@ mod tests {
         let mut v12 = vec![0x02];
         v12.extend_from_slice(&id);
         v12.extend_from_slice(&[0x00, 0x00, 0x00, 0x01, 0x00]);
-        check_bytes(&m12, 12, &v12);
+        assert_wire(&m12, 12, &v12);
     }
 
     #[test]
@@ -1033,7 +924,7 @@ mod tests {
             }],
             ..Default::default()
         };
-        check_bytes(
+        assert_wire(
             &m,
             1,
             &[
@@ -1125,7 +1016,7 @@ mod tests {
             0x00, 0x00, // error_code (13+)
             0x00, // tagged section
         ]);
-        check_bytes(&m, 13, &b);
+        assert_wire(&m, 13, &b);
     }
 
     fn sample_response() -> MetadataResponse {
@@ -1169,8 +1060,8 @@ mod tests {
             } else {
                 req.clone()
             };
-            check_prefixes_and_trailing(&req, v);
-            check_prefixes_and_trailing(&resp, v);
+            assert_prefixes_fail::<MetadataRequest>(&enc(&req, v), v);
+            assert_prefixes_fail::<MetadataResponse>(&enc(&resp, v), v);
         }
     }
 

@@ -13,50 +13,14 @@
 use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::api_key::ApiKey;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::messages::{Message, Request, VersionRange};
 use crate::primitives::{
-    get_array, get_i16, get_i32, get_i64, get_nullable_string, get_string,
-    get_unknown_tagged_fields, get_uuid, put_array, put_nullable_string, put_string,
-    put_unknown_tagged_fields, put_uuid, UnknownTaggedFields, Uuid,
+    get_array, get_i16, get_i32, get_i64, get_nullable_string, get_string, get_tags_if,
+    get_unknown_tagged_fields, get_uuid, min_array, min_string, min_tags, put_array,
+    put_nullable_string, put_string, put_tags_if, put_uuid, require_default, UnknownTaggedFields,
+    Uuid,
 };
-
-/// Fails with [`Error::FieldNotInVersion`] when a non-ignorable field absent from `version`
-/// holds something other than its default.
-fn absent<T: PartialEq>(value: &T, default: &T, what: &'static str, version: i16) -> Result<()> {
-    if value == default {
-        Ok(())
-    } else {
-        Err(Error::FieldNotInVersion { what, version })
-    }
-}
-
-/// Minimum encoded size of a string (its length prefix).
-const fn min_string(flexible: bool) -> usize {
-    if flexible {
-        1
-    } else {
-        2
-    }
-}
-
-/// Minimum encoded size of an array (its length prefix).
-const fn min_array(flexible: bool) -> usize {
-    if flexible {
-        1
-    } else {
-        4
-    }
-}
-
-/// Size of an empty tagged section: one byte in flexible versions, nothing otherwise.
-const fn min_tags(flexible: bool) -> usize {
-    if flexible {
-        1
-    } else {
-        0
-    }
-}
 
 /// Minimum encoded size of a topic's identity: its name up to v9, its 16-byte id from v10.
 const fn min_topic_key(version: i16, flexible: bool) -> usize {
@@ -176,9 +140,8 @@ impl Message for OffsetCommitRequest {
                 "OffsetCommitRequest.group_instance_id",
             )?;
         } else {
-            absent(
-                &self.group_instance_id,
-                &None,
+            require_default(
+                self.group_instance_id.is_none(),
                 "OffsetCommitRequest.group_instance_id",
                 version,
             )?;
@@ -194,9 +157,7 @@ impl Message for OffsetCommitRequest {
             "OffsetCommitRequest.topics",
             |b, t| t.encode(b, version, flexible),
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -226,9 +187,7 @@ impl Message for OffsetCommitRequest {
             "OffsetCommitRequest.topics",
             |b| OffsetCommitRequestTopic::decode(b, version, flexible),
         )?;
-        if flexible {
-            request.unknown_tagged_fields = get_unknown_tagged_fields(buf, "OffsetCommitRequest")?;
-        }
+        request.unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetCommitRequest")?;
         Ok(request)
     }
 }
@@ -256,9 +215,7 @@ impl OffsetCommitRequestTopic {
             "OffsetCommitRequest.topics.partitions",
             |b, p| p.encode(b, version, flexible),
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -276,10 +233,7 @@ impl OffsetCommitRequestTopic {
             "OffsetCommitRequest.topics.partitions",
             |b| OffsetCommitRequestPartition::decode(b, version, flexible),
         )?;
-        if flexible {
-            topic.unknown_tagged_fields =
-                get_unknown_tagged_fields(buf, "OffsetCommitRequest.topics")?;
-        }
+        topic.unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetCommitRequest.topics")?;
         Ok(topic)
     }
 }
@@ -302,9 +256,7 @@ impl OffsetCommitRequestPartition {
             flexible,
             "OffsetCommitRequest.partitions.committed_metadata",
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -321,11 +273,7 @@ impl OffsetCommitRequestPartition {
             flexible,
             "OffsetCommitRequest.partitions.committed_metadata",
         )?;
-        let unknown_tagged_fields = if flexible {
-            get_unknown_tagged_fields(buf, "OffsetCommitRequest.partitions")?
-        } else {
-            UnknownTaggedFields::default()
-        };
+        let unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetCommitRequest.partitions")?;
         Ok(OffsetCommitRequestPartition {
             partition_index,
             committed_offset,
@@ -395,9 +343,7 @@ impl Message for OffsetCommitResponse {
             "OffsetCommitResponse.topics",
             |b, t| t.encode(b, version, flexible),
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -416,11 +362,7 @@ impl Message for OffsetCommitResponse {
             "OffsetCommitResponse.topics",
             |b| OffsetCommitResponseTopic::decode(b, version, flexible),
         )?;
-        let unknown_tagged_fields = if flexible {
-            get_unknown_tagged_fields(buf, "OffsetCommitResponse")?
-        } else {
-            UnknownTaggedFields::default()
-        };
+        let unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetCommitResponse")?;
         Ok(OffsetCommitResponse {
             throttle_time_ms,
             topics,
@@ -454,15 +396,11 @@ impl OffsetCommitResponseTopic {
             |b, p| {
                 b.put_i32(p.partition_index);
                 b.put_i16(p.error_code);
-                if flexible {
-                    put_unknown_tagged_fields(b, &p.unknown_tagged_fields);
-                }
+                put_tags_if(b, flexible, &p.unknown_tagged_fields);
                 Ok(())
             },
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -490,10 +428,7 @@ impl OffsetCommitResponseTopic {
                 })
             },
         )?;
-        if flexible {
-            topic.unknown_tagged_fields =
-                get_unknown_tagged_fields(buf, "OffsetCommitResponse.topics")?;
-        }
+        topic.unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetCommitResponse.topics")?;
         Ok(topic)
     }
 }
@@ -501,10 +436,11 @@ impl OffsetCommitResponseTopic {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
     use crate::messages::decode_exact;
+    use crate::messages::testing::sample_property_tests;
     use crate::messages::testing::{
         arb_unknown_tags, arb_uuid, assert_prefixes_fail, assert_wire, encode,
-        round_trip_every_version,
     };
     use crate::primitives::RawTaggedField;
     use proptest::collection::vec;
@@ -602,59 +538,19 @@ mod tests {
 
     // --- 1. round trips at every version --------------------------------------------------------
 
-    #[test]
-    fn request_round_trips_at_every_version() {
-        round_trip_every_version(2..=10, arb_request);
-    }
-
-    #[test]
-    fn response_round_trips_at_every_version() {
-        round_trip_every_version(2..=10, arb_response);
-    }
-
-    // --- 6. arbitrary bytes never panic ---------------------------------------------------------
-
-    proptest! {
-        #[test]
-        fn decoding_arbitrary_bytes_never_panics(
-            data in vec(any::<u8>(), 0..128),
-            version in 2i16..=10,
-        ) {
-            let _ = decode_exact::<OffsetCommitRequest>(Bytes::from(data.clone()), version);
-            let _ = decode_exact::<OffsetCommitResponse>(Bytes::from(data), version);
-        }
-
-        /// Valid encodings with a few bytes overwritten and maybe cut short reach the deeper
-        /// decoding paths that random bytes rarely do; none may panic, at any version.
-        #[test]
-        fn mutated_encodings_never_panic(
-            which in any::<proptest::sample::Index>(),
-            edits in vec((any::<proptest::sample::Index>(), any::<u8>()), 1..4),
-            cut in any::<proptest::sample::Index>(),
-            version_shift in 0i16..3,
-        ) {
-            let samples: &[(&[u8], i16)] = &[
-                (REQUEST_V2, 2),
-                (REQUEST_V7, 7),
-                (REQUEST_V8, 8),
-                (REQUEST_V10, 10),
-                (RESPONSE_V3, 3),
-                (RESPONSE_V10, 10),
-            ];
-            let (bytes, version) = samples[which.index(samples.len())];
-            let mut data = bytes.to_vec();
-            for (at, byte) in edits {
-                let at = at.index(data.len());
-                data[at] = byte;
-            }
-            data.truncate(cut.index(data.len() + 1));
-            // Also read the mutated bytes as a neighbouring version.
-            for v in [version, version + version_shift, version - version_shift] {
-                let _ = decode_exact::<OffsetCommitRequest>(Bytes::from(data.clone()), v);
-                let _ = decode_exact::<OffsetCommitResponse>(Bytes::from(data.clone()), v);
-            }
-        }
-    }
+    sample_property_tests!(
+        OffsetCommitRequest,
+        OffsetCommitResponse,
+        2..=10,
+        [
+            (REQUEST_V2, 2),
+            (REQUEST_V7, 7),
+            (REQUEST_V8, 8),
+            (REQUEST_V10, 10),
+            (RESPONSE_V3, 3),
+            (RESPONSE_V10, 10),
+        ]
+    );
 
     // --- 2. hand-derived byte vectors ----------------------------------------------------------
 
@@ -965,10 +861,10 @@ mod tests {
         // throttle time (v3+), topic name (v2–9) and topic id (v10+) are all ignorable.
         let mut resp = response_v3();
         resp.topics[0].topic_id = Uuid(TOPIC_ID);
-        let v2: OffsetCommitResponse = decode_exact(Bytes::from(encode(&resp, 2)), 2).unwrap();
+        let v2: OffsetCommitResponse = decode_exact(encode(&resp, 2), 2).unwrap();
         assert_eq!(v2.throttle_time_ms, 0);
         assert_eq!(v2.topics[0].topic_id, Uuid::ZERO);
-        let v10: OffsetCommitResponse = decode_exact(Bytes::from(encode(&resp, 10)), 10).unwrap();
+        let v10: OffsetCommitResponse = decode_exact(encode(&resp, 10), 10).unwrap();
         assert_eq!(v10.topics[0].name, "");
         assert_eq!(v10.topics[0].topic_id, Uuid(TOPIC_ID));
 
@@ -976,7 +872,7 @@ mod tests {
         let mut req = request_v7();
         req.group_instance_id = None;
         req.retention_time_ms = 1000;
-        let v5: OffsetCommitRequest = decode_exact(Bytes::from(encode(&req, 5)), 5).unwrap();
+        let v5: OffsetCommitRequest = decode_exact(encode(&req, 5), 5).unwrap();
         assert_eq!(v5.retention_time_ms, -1);
         assert_eq!(v5.topics[0].partitions[0].committed_leader_epoch, -1);
     }

@@ -17,66 +17,12 @@ use crate::api_key::ApiKey;
 use crate::error::{Error, Result};
 use crate::messages::{Message, Request, VersionRange};
 use crate::primitives::{
-    get_array, get_bool, get_i16, get_i32, get_i64, get_nullable_array, get_nullable_string,
-    get_string, get_unknown_tagged_fields, get_uuid, put_array, put_bool, put_nullable_array,
-    put_nullable_string, put_string, put_unknown_tagged_fields, put_uuid, UnknownTaggedFields,
-    Uuid,
+    get_array, get_bool, get_i16, get_i32, get_i64, get_int32s, get_nullable_array,
+    get_nullable_string, get_string, get_tags_if, get_unknown_tagged_fields, get_uuid, min_array,
+    min_string, min_tags, put_array, put_bool, put_int32s, put_nullable_array, put_nullable_string,
+    put_string, put_tags_if, put_unknown_tagged_fields, put_uuid, require_default,
+    UnknownTaggedFields, Uuid,
 };
-
-/// Fails with [`Error::FieldNotInVersion`] when a non-ignorable field absent from `version`
-/// holds something other than its default.
-fn absent<T: PartialEq>(value: &T, default: &T, what: &'static str, version: i16) -> Result<()> {
-    if value == default {
-        Ok(())
-    } else {
-        Err(Error::FieldNotInVersion { what, version })
-    }
-}
-
-/// Minimum encoded size of a string (its length prefix).
-const fn min_string(flexible: bool) -> usize {
-    if flexible {
-        1
-    } else {
-        2
-    }
-}
-
-/// Minimum encoded size of an array (its length prefix).
-const fn min_array(flexible: bool) -> usize {
-    if flexible {
-        1
-    } else {
-        4
-    }
-}
-
-/// Size of an empty tagged section: one byte in flexible versions, nothing otherwise.
-const fn min_tags(flexible: bool) -> usize {
-    if flexible {
-        1
-    } else {
-        0
-    }
-}
-
-/// Reads an array of `int32` partition indexes.
-fn get_partition_indexes(buf: &mut Bytes, flexible: bool, what: &'static str) -> Result<Vec<i32>> {
-    get_array(buf, flexible, 4, what, |b| get_i32(b, what))
-}
-
-/// Writes an array of `int32` partition indexes.
-fn put_partition_indexes(
-    buf: &mut BytesMut,
-    indexes: &[i32],
-    flexible: bool,
-    what: &'static str,
-) -> Result<()> {
-    put_array(buf, indexes, flexible, what, |b, i| {
-        b.put_i32(*i);
-        Ok(())
-    })
-}
 
 // ---------------------------------------------------------------------------------------------
 // Request
@@ -186,22 +132,15 @@ impl Message for OffsetFetchRequest {
                 "OffsetFetchRequest.topics",
                 |b, t| t.encode(b, flexible),
             )?;
-            absent(
-                &self.groups,
-                &Vec::new(),
-                "OffsetFetchRequest.groups",
-                version,
-            )?;
+            require_default(self.groups.is_empty(), "OffsetFetchRequest.groups", version)?;
         } else {
-            absent(
-                &self.group_id,
-                &String::new(),
+            require_default(
+                self.group_id.is_empty(),
                 "OffsetFetchRequest.group_id",
                 version,
             )?;
-            absent(
-                &self.topics,
-                &Some(Vec::new()),
+            require_default(
+                self.topics.as_ref().is_some_and(Vec::is_empty),
                 "OffsetFetchRequest.topics",
                 version,
             )?;
@@ -216,16 +155,13 @@ impl Message for OffsetFetchRequest {
         if version >= 7 {
             put_bool(buf, self.require_stable);
         } else {
-            absent(
-                &self.require_stable,
-                &false,
+            require_default(
+                !self.require_stable,
                 "OffsetFetchRequest.require_stable",
                 version,
             )?;
         }
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -260,9 +196,7 @@ impl Message for OffsetFetchRequest {
         if version >= 7 {
             request.require_stable = get_bool(buf, "OffsetFetchRequest.require_stable")?;
         }
-        if flexible {
-            request.unknown_tagged_fields = get_unknown_tagged_fields(buf, "OffsetFetchRequest")?;
-        }
+        request.unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetFetchRequest")?;
         Ok(request)
     }
 }
@@ -278,27 +212,21 @@ impl OffsetFetchRequestTopic {
 
     fn encode(&self, buf: &mut BytesMut, flexible: bool) -> Result<()> {
         put_string(buf, &self.name, flexible, "OffsetFetchRequest.topics.name")?;
-        put_partition_indexes(
+        put_int32s(
             buf,
             &self.partition_indexes,
             flexible,
             "OffsetFetchRequest.topics.partition_indexes",
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
     fn decode(buf: &mut Bytes, flexible: bool) -> Result<Self> {
         let name = get_string(buf, flexible, "OffsetFetchRequest.topics.name")?;
         let partition_indexes =
-            get_partition_indexes(buf, flexible, "OffsetFetchRequest.topics.partition_indexes")?;
-        let unknown_tagged_fields = if flexible {
-            get_unknown_tagged_fields(buf, "OffsetFetchRequest.topics")?
-        } else {
-            UnknownTaggedFields::default()
-        };
+            get_int32s(buf, flexible, "OffsetFetchRequest.topics.partition_indexes")?;
+        let unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetFetchRequest.topics")?;
         Ok(OffsetFetchRequestTopic {
             name,
             partition_indexes,
@@ -380,7 +308,7 @@ impl OffsetFetchRequestTopics {
         } else {
             put_uuid(buf, &self.topic_id);
         }
-        put_partition_indexes(
+        put_int32s(
             buf,
             &self.partition_indexes,
             true,
@@ -397,7 +325,7 @@ impl OffsetFetchRequestTopics {
         } else {
             topic.topic_id = get_uuid(buf, "OffsetFetchRequest.groups.topics.topic_id")?;
         }
-        topic.partition_indexes = get_partition_indexes(
+        topic.partition_indexes = get_int32s(
             buf,
             true,
             "OffsetFetchRequest.groups.topics.partition_indexes",
@@ -548,16 +476,14 @@ impl Message for OffsetFetchResponse {
             if version >= 2 {
                 buf.put_i16(self.error_code);
             }
-            absent(
-                &self.groups,
-                &Vec::new(),
+            require_default(
+                self.groups.is_empty(),
                 "OffsetFetchResponse.groups",
                 version,
             )?;
         } else {
-            absent(
-                &self.topics,
-                &Vec::new(),
+            require_default(
+                self.topics.is_empty(),
                 "OffsetFetchResponse.topics",
                 version,
             )?;
@@ -569,9 +495,7 @@ impl Message for OffsetFetchResponse {
                 |b, g| g.encode(b, version),
             )?;
         }
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -602,9 +526,7 @@ impl Message for OffsetFetchResponse {
                 |b| OffsetFetchResponseGroup::decode(b, version),
             )?;
         }
-        if flexible {
-            response.unknown_tagged_fields = get_unknown_tagged_fields(buf, "OffsetFetchResponse")?;
-        }
+        response.unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetFetchResponse")?;
         Ok(response)
     }
 }
@@ -623,9 +545,7 @@ impl OffsetFetchResponseTopic {
             "OffsetFetchResponse.topics.partitions",
             |b, p| p.encode(b, version, flexible),
         )?;
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -638,11 +558,7 @@ impl OffsetFetchResponseTopic {
             "OffsetFetchResponse.topics.partitions",
             |b| OffsetFetchResponsePartition::decode(b, version, flexible),
         )?;
-        let unknown_tagged_fields = if flexible {
-            get_unknown_tagged_fields(buf, "OffsetFetchResponse.topics")?
-        } else {
-            UnknownTaggedFields::default()
-        };
+        let unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetFetchResponse.topics")?;
         Ok(OffsetFetchResponseTopic {
             name,
             partitions,
@@ -670,9 +586,7 @@ impl OffsetFetchResponsePartition {
             "OffsetFetchResponse.partitions.metadata",
         )?;
         buf.put_i16(self.error_code);
-        if flexible {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
         Ok(())
     }
 
@@ -687,11 +601,7 @@ impl OffsetFetchResponsePartition {
         let metadata =
             get_nullable_string(buf, flexible, "OffsetFetchResponse.partitions.metadata")?;
         let error_code = get_i16(buf, "OffsetFetchResponse.partitions.error_code")?;
-        let unknown_tagged_fields = if flexible {
-            get_unknown_tagged_fields(buf, "OffsetFetchResponse.partitions")?
-        } else {
-            UnknownTaggedFields::default()
-        };
+        let unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetFetchResponse.partitions")?;
         Ok(OffsetFetchResponsePartition {
             partition_index,
             committed_offset,
@@ -841,9 +751,9 @@ impl OffsetFetchResponsePartitions {
 mod tests {
     use super::*;
     use crate::messages::decode_exact;
+    use crate::messages::testing::sample_property_tests;
     use crate::messages::testing::{
         arb_unknown_tags, arb_uuid, assert_prefixes_fail, assert_wire, encode,
-        round_trip_every_version,
     };
     use crate::primitives::RawTaggedField;
     use proptest::collection::vec;
@@ -1024,60 +934,20 @@ mod tests {
 
     // --- 1. round trips at every version --------------------------------------------------------
 
-    #[test]
-    fn request_round_trips_at_every_version() {
-        round_trip_every_version(1..=10, arb_request);
-    }
-
-    #[test]
-    fn response_round_trips_at_every_version() {
-        round_trip_every_version(1..=10, arb_response);
-    }
-
-    // --- 6. arbitrary bytes never panic ---------------------------------------------------------
-
-    proptest! {
-        #[test]
-        fn decoding_arbitrary_bytes_never_panics(
-            data in vec(any::<u8>(), 0..128),
-            version in 1i16..=10,
-        ) {
-            let _ = decode_exact::<OffsetFetchRequest>(Bytes::from(data.clone()), version);
-            let _ = decode_exact::<OffsetFetchResponse>(Bytes::from(data), version);
-        }
-
-        /// Valid encodings with a few bytes overwritten and maybe cut short reach the deeper
-        /// decoding paths that random bytes rarely do; none may panic, at any version.
-        #[test]
-        fn mutated_encodings_never_panic(
-            which in any::<proptest::sample::Index>(),
-            edits in vec((any::<proptest::sample::Index>(), any::<u8>()), 1..4),
-            cut in any::<proptest::sample::Index>(),
-            version_shift in 0i16..3,
-        ) {
-            let samples: &[(&[u8], i16)] = &[
-                (REQUEST_V1, 1),
-                (REQUEST_V3_ALL_TOPICS, 3),
-                (REQUEST_V7, 7),
-                (REQUEST_V9, 9),
-                (REQUEST_V10, 10),
-                (RESPONSE_V5, 5),
-                (RESPONSE_V10, 10),
-            ];
-            let (bytes, version) = samples[which.index(samples.len())];
-            let mut data = bytes.to_vec();
-            for (at, byte) in edits {
-                let at = at.index(data.len());
-                data[at] = byte;
-            }
-            data.truncate(cut.index(data.len() + 1));
-            // Also read the mutated bytes as a neighbouring version.
-            for v in [version, version + version_shift, version - version_shift] {
-                let _ = decode_exact::<OffsetFetchRequest>(Bytes::from(data.clone()), v);
-                let _ = decode_exact::<OffsetFetchResponse>(Bytes::from(data.clone()), v);
-            }
-        }
-    }
+    sample_property_tests!(
+        OffsetFetchRequest,
+        OffsetFetchResponse,
+        1..=10,
+        [
+            (REQUEST_V1, 1),
+            (REQUEST_V3_ALL_TOPICS, 3),
+            (REQUEST_V7, 7),
+            (REQUEST_V9, 9),
+            (REQUEST_V10, 10),
+            (RESPONSE_V5, 5),
+            (RESPONSE_V10, 10),
+        ]
+    );
 
     // --- 2. hand-derived byte vectors ----------------------------------------------------------
 
@@ -1439,19 +1309,16 @@ mod tests {
         req.groups[0].topics.as_mut().unwrap()[0].topic_id = Uuid(TOPIC_ID);
         let v8 = encode(&req, 8);
         assert_eq!(
-            decode_exact::<OffsetFetchRequest>(Bytes::from(v8), 8)
-                .unwrap()
-                .groups[0]
-                .member_id,
+            decode_exact::<OffsetFetchRequest>(v8, 8).unwrap().groups[0].member_id,
             None
         );
         let v10 = encode(&req, 10);
-        let back: OffsetFetchRequest = decode_exact(Bytes::from(v10), 10).unwrap();
+        let back: OffsetFetchRequest = decode_exact(v10, 10).unwrap();
         assert_eq!(back.groups[0].topics.as_ref().unwrap()[0].name, "");
         // Top-level error code and leader epoch in v1.
         let mut resp = response_v5();
         resp.error_code = 15;
-        let v1: OffsetFetchResponse = decode_exact(Bytes::from(encode(&resp, 1)), 1).unwrap();
+        let v1: OffsetFetchResponse = decode_exact(encode(&resp, 1), 1).unwrap();
         assert_eq!(v1.error_code, 0);
         assert_eq!(v1.topics[0].partitions[0].committed_leader_epoch, -1);
     }

@@ -2,98 +2,40 @@
 
 use bytes::{Bytes, BytesMut};
 use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
 
 use crate::error::Error;
 use crate::messages::{decode_exact, Message};
 use crate::primitives::{RawTaggedField, UnknownTaggedFields, Uuid};
 
-pub(crate) fn check_bytes<M: Message + PartialEq + core::fmt::Debug>(m: &M, v: i16, bytes: &[u8]) {
-    assert_eq!(encode(m, v), bytes, "encode v{v}");
-    let d: M = decode_exact(Bytes::copy_from_slice(bytes), v).unwrap();
-    assert_eq!(&d, m, "decode v{v}");
-}
-
-pub(crate) fn check_prefixes_and_trailing<M: Message + core::fmt::Debug>(m: &M, v: i16) {
-    let full = encode(m, v);
-    for n in 0..full.len() {
-        assert!(
-            decode_exact::<M>(Bytes::copy_from_slice(&full[..n]), v).is_err(),
-            "prefix {n} of {} at v{v}",
-            full.len()
-        );
-    }
-    let mut more = full.clone();
-    more.push(0);
-    assert!(matches!(
-        decode_exact::<M>(Bytes::from(more), v),
-        Err(Error::TrailingBytes { count: 1, .. })
-    ));
-}
-
-/// Decodes every captured frame of this API (protocol/tests/data, real Java client and
-/// broker traffic) and checks that re-encoding reproduces the body byte for byte.
-/// Returns how many request/response pairs were checked.
-pub(crate) fn check_golden<Q: Message + core::fmt::Debug, S: Message + core::fmt::Debug>() -> usize
-{
-    use crate::header::{RequestHeader, ResponseHeader};
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
-    let mut checked = 0;
-    for dir in std::fs::read_dir(&root).unwrap() {
-        let dir = dir.unwrap().path();
-        let Ok(index) = std::fs::read_to_string(dir.join("index.tsv")) else {
-            continue;
-        };
-        for line in index.lines().filter(|l| !l.starts_with('#')) {
-            let f: Vec<&str> = line.split('\t').collect();
-            let (Ok(key), Ok(v), Ok(qh), Ok(sh)) = (
-                f[1].parse::<i16>(),
-                f[3].parse::<i16>(),
-                f[4].parse::<i16>(),
-                f[5].parse::<i16>(),
-            ) else {
-                panic!("bad index line {line:?}");
-            };
-            if key != Q::API_KEY.0 || !Q::VERSIONS.contains(v) {
-                continue;
-            }
-            let mut q = Bytes::from(std::fs::read(dir.join(f[7])).unwrap());
-            RequestHeader::decode(&mut q, qh).unwrap();
-            let req: Q =
-                decode_exact(q.clone(), v).unwrap_or_else(|e| panic!("{dir:?} {}: {e}", f[7]));
-            assert_eq!(encode(&req, v), q.to_vec(), "{dir:?} {}", f[7]);
-            let mut s = Bytes::from(std::fs::read(dir.join(f[8])).unwrap());
-            ResponseHeader::decode(&mut s, sh).unwrap();
-            let resp: S =
-                decode_exact(s.clone(), v).unwrap_or_else(|e| panic!("{dir:?} {}: {e}", f[8]));
-            assert_eq!(encode(&resp, v), s.to_vec(), "{dir:?} {}", f[8]);
-            checked += 1;
-        }
-    }
-    checked
-}
-
-pub(crate) fn encode<M: Message>(m: &M, version: i16) -> Vec<u8> {
+/// Encodes `m` at `version`.
+pub(crate) fn encode<M: Message>(m: &M, version: i16) -> Bytes {
     let mut buf = BytesMut::new();
     m.encode(&mut buf, version).unwrap();
-    buf.to_vec()
+    buf.freeze()
 }
 
-/// Asserts that `bytes` decodes to `value` at `version` and that `value` encodes to `bytes`.
+/// Asserts that `value` encodes to `bytes` at `version` and that `bytes` decodes to `value`.
 pub(crate) fn assert_wire<M: Message + PartialEq + core::fmt::Debug>(
     value: &M,
     version: i16,
     bytes: &[u8],
 ) {
+    assert_eq!(encode(value, version), bytes, "encode v{version}");
     let decoded: M = decode_exact(Bytes::copy_from_slice(bytes), version).unwrap();
-    assert_eq!(&decoded, value);
-    assert_eq!(encode(value, version), bytes);
+    assert_eq!(&decoded, value, "decode v{version}");
 }
 
-/// Every strict prefix fails; one trailing byte is `TrailingBytes`.
+/// Every strict prefix of `bytes` fails to decode at `version`; one trailing byte is
+/// `TrailingBytes`.
 pub(crate) fn assert_prefixes_fail<M: Message + core::fmt::Debug>(bytes: &[u8], version: i16) {
     for end in 0..bytes.len() {
-        let r = decode_exact::<M>(Bytes::copy_from_slice(&bytes[..end]), version);
-        assert!(r.is_err(), "prefix of {end} bytes decoded: {r:?}");
+        let r = M::decode(&mut Bytes::copy_from_slice(&bytes[..end]), version);
+        assert!(
+            r.is_err(),
+            "prefix of {end}/{} bytes decoded at v{version}: {r:?}",
+            bytes.len()
+        );
     }
     let mut longer = bytes.to_vec();
     longer.push(0);
@@ -103,37 +45,97 @@ pub(crate) fn assert_prefixes_fail<M: Message + core::fmt::Debug>(bytes: &[u8], 
     ));
 }
 
-pub(crate) fn arb_unknown_tags(flexible: bool) -> BoxedStrategy<UnknownTaggedFields> {
+/// Decodes `data` as a `Q` and as an `S` at each of `versions`: the result doesn't matter,
+/// only that nothing panics.
+pub(crate) fn decode_both<Q: Message, S: Message>(
+    data: &[u8],
+    versions: impl IntoIterator<Item = i16>,
+) {
+    for v in versions {
+        let _ = decode_exact::<Q>(Bytes::copy_from_slice(data), v);
+        let _ = decode_exact::<S>(Bytes::copy_from_slice(data), v);
+    }
+}
+
+/// `bytes` with a byte overwritten at each of `edits` (positions taken modulo the length) and,
+/// when `cut % 3 == 0`, cut short at `cut` modulo the length + 1. Valid encodings mutated so
+/// (counts, lengths, tags) reach deeper decoding paths than random bytes do.
+pub(crate) fn mutate_some(bytes: &[u8], edits: &[(usize, u8)], cut: usize) -> Vec<u8> {
+    let mut bytes = bytes.to_vec();
+    if bytes.is_empty() {
+        return bytes;
+    }
+    for (i, b) in edits {
+        let n = bytes.len();
+        bytes[i % n] = *b;
+    }
+    if cut.is_multiple_of(3) {
+        bytes.truncate(cut % (bytes.len() + 1));
+    }
+    bytes
+}
+
+/// `bytes` with a byte overwritten at each of `edits` and then cut at `cut` (see
+/// [`mutate_some`]), positions drawn as proptest indexes.
+pub(crate) fn mutate(
+    bytes: &[u8],
+    edits: &[(proptest::sample::Index, u8)],
+    cut: proptest::sample::Index,
+) -> Vec<u8> {
+    let mut data = bytes.to_vec();
+    for (at, byte) in edits {
+        let at = at.index(data.len());
+        data[at] = *byte;
+    }
+    data.truncate(cut.index(data.len() + 1));
+    data
+}
+
+/// Unknown tagged fields (up to three, tags from `tags`), only in flexible versions.
+pub(crate) fn arb_unknown_tags_in(
+    flexible: bool,
+    tags: core::ops::Range<u32>,
+) -> BoxedStrategy<UnknownTaggedFields> {
     if !flexible {
         return Just(UnknownTaggedFields::default()).boxed();
     }
-    proptest::collection::btree_map(
-        0u32..300,
-        proptest::collection::vec(any::<u8>(), 0..6),
-        0..3,
-    )
-    .prop_map(|m| {
-        UnknownTaggedFields(
-            m.into_iter()
-                .map(|(tag, data)| RawTaggedField {
-                    tag,
-                    data: Bytes::from(data),
-                })
-                .collect(),
-        )
-    })
-    .boxed()
+    proptest::collection::btree_map(tags, proptest::collection::vec(any::<u8>(), 0..6), 0..3)
+        .prop_map(|m| {
+            UnknownTaggedFields(
+                m.into_iter()
+                    .map(|(tag, data)| RawTaggedField {
+                        tag,
+                        data: Bytes::from(data),
+                    })
+                    .collect(),
+            )
+        })
+        .boxed()
 }
 
+/// Unknown tagged fields with tags below 300, only in flexible versions.
+pub(crate) fn arb_unknown_tags(flexible: bool) -> BoxedStrategy<UnknownTaggedFields> {
+    arb_unknown_tags_in(flexible, 0..300)
+}
+
+/// Encode, then `decode_exact`, gives the value back, and re-encoding gives the same bytes.
 pub(crate) fn check_round_trip<M: Message + PartialEq + core::fmt::Debug>(
     value: &M,
     version: i16,
 ) -> core::result::Result<(), TestCaseError> {
-    let bytes = encode(value, version);
-    let decoded: M = decode_exact(Bytes::from(bytes.clone()), version)
-        .map_err(|e| TestCaseError::fail(format!("{e}")))?;
-    prop_assert_eq!(&decoded, value);
-    prop_assert_eq!(encode(&decoded, version), bytes);
+    let mut buf = BytesMut::new();
+    value
+        .encode(&mut buf, version)
+        .map_err(|e| TestCaseError::fail(format!("encode v{version}: {e}")))?;
+    let bytes = buf.freeze();
+    let decoded: M = decode_exact(bytes.clone(), version)
+        .map_err(|e| TestCaseError::fail(format!("decode v{version}: {e}")))?;
+    prop_assert_eq!(&decoded, value, "version {}", version);
+    let mut again = BytesMut::new();
+    decoded
+        .encode(&mut again, version)
+        .map_err(|e| TestCaseError::fail(format!("re-encode v{version}: {e}")))?;
+    prop_assert_eq!(&again[..], &bytes[..], "version {}", version);
     Ok(())
 }
 
@@ -146,8 +148,20 @@ pub(crate) fn round_trip_every_version<M, S>(
     M: Message + PartialEq + core::fmt::Debug,
     S: Strategy<Value = M>,
 {
+    round_trip_every_version_with(Config::default(), versions, strategy);
+}
+
+/// [`round_trip_every_version`] with the runner's `config` (fewer cases for large messages).
+pub(crate) fn round_trip_every_version_with<M, S>(
+    config: Config,
+    versions: core::ops::RangeInclusive<i16>,
+    strategy: impl Fn(i16) -> S,
+) where
+    M: Message + PartialEq + core::fmt::Debug,
+    S: Strategy<Value = M>,
+{
     for version in versions {
-        let mut runner = proptest::test_runner::TestRunner::default();
+        let mut runner = TestRunner::new(config.clone());
         let result = runner.run(&strategy(version), |value| {
             check_round_trip(&value, version)
         });
@@ -160,3 +174,102 @@ pub(crate) fn round_trip_every_version<M, S>(
 pub(crate) fn arb_uuid() -> impl Strategy<Value = Uuid> {
     any::<[u8; 16]>().prop_map(Uuid)
 }
+
+/// The property tests of a message file whose strategies `request(v)` and `response(v)` draw
+/// values for a version: at the versions `$versions`, both round-trip, and neither their
+/// encodings with a few bytes mutated nor arbitrary bytes (up to `$max_len`) make a decoder
+/// panic. Defines `versions()` too.
+macro_rules! property_tests {
+    ($request:ty, $response:ty, $versions:expr, $max_len:expr) => {
+        fn versions() -> core::ops::RangeInclusive<i16> {
+            $versions
+        }
+
+        proptest! {
+            #[test]
+            fn request_round_trips((v, m) in versions().prop_flat_map(|v| (Just(v), request(v)))) {
+                crate::messages::testing::check_round_trip(&m, v)?;
+            }
+
+            #[test]
+            fn response_round_trips((v, m) in versions().prop_flat_map(|v| (Just(v), response(v)))) {
+                crate::messages::testing::check_round_trip(&m, v)?;
+            }
+
+            #[test]
+            fn decoding_mutated_encodings_never_panics(
+                (v, req, resp) in versions().prop_flat_map(|v| (Just(v), request(v), response(v))),
+                edits in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..4),
+                cut in any::<usize>(),
+            ) {
+                use crate::messages::testing::{decode_both, encode, mutate_some};
+                for bytes in [encode(&req, v), encode(&resp, v)] {
+                    let bytes = mutate_some(&bytes, &edits, cut);
+                    decode_both::<$request, $response>(&bytes, versions());
+                }
+            }
+
+            #[test]
+            fn decoding_arbitrary_bytes_never_panics(
+                data in proptest::collection::vec(any::<u8>(), 0..$max_len),
+            ) {
+                crate::messages::testing::decode_both::<$request, $response>(&data, versions());
+            }
+        }
+    };
+}
+pub(crate) use property_tests;
+
+/// The property tests of a message file with strategies `arb_request(v)`, `arb_response(v)`
+/// and hand-derived encodings: both types round-trip at every version of `$versions`, and
+/// neither arbitrary bytes (up to 128) nor the `$samples` (encoding, version) with a few bytes
+/// mutated, read at their version or a neighbouring one, make a decoder panic.
+macro_rules! sample_property_tests {
+    ($request:ty, $response:ty, $versions:expr, $samples:expr) => {
+        fn all_versions() -> core::ops::RangeInclusive<i16> {
+            $versions
+        }
+
+        #[test]
+        fn request_round_trips_at_every_version() {
+            crate::messages::testing::round_trip_every_version(all_versions(), arb_request);
+        }
+
+        #[test]
+        fn response_round_trips_at_every_version() {
+            crate::messages::testing::round_trip_every_version(all_versions(), arb_response);
+        }
+
+        proptest! {
+            #[test]
+            fn decoding_arbitrary_bytes_never_panics(
+                data in proptest::collection::vec(any::<u8>(), 0..128),
+                version in all_versions(),
+            ) {
+                crate::messages::testing::decode_both::<$request, $response>(&data, [version]);
+            }
+
+            /// Valid encodings with a few bytes overwritten and maybe cut short reach the
+            /// deeper decoding paths that random bytes rarely do; none may panic, at any
+            /// version.
+            #[test]
+            fn mutated_encodings_never_panic(
+                which in any::<proptest::sample::Index>(),
+                edits in proptest::collection::vec(
+                    (any::<proptest::sample::Index>(), any::<u8>()),
+                    1..4,
+                ),
+                cut in any::<proptest::sample::Index>(),
+                version_shift in 0i16..3,
+            ) {
+                let samples: &[(&[u8], i16)] = &$samples;
+                let (bytes, version) = samples[which.index(samples.len())];
+                let data = crate::messages::testing::mutate(bytes, &edits, cut);
+                // Also read the mutated bytes as a neighbouring version.
+                let versions = [version, version + version_shift, version - version_shift];
+                crate::messages::testing::decode_both::<$request, $response>(&data, versions);
+            }
+        }
+    };
+}
+pub(crate) use sample_property_tests;

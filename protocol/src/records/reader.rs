@@ -3,7 +3,7 @@
 //! # References
 //! KIP-98 (transactions, aborted-transaction index, read_committed); Kafka's
 //! `CompletedFetch.nextFetchedRecord` (Java consumer) for the behaviour reproduced here;
-//! READING-BY-TIME.md items 3, 5, 7 and 12.
+//! docs/reading-by-time.md points 3, 5, 7 and 12.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};

@@ -12,6 +12,9 @@
 use bytes::Bytes;
 
 use crate::error::{Error, Result};
+use crate::primitives::{
+    fast_uvarint, fast_uvarlong, read_uvarint, read_uvarlong, zigzag32, zigzag64,
+};
 use crate::records::crc32::crc32_ieee;
 
 /// The smallest possible magic-2 record: a one-byte length, attributes, timestamp delta,
@@ -458,20 +461,33 @@ impl<'a> V2Iter<'a> {
             fast_check_headers(rec, header_count)?
         };
         self.data = rest;
-        let timestamp = self
-            .timestamp_base
-            .wrapping_add(timestamp_delta & self.delta_mask);
-        Some(Record {
+        Some(self.record(timestamp_delta, offset_delta, key, value, rec, headers))
+    }
+
+    /// The record whose fields were just read (both paths).
+    #[inline(always)]
+    fn record(
+        &self,
+        timestamp_delta: i64,
+        offset_delta: i32,
+        key: Option<&'a [u8]>,
+        value: Option<&'a [u8]>,
+        headers: &'a [u8],
+        header_count: u32,
+    ) -> Record<'a> {
+        Record {
             offset: self.base_offset.wrapping_add(i64::from(offset_delta)),
-            timestamp,
+            timestamp: self
+                .timestamp_base
+                .wrapping_add(timestamp_delta & self.delta_mask),
             key,
             value,
             headers: Headers {
-                data: rec,
-                remaining: headers,
+                data: headers,
+                remaining: header_count,
                 buf: self.buf,
             },
-        })
+        }
     }
 
     /// The checked path, with precise errors (also correct for well-formed records).
@@ -521,20 +537,7 @@ impl<'a> V2Iter<'a> {
         } else {
             check_headers(rec, header_count)?
         };
-        let timestamp = self
-            .timestamp_base
-            .wrapping_add(timestamp_delta & self.delta_mask);
-        Ok(Record {
-            offset: self.base_offset.wrapping_add(i64::from(offset_delta)),
-            timestamp,
-            key,
-            value,
-            headers: Headers {
-                data: rec,
-                remaining: headers,
-                buf: self.buf,
-            },
-        })
+        Ok(self.record(timestamp_delta, offset_delta, key, value, rec, headers))
     }
 }
 
@@ -566,30 +569,8 @@ fn fast_varint(data: &[u8]) -> Option<(i32, &[u8])> {
 /// Reads a zigzag varlong, with the one- to three-byte cases inline; `None` on any error.
 #[inline(always)]
 fn fast_varlong(data: &[u8]) -> Option<(i64, &[u8])> {
-    // Timestamp deltas in a batch of a few thousand records take three bytes (up to about
-    // 17 minutes), so that case is inline too.
-    let (n, rest) = match data {
-        [b0, rest @ ..] if *b0 < 0x80 => (u64::from(*b0), rest),
-        [b0, b1, rest @ ..] if *b1 < 0x80 => (u64::from(*b0 & 0x7f) | (u64::from(*b1) << 7), rest),
-        [b0, b1, b2, rest @ ..] if *b2 < 0x80 => (
-            u64::from(*b0 & 0x7f) | (u64::from(*b1 & 0x7f) << 7) | (u64::from(*b2) << 14),
-            rest,
-        ),
-        _ => fast_uvarlong_slow(data)?,
-    };
+    let (n, rest) = fast_uvarlong(data)?;
     Some((zigzag64(n), rest))
-}
-
-/// Decodes a zigzag-encoded 32-bit value.
-#[inline(always)]
-fn zigzag32(n: u32) -> i32 {
-    ((n >> 1) as i32) ^ -((n & 1) as i32)
-}
-
-/// Decodes a zigzag-encoded 64-bit value.
-#[inline(always)]
-fn zigzag64(n: u64) -> i64 {
-    ((n >> 1) as i64) ^ -((n & 1) as i64)
 }
 
 /// Reads a varint-length-prefixed byte field (`-1` = null); `None` on any error.
@@ -608,37 +589,6 @@ fn fast_bytes_of(n: u32, data: &[u8]) -> Option<(Option<&[u8]>, &[u8])> {
     }
     let (b, rest) = data.split_at_checked((n >> 1) as usize)?;
     Some((Some(b), rest))
-}
-
-/// Reads an unsigned varint, with the one- to three-byte cases inline; `None` on any error.
-#[inline(always)]
-fn fast_uvarint(data: &[u8]) -> Option<(u32, &[u8])> {
-    match data {
-        [b0, rest @ ..] if *b0 < 0x80 => Some((u32::from(*b0), rest)),
-        [b0, b1, rest @ ..] if *b1 < 0x80 => {
-            Some((u32::from(*b0 & 0x7f) | (u32::from(*b1) << 7), rest))
-        }
-        [b0, b1, b2, rest @ ..] if *b2 < 0x80 => Some((
-            u32::from(*b0 & 0x7f) | (u32::from(*b1 & 0x7f) << 7) | (u32::from(*b2) << 14),
-            rest,
-        )),
-        _ => fast_uvarint_slow(data),
-    }
-}
-
-/// The fast path's fallback for varints of four bytes or more (kept out of line, and by
-/// value, so the callers' cursors never need an address).
-#[inline(never)]
-fn fast_uvarint_slow(mut data: &[u8]) -> Option<(u32, &[u8])> {
-    let n = read_uvarint_slow(&mut data, "").ok()?;
-    Some((n, data))
-}
-
-/// [`fast_uvarint_slow`] for varlongs.
-#[inline(never)]
-fn fast_uvarlong_slow(mut data: &[u8]) -> Option<(u64, &[u8])> {
-    let n = read_uvarlong_slow(&mut data, "").ok()?;
-    Some((n, data))
 }
 
 /// The fast path's [`check_headers`]: `zigzag_count` is the raw (zigzag) count; `None` on
@@ -711,6 +661,12 @@ fn check_headers(mut data: &[u8], count: i32) -> Result<u32> {
 #[inline(always)]
 fn read_bytes<'a>(data: &mut &'a [u8], what: &'static str) -> Result<Option<&'a [u8]>> {
     let len = read_varint(data, what)?;
+    take_bytes(data, len, what)
+}
+
+/// Splits a field of `len` bytes (`-1` = null), whose length was just read, off `data`.
+#[inline(always)]
+fn take_bytes<'a>(data: &mut &'a [u8], len: i32, what: &'static str) -> Result<Option<&'a [u8]>> {
     if len < 0 {
         if len == -1 {
             return Ok(None);
@@ -736,79 +692,13 @@ fn read_bytes<'a>(data: &mut &'a [u8], what: &'static str) -> Result<Option<&'a 
 /// Reads a zigzag varint (at most 5 bytes), with the one-byte case first.
 #[inline(always)]
 pub(crate) fn read_varint(data: &mut &[u8], what: &'static str) -> Result<i32> {
-    if let Some((&b, rest)) = data.split_first() {
-        if b < 0x80 {
-            *data = rest;
-            let n = u32::from(b);
-            return Ok(((n >> 1) as i32) ^ -((n & 1) as i32));
-        }
-    }
-    let n = read_uvarint_slow(data, what)?;
-    Ok(((n >> 1) as i32) ^ -((n & 1) as i32))
-}
-
-#[inline(never)]
-fn read_uvarint_slow(data: &mut &[u8], what: &'static str) -> Result<u32> {
-    let mut value: u32 = 0;
-    let mut rest = *data;
-    for i in 0..5 {
-        let Some((&b, r)) = rest.split_first() else {
-            return Err(Error::Truncated {
-                what,
-                needed: i + 1,
-                remaining: i,
-            });
-        };
-        rest = r;
-        if i == 4 && b > 0x0f {
-            return Err(Error::VarintOverflow { what });
-        }
-        value |= u32::from(b & 0x7f) << (7 * i);
-        if b & 0x80 == 0 {
-            *data = rest;
-            return Ok(value);
-        }
-    }
-    Err(Error::VarintOverflow { what })
+    read_uvarint(data, what).map(zigzag32)
 }
 
 /// Reads a zigzag varlong (at most 10 bytes), with the one-byte case first.
 #[inline(always)]
 pub(crate) fn read_varlong(data: &mut &[u8], what: &'static str) -> Result<i64> {
-    if let Some((&b, rest)) = data.split_first() {
-        if b < 0x80 {
-            *data = rest;
-            let n = u64::from(b);
-            return Ok(((n >> 1) as i64) ^ -((n & 1) as i64));
-        }
-    }
-    let n = read_uvarlong_slow(data, what)?;
-    Ok(((n >> 1) as i64) ^ -((n & 1) as i64))
-}
-
-#[inline(never)]
-fn read_uvarlong_slow(data: &mut &[u8], what: &'static str) -> Result<u64> {
-    let mut value: u64 = 0;
-    let mut rest = *data;
-    for i in 0..10 {
-        let Some((&b, r)) = rest.split_first() else {
-            return Err(Error::Truncated {
-                what,
-                needed: i + 1,
-                remaining: i,
-            });
-        };
-        rest = r;
-        if i == 9 && b > 0x01 {
-            return Err(Error::VarintOverflow { what });
-        }
-        value |= u64::from(b & 0x7f) << (7 * i);
-        if b & 0x80 == 0 {
-            *data = rest;
-            return Ok(value);
-        }
-    }
-    Err(Error::VarintOverflow { what })
+    read_uvarlong(data, what).map(zigzag64)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -904,27 +794,8 @@ fn read_i32_bytes<'a>(data: &mut &'a [u8], what: &'static str) -> Result<Option<
         });
     };
     let len = i32::from_be_bytes(*len);
-    if len < 0 {
-        if len == -1 {
-            *data = rest;
-            return Ok(None);
-        }
-        return Err(Error::InvalidLength {
-            what,
-            len: i64::from(len),
-        });
-    }
-    match rest.split_at_checked(len as usize) {
-        Some((b, r)) => {
-            *data = r;
-            Ok(Some(b))
-        }
-        None => Err(Error::Truncated {
-            what,
-            needed: len as usize,
-            remaining: rest.len(),
-        }),
-    }
+    *data = rest;
+    take_bytes(data, len, what)
 }
 
 /// Splits the next `offset, size, message` entry off a legacy message set.
