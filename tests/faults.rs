@@ -10,7 +10,9 @@
 //!
 //! Faults are injected while the reader holds still after a given number of records (the
 //! read's background task fills its small buffer and waits), so each one lands mid-read
-//! whatever the machine's speed; nothing waits on a fixed sleep. One cluster serves every test
+//! whatever the machine's speed; nothing waits on a fixed sleep. The leader killed with -9 is
+//! first frozen (SIGSTOP) until a Fetch of the read sits unread in its socket, and the
+//! coordinator likewise until an OffsetCommit does, so those kills hit a request in flight. One cluster serves every test
 //! of this file, one test at a time (a shared lock); each test starts by restarting any node an
 //! earlier one left down and waiting until every partition has a leader and all its replicas
 //! in sync.
@@ -219,6 +221,32 @@ impl Reader {
         }
     }
 
+    /// Takes records (as they come) until bytes this process sent sit unread at the frozen
+    /// node listening on `port`: a request of the read in flight to it. Returns how many.
+    /// Panics after [`STEP_LIMIT`].
+    async fn until_unread_at(&mut self, port: u16) -> u64 {
+        let deadline = Instant::now() + STEP_LIMIT;
+        loop {
+            let unread = support::nodes::unread_by_peer(port).unwrap_or(0);
+            if unread > 0 {
+                return unread;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no request reached the frozen node on port {port} in {STEP_LIMIT:?}"
+            );
+            // A bounded poll: look again after a record or 20 ms, whichever comes first.
+            tokio::select! {
+                next = self.stream.next() => match next {
+                    Some(Ok(r)) => self.got.push(to_record(&r)),
+                    Some(Err(e)) => panic!("read error after {} records: {e}", self.got.len()),
+                    None => panic!("the read ended with a node frozen"),
+                },
+                _ = tokio::time::sleep(Duration::from_millis(20)) => {}
+            }
+        }
+    }
+
     /// Whether partition `p` of the read is still short of its end.
     fn unfinished(&self, p: i32) -> bool {
         self.stream
@@ -289,6 +317,16 @@ async fn leaders(client: &Client, topic: &str) -> Vec<i32> {
     metadata[0].partitions.iter().map(|p| p.leader_id).collect()
 }
 
+/// The port node `node` listens on.
+fn port_of(broker: &Broker, node: i32) -> u16 {
+    let address = broker.node_address(node);
+    address
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {address}"))
+}
+
 /// Deletes a scenario's topic, so that the next scenarios wait for no partition of it.
 async fn drop_topic(broker: &'static Broker, topic: &str) {
     let topic = topic.to_owned();
@@ -326,7 +364,15 @@ async fn a_leader_killed_mid_read_gives_the_exact_records_once() {
         led.iter().all(|&p| reader.unfinished(p)),
         "partitions {led:?} of node {victim} still have records to read"
     );
-    eprintln!("  kill -9 of node {victim}, leader of partitions {led:?}");
+    // Freeze the leader and read on until a Fetch of this read sits unread at it, then kill
+    // it: a kill -9 with a Fetch in flight.
+    blocking(move || broker.pause_node(victim)).await;
+    let unread = reader.until_unread_at(port_of(broker, victim)).await;
+    eprintln!(
+        "  kill -9 of node {victim} (leader of partitions {led:?}) with {unread} bytes of a \
+         fetch unread at it, after {} records",
+        reader.got.len()
+    );
     blocking(move || broker.kill_node(victim)).await;
     let killed = Instant::now();
 
@@ -370,7 +416,7 @@ async fn a_graceful_shutdown_an_election_and_a_reassignment_mid_read_give_the_ex
     let total = expected.len();
 
     // 1. SIGTERM to the leader of partition 0: a controlled shutdown moves its leaderships.
-    reader.until(total / 6).await;
+    reader.until(total / 9).await;
     let states = broker.partition_states(&topic).await;
     let victim = states[0].leader;
     assert_eq!(
@@ -389,8 +435,9 @@ async fn a_graceful_shutdown_an_election_and_a_reassignment_mid_read_give_the_ex
         )
         .await;
 
-    // 2. The node back, in sync, then a preferred-leader election gives it partition 0 back.
-    reader.until(total / 3).await;
+    // 2. The node back, in sync, then a preferred-leader election gives it partition 0 back
+    // (which has records left: fewer than a partition's were handed out in all).
+    reader.until(total * 2 / 9).await;
     assert!(reader.unfinished(0));
     blocking(move || broker.restart_node(victim)).await;
     broker.wait_whole(HEAL_LIMIT).await;
@@ -408,21 +455,32 @@ async fn a_graceful_shutdown_an_election_and_a_reassignment_mid_read_give_the_ex
     assert_ne!(before_election[0].leader, victim);
     assert!(elected[0].leader_epoch > before_election[0].leader_epoch);
 
-    // 3. Partition 1 reassigned to the two nodes that do not lead it: the leader moves again.
+    // 3. A partition reassigned to the two nodes that do not lead it: the leader moves again.
     // (Two replicas, not one: a partition whose only replica is later killed with -9 stays
     // offline, as Kafka keeps an uncleanly stopped replica from leading.)
+    // The partition with the most records left (a third of them at least) is moved.
     reader.until(total * 2 / 3).await;
-    assert!(reader.unfinished(1));
-    let from = elected[1].leader;
+    let (moving, left) = reader
+        .stream
+        .positions()
+        .iter()
+        .map(|pos| (pos.partition, pos.end.unwrap() - pos.next_offset))
+        .max_by_key(|&(_, left)| left)
+        .unwrap();
+    assert!(left > 0);
+    let from = elected[moving as usize].leader;
     let to: Vec<i32> = (1..=3).filter(|&n| n != from).collect();
     let (t, replicas) = (topic.clone(), to.clone());
-    blocking(move || broker.reassign_replicas(&t, 1, &replicas)).await;
+    blocking(move || broker.reassign_replicas(&t, moving, &replicas)).await;
     broker
         .wait_partitions(
             &topic,
-            &format!("partition 1 moved from node {from} to nodes {to:?}"),
+            &format!("partition {moving} moved from node {from} to nodes {to:?}"),
             MOVE_LIMIT,
-            |states| states[1].leader == to[0] && states[1].replicas == to,
+            |states| {
+                let s = &states[moving as usize];
+                s.leader == to[0] && s.replicas == to
+            },
         )
         .await;
 
@@ -645,13 +703,7 @@ async fn a_coordinator_killed_during_a_commit_gets_it_to_the_next_or_fails_clear
 
     // 1. The coordinator frozen, the commit sent to it, then the coordinator killed.
     let coordinator = broker.coordinator_of(&group).await;
-    let port: u16 = broker
-        .node_address(coordinator)
-        .rsplit(':')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let port = port_of(broker, coordinator);
     blocking(move || broker.pause_node(coordinator)).await;
     let commit = tokio::spawn({
         let (client, group, offsets) = (client.clone(), group.clone(), offsets(&topic, 200));
