@@ -257,17 +257,32 @@ impl Client {
             Ok(r) => r,
             Err(e) => return Err(self.coordinator_failed(group, e)),
         };
+        let mut acknowledged = Vec::new();
         for t in response.topics {
             let name = topic_name(&metadata, &t.name, t.topic_id);
             for p in t.partitions {
                 let code = ErrorCode(p.error_code);
                 if code.is_ok() {
+                    acknowledged.push((name.clone(), p.partition_index));
                     continue;
                 }
                 return Err(self
                     .group_error(group, conn.broker(), ApiKey::OFFSET_COMMIT, code)
                     .with_partition(name, p.partition_index));
             }
+        }
+        // An offset the answer leaves out is not known to be committed: say so, rather than
+        // report success for it.
+        if let Some(o) = unacknowledged(offsets, &acknowledged) {
+            return Err(Error::Broker {
+                broker: conn.broker().to_owned(),
+                api: ApiKey::OFFSET_COMMIT,
+                code: ErrorCode::UNKNOWN_SERVER_ERROR,
+                message: Some(format!(
+                    "the answer has no entry for partition {} of topic {:?} (group {group:?}), so its offset is not known to be committed",
+                    o.partition, o.topic
+                )),
+            });
         }
         Ok(())
     }
@@ -364,6 +379,18 @@ impl Error {
             other => other,
         }
     }
+}
+
+/// The first of `offsets` whose (topic, partition) is not in `acknowledged`.
+fn unacknowledged<'a>(
+    offsets: &'a [CommitOffset],
+    acknowledged: &[(String, i32)],
+) -> Option<&'a CommitOffset> {
+    offsets.iter().find(|o| {
+        !acknowledged
+            .iter()
+            .any(|(topic, partition)| *topic == o.topic && *partition == o.partition)
+    })
 }
 
 /// The version of `R` to use with `conn`'s broker.
@@ -565,6 +592,23 @@ mod tests {
                 assert_eq!(decoded.topics[0].name, "a");
             }
         }
+    }
+
+    #[test]
+    fn an_offset_the_answer_leaves_out_is_unacknowledged() {
+        let offset = |topic: &str, partition| CommitOffset {
+            topic: topic.into(),
+            partition,
+            offset: 1,
+            leader_epoch: -1,
+            metadata: None,
+        };
+        let offsets = [offset("a", 0), offset("a", 1), offset("b", 0)];
+        let all = [("a".into(), 0), ("b".into(), 0), ("a".into(), 1)];
+        assert_eq!(unacknowledged(&offsets, &all), None);
+        let missing = [("a".into(), 0), ("b".into(), 0), ("b".into(), 1)];
+        assert_eq!(unacknowledged(&offsets, &missing), Some(&offsets[1]));
+        assert_eq!(unacknowledged(&offsets, &[]), Some(&offsets[0]));
     }
 
     #[test]

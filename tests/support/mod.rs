@@ -27,6 +27,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
+pub(crate) mod nodes;
+
 /// `tests/golden/proxy.py` in front of a single-node `broker`, with fault options (see the
 /// script: `--corrupt-fetch`, `--fail API:CODE:N`). Clients given [`Proxy::bootstrap`] reach
 /// the broker only through it (it rewrites the addresses in Metadata and FindCoordinator
