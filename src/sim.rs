@@ -2617,7 +2617,7 @@ mod tests {
         Ok(())
     }
 
-    /// The property of issue 11: against every generated fault schedule, a bounded read
+    /// The property of RELIABILITY.md: against every generated fault schedule, a bounded read
     /// ends, hands out per partition exactly the plan's records in offset order less the loss
     /// it reported, and loses nothing without retention; it may only give up (by its
     /// deadline) when every broker went away, or fail on OFFSET_OUT_OF_RANGE when that is

@@ -1,7 +1,7 @@
 //! Real faults against a real three-node Kafka 4.4 cluster (KRaft, every node broker and
 //! controller): a leader killed with `kill -9` mid-read, a graceful shutdown, a preferred-leader
 //! election and a reassignment mid-read, every node down, and the group coordinator killed
-//! while a commit waits at it. Issue 11, point 4.
+//! while a commit waits at it (RELIABILITY.md).
 //!
 //! Topics have three partitions, replication factor 3 and `min.insync.replicas=2`; the data is
 //! written by Kafka's Java producer (acks=all), and what kseek reads is compared record by

@@ -1,7 +1,7 @@
 //! Network faults against real Kafka (4.4, and 3.9 where cheap), injected by the Rust fault
 //! proxy (`tests/support/proxy.rs`) between kseek and the broker: a connection cut at byte N of
 //! a Fetch response, responses delivered one byte at a time, a broker that accepts connections
-//! and never answers, and a soak with connections cut at random (ISSUE-11 point 4).
+//! and never answers, and a soak with connections cut at random (RELIABILITY.md).
 //!
 //! Data is written by Kafka's Java producer (`tests/kafka/ktool`); every read is compared
 //! record by record with what the producer reports it stored, and must hand out each record
