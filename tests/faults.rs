@@ -30,8 +30,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use kseek::{
-    Client, ClientConfig, CommitOffset, End, Error, ReadOptions, ReadRecord, ReadSpec,
-    RecordStream, Start,
+    Client, ClientConfig, CommitOffset, End, Error, ReadOptions, ReadSpec, RecordStream, Start,
 };
 use support::{Broker, Input, KafkaVersion, NewRecord, ProduceOptions, Record};
 
@@ -152,26 +151,6 @@ async fn plan(client: &Client, topic: &str, expected: &[Record]) -> kseek::Plan 
     plan
 }
 
-fn to_record(r: &ReadRecord) -> Record {
-    Record {
-        partition: r.partition,
-        offset: r.offset,
-        timestamp: r.timestamp,
-        key: r.key.as_ref().map(|b| b.to_vec()),
-        value: r.value.as_ref().map(|b| b.to_vec()),
-        headers: r
-            .headers
-            .iter()
-            .map(|h| {
-                (
-                    String::from_utf8(h.key.to_vec()).expect("UTF-8 header key"),
-                    h.value.as_ref().map(|v| v.to_vec()),
-                )
-            })
-            .collect(),
-    }
-}
-
 /// A read, and every record it handed out so far, in the order handed out.
 struct Reader {
     stream: RecordStream,
@@ -198,7 +177,7 @@ impl Reader {
                 ),
                 Ok(None) => panic!("the read ended after {} of {n} records", self.got.len()),
                 Ok(Some(Err(e))) => panic!("read error after {} records: {e}", self.got.len()),
-                Ok(Some(Ok(r))) => self.got.push(to_record(&r)),
+                Ok(Some(Ok(r))) => self.got.push(Record::from(&r)),
             }
         }
         eprintln!("  {n} records handed out ({:?})", started.elapsed());
@@ -216,7 +195,7 @@ impl Reader {
                 ),
                 Ok(None) => return None,
                 Ok(Some(Err(e))) => return Some(e),
-                Ok(Some(Ok(r))) => self.got.push(to_record(&r)),
+                Ok(Some(Ok(r))) => self.got.push(Record::from(&r)),
             }
         }
     }
@@ -238,7 +217,7 @@ impl Reader {
             // A bounded poll: look again after a record or 20 ms, whichever comes first.
             tokio::select! {
                 next = self.stream.next() => match next {
-                    Some(Ok(r)) => self.got.push(to_record(&r)),
+                    Some(Ok(r)) => self.got.push(Record::from(&r)),
                     Some(Err(e)) => panic!("read error after {} records: {e}", self.got.len()),
                     None => panic!("the read ended with a node frozen"),
                 },

@@ -43,26 +43,6 @@ async fn client_via(proxy: &FaultProxy) -> Client {
     Client::connect([proxy.bootstrap()]).await.unwrap()
 }
 
-fn to_record(r: &kseek::ReadRecord) -> Record {
-    Record {
-        partition: r.partition,
-        offset: r.offset,
-        timestamp: r.timestamp,
-        key: r.key.as_ref().map(|b| b.to_vec()),
-        value: r.value.as_ref().map(|b| b.to_vec()),
-        headers: r
-            .headers
-            .iter()
-            .map(|h| {
-                (
-                    String::from_utf8(h.key.to_vec()).unwrap(),
-                    h.value.as_ref().map(|v| v.to_vec()),
-                )
-            })
-            .collect(),
-    }
-}
-
 /// `per_partition` records in each of `partitions` partitions, values of about `value_len`
 /// bytes, with a header: what the Java producer writes for these tests.
 fn inputs(partitions: i32, per_partition: usize, value_len: usize) -> Vec<support::Input> {
@@ -115,7 +95,7 @@ async fn read_all(
                     r.offset
                 );
             }
-            out.push(to_record(&r));
+            out.push(Record::from(&r));
             after(out.len());
         }
     })
@@ -270,7 +250,7 @@ async fn on_a_three_node_cluster_every_broker_is_reached_through_the_proxy() {
     let error = tokio::time::timeout(Duration::from_secs(60), async {
         loop {
             match stream.next().await {
-                Some(Ok(r)) => handed.push(to_record(&r)),
+                Some(Ok(r)) => handed.push(Record::from(&r)),
                 Some(Err(e)) => return Some(e),
                 None => return None,
             }

@@ -114,33 +114,13 @@ fn offsets(
     }
 }
 
-fn to_record(r: &kseek::ReadRecord) -> Record {
-    Record {
-        partition: r.partition,
-        offset: r.offset,
-        timestamp: r.timestamp,
-        key: r.key.as_ref().map(|b| b.to_vec()),
-        value: r.value.as_ref().map(|b| b.to_vec()),
-        headers: r
-            .headers
-            .iter()
-            .map(|h| {
-                (
-                    String::from_utf8(h.key.to_vec()).unwrap(),
-                    h.value.as_ref().map(|v| v.to_vec()),
-                )
-            })
-            .collect(),
-    }
-}
-
 /// Reads `plan` to its end through the per-record stream, sorted by partition and offset.
 async fn read_records(client: &Client, plan: Plan, options: ReadOptions) -> Vec<Record> {
     let mut stream = client.read(plan, options).records();
     let mut out = Vec::new();
     tokio::time::timeout(READ_LIMIT, async {
         while let Some(r) = stream.next().await {
-            out.push(to_record(&r.unwrap()));
+            out.push(Record::from(&r.unwrap()));
         }
     })
     .await
@@ -161,7 +141,7 @@ async fn read_batches(client: &Client, plan: Plan, options: ReadOptions) -> Vec<
     tokio::time::timeout(READ_LIMIT, async {
         while let Some(batch) = stream.next().await {
             let batch = batch.unwrap();
-            out.extend(batch.to_records().unwrap().iter().map(to_record));
+            out.extend(batch.to_records().unwrap().iter().map(Record::from));
         }
     })
     .await
@@ -527,7 +507,7 @@ async fn a_start_in_the_middle_of_a_batch_drops_earlier_records() {
         while let Some(batch) = stream.next().await {
             let batch = batch.unwrap();
             bases.push(batch.batch().base_offset());
-            got.extend(batch.to_records().unwrap().iter().map(to_record));
+            got.extend(batch.to_records().unwrap().iter().map(Record::from));
         }
         // The records came in one batch that begins before the start and ends after the end.
         assert_eq!(bases, [Some(0)], "one batch of 10 records");
@@ -565,7 +545,7 @@ async fn batches_larger_than_max_bytes_are_read_whole() {
         while let Some(batch) = stream.next().await {
             let batch = batch.unwrap();
             largest = largest.max(batch.batch().size_in_bytes());
-            got.extend(batch.to_records().unwrap().iter().map(to_record));
+            got.extend(batch.to_records().unwrap().iter().map(Record::from));
         }
         assert!(largest > 10 * 1024, "a batch of {largest} bytes");
         assert_eq!(got, written);
@@ -624,7 +604,7 @@ async fn an_unbounded_read_follows_new_records_and_new_partitions() {
             .max_wait(Duration::from_millis(200))
             .partition_discovery(Some(Duration::from_millis(300)));
         let mut stream = client.read(plan, options).records();
-        assert_eq!(to_record(&next_record(&mut stream).await), first[0]);
+        assert_eq!(Record::from(&next_record(&mut stream).await), first[0]);
         // Nothing more yet: the read waits (long-polls) instead of ending.
         assert!(
             tokio::time::timeout(Duration::from_millis(800), stream.next())
@@ -632,7 +612,7 @@ async fn an_unbounded_read_follows_new_records_and_new_partitions() {
                 .is_err()
         );
         let second = broker.produce(&topic, &[record(0, 2_000, "b", "2")]);
-        assert_eq!(to_record(&next_record(&mut stream).await), second[0]);
+        assert_eq!(Record::from(&next_record(&mut stream).await), second[0]);
         assert_eq!(stream.positions()[0].next_offset, 2);
         assert!(!stream.positions()[0].done);
         if broker.version() == support::KafkaVersion::V2_8 {
@@ -644,7 +624,7 @@ async fn an_unbounded_read_follows_new_records_and_new_partitions() {
         // A partition added to the topic joins at its beginning.
         create_partitions(broker, &topic, 2).await;
         let third = broker.produce(&topic, &[record(1, 3_000, "c", "3")]);
-        assert_eq!(to_record(&next_record(&mut stream).await), third[0]);
+        assert_eq!(Record::from(&next_record(&mut stream).await), third[0]);
         let positions = stream.positions();
         assert_eq!(positions.len(), 2);
         assert_eq!((positions[1].partition, positions[1].next_offset), (1, 1));
@@ -675,7 +655,7 @@ async fn deleted_records_are_reported_as_data_loss_or_fail() {
         let mut stream = client.read(plan.clone(), ReadOptions::default()).records();
         let mut got = Vec::new();
         while let Some(r) = stream.next().await {
-            got.push(to_record(&r.unwrap()));
+            got.push(Record::from(&r.unwrap()));
         }
         assert_eq!(got, written[6..].to_vec());
         let loss = stream.data_loss();
@@ -887,7 +867,7 @@ async fn moved_leader(version: support::KafkaVersion) {
         .records();
     let mut got = Vec::new();
     for _ in 0..6 {
-        got.push(to_record(&next_record(&mut stream).await));
+        got.push(Record::from(&next_record(&mut stream).await));
     }
     got.sort();
     assert_eq!(got, before);
@@ -900,7 +880,7 @@ async fn moved_leader(version: support::KafkaVersion) {
     assert_ne!(old, new, "partitions spread over the nodes");
     broker.reassign(&topic, 0, new);
     let after = broker.produce(&topic, &[record(0, 2_000, "moved", "after")]);
-    assert_eq!(to_record(&next_record(&mut stream).await), after[0]);
+    assert_eq!(Record::from(&next_record(&mut stream).await), after[0]);
     assert_eq!(stream.positions()[0].next_offset, after[0].offset + 1);
 
     let got = read_records(&bounded_client, bounded, ReadOptions::default()).await;

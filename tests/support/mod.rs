@@ -265,34 +265,7 @@ impl Broker {
     /// It stops when the value is dropped, or when this process exits (a watchdog
     /// watches the process id), whichever is first.
     pub(crate) fn start(version: KafkaVersion, nodes: u32) -> Broker {
-        let dir = std::env::temp_dir().join(unique_name(&format!("kseek-kafka-{}", version.arg())));
-        let out = Command::new(kafka_script("broker"))
-            .args(["start", "--version", version.arg(), "--nodes"])
-            .arg(nodes.to_string())
-            .arg("--dir")
-            .arg(&dir)
-            .arg("--watch-pid")
-            .arg(std::process::id().to_string())
-            .stdin(Stdio::null())
-            .stderr(Stdio::inherit())
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run tests/kafka/broker: {e}"));
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "tests/kafka/broker start failed ({}): {stdout}",
-            out.status
-        );
-        let bootstrap = stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("BOOTSTRAP="))
-            .unwrap_or_else(|| panic!("no BOOTSTRAP= line from tests/kafka/broker: {stdout}"))
-            .to_string();
-        Broker {
-            version,
-            bootstrap,
-            owned_dir: Some(dir),
-        }
+        Broker::start_with_config(version, nodes, &[])
     }
 
     /// The bootstrap address list, `host:port[,host:port...]`.
@@ -697,6 +670,29 @@ pub(crate) struct Record {
     pub(crate) value: Option<Vec<u8>>,
     /// Headers in order.
     pub(crate) headers: Vec<(String, Option<Vec<u8>>)>,
+}
+
+impl From<&kseek::ReadRecord> for Record {
+    /// What kseek handed out, in the form the producer and the Java consumer report.
+    fn from(r: &kseek::ReadRecord) -> Record {
+        Record {
+            partition: r.partition,
+            offset: r.offset,
+            timestamp: r.timestamp,
+            key: r.key.as_ref().map(|b| b.to_vec()),
+            value: r.value.as_ref().map(|b| b.to_vec()),
+            headers: r
+                .headers
+                .iter()
+                .map(|h| {
+                    (
+                        String::from_utf8(h.key.to_vec()).expect("UTF-8 header name"),
+                        h.value.as_ref().map(|v| v.to_vec()),
+                    )
+                })
+                .collect(),
+        }
+    }
 }
 
 impl Record {
