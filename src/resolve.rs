@@ -54,7 +54,7 @@ use kseek_protocol::messages::list_offsets::{
 use kseek_protocol::negotiate::ApiVersionMap;
 use kseek_protocol::{ApiKey, ErrorCode, Uuid};
 
-use crate::client::Client;
+use crate::client::{BoxFuture, Client};
 use crate::cluster::TopicMetadata;
 use crate::error::{Error, Result};
 use crate::group::CommittedOffset;
@@ -336,50 +336,54 @@ impl Client {
         answer(&offsets, &key, "the log start")
     }
 
-    /// One ListOffsets to `leader` for `partitions`.
-    async fn list_offsets_of(
+    /// One ListOffsets to `leader` for `partitions` (boxed: one copy serves the snapshot, the
+    /// lookups and the read's log-start queries; see `client::BoxFuture`).
+    #[inline(never)]
+    fn list_offsets_of(
         &self,
         leader: i32,
         partitions: Vec<(Target, i64)>,
         isolation: IsolationLevel,
-    ) -> Result<HashMap<Key, i64>> {
-        let conn = self.connection(leader).await?;
-        let request = list_offsets_request(&partitions, isolation);
-        let version = list_offsets_version(conn.broker(), conn.versions(), &request)?;
-        let response = conn.send_version(&request, version).await?;
-        let mut offsets = HashMap::new();
-        for topic in response.topics {
-            for p in topic.partitions {
-                let code = ErrorCode(p.error_code);
-                if !code.is_ok() {
-                    if code.is_retriable() {
-                        self.invalidate(&topic.name);
+    ) -> BoxFuture<'_, Result<HashMap<Key, i64>>> {
+        Box::pin(async move {
+            let conn = self.connection(leader).await?;
+            let request = list_offsets_request(&partitions, isolation);
+            let version = list_offsets_version(conn.broker(), conn.versions(), &request)?;
+            let response = conn.send_version(&request, version).await?;
+            let mut offsets = HashMap::new();
+            for topic in response.topics {
+                for p in topic.partitions {
+                    let code = ErrorCode(p.error_code);
+                    if !code.is_ok() {
+                        if code.is_retriable() {
+                            self.invalidate(&topic.name);
+                        }
+                        return Err(Error::Partition {
+                            broker: conn.broker().to_owned(),
+                            api: ApiKey::LIST_OFFSETS,
+                            topic: topic.name.clone(),
+                            partition: p.partition_index,
+                            code,
+                        });
                     }
-                    return Err(Error::Partition {
+                    offsets.insert((topic.name.clone(), p.partition_index), p.offset);
+                }
+            }
+            for (t, _) in &partitions {
+                if !offsets.contains_key(&t.key()) {
+                    return Err(Error::Broker {
                         broker: conn.broker().to_owned(),
                         api: ApiKey::LIST_OFFSETS,
-                        topic: topic.name.clone(),
-                        partition: p.partition_index,
-                        code,
+                        code: ErrorCode::UNKNOWN_SERVER_ERROR,
+                        message: Some(format!(
+                            "no answer for partition {} of topic {:?}",
+                            t.partition, t.topic
+                        )),
                     });
                 }
-                offsets.insert((topic.name.clone(), p.partition_index), p.offset);
             }
-        }
-        for (t, _) in &partitions {
-            if !offsets.contains_key(&t.key()) {
-                return Err(Error::Broker {
-                    broker: conn.broker().to_owned(),
-                    api: ApiKey::LIST_OFFSETS,
-                    code: ErrorCode::UNKNOWN_SERVER_ERROR,
-                    message: Some(format!(
-                        "no answer for partition {} of topic {:?}",
-                        t.partition, t.topic
-                    )),
-                });
-            }
-        }
-        Ok(offsets)
+            Ok(offsets)
+        })
     }
 }
 
