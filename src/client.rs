@@ -105,6 +105,13 @@ impl std::fmt::Debug for Client {
 /// paths alike.
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// Spawns one of kseek's background tasks (a connection's socket owner, a read's driver) on
+/// the current runtime. Every such task is the same boxed future type, so tokio's per-task
+/// code (poll, harness, join handle) is compiled once for all of them.
+pub(crate) fn spawn(task: BoxFuture<'static, ()>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(task)
+}
+
 type ConnectionSlot = Arc<tokio::sync::Mutex<Option<Arc<Connection>>>>;
 
 struct Inner {

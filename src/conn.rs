@@ -224,7 +224,7 @@ impl Connection {
             max_in_flight,
             answer_grace: config.request_timeout,
         };
-        let task = tokio::spawn(io.run());
+        let task = crate::client::spawn(Box::pin(io.run()));
         let mut conn = Connection {
             shared,
             requests,
