@@ -19,6 +19,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -97,6 +98,20 @@ impl std::fmt::Debug for Client {
 }
 
 /// A broker's connection, once opened; locked while it is being opened.
+/// A boxed future. The futures every path shares (connecting, Metadata, the connection to a
+/// broker) are returned boxed from non-generic `#[inline(never)]` functions, so each is
+/// compiled once: an `async fn` is instantiated, and inlined, anew in every calling crate and
+/// every caller's state machine, and these sit under the connect, resolve, read and commit
+/// paths alike.
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Spawns one of kseek's background tasks (a connection's socket owner, a read's driver) on
+/// the current runtime. Every such task is the same boxed future type, so tokio's per-task
+/// code (poll, harness, join handle) is compiled once for all of them.
+pub(crate) fn spawn(task: BoxFuture<'static, ()>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(task)
+}
+
 type ConnectionSlot = Arc<tokio::sync::Mutex<Option<Arc<Connection>>>>;
 
 struct Inner {
@@ -235,11 +250,17 @@ impl Client {
     }
 
     /// [`Client::metadata`] without retries: the cache if fresh, else one Metadata request.
-    pub(crate) async fn metadata_once(&self, topics: &[String]) -> Result<Vec<TopicMetadata>> {
-        if let Some(cached) = self.cached(topics) {
-            return Ok(cached);
-        }
-        self.refresh(topics).await
+    #[inline(never)]
+    pub(crate) fn metadata_once<'a>(
+        &'a self,
+        topics: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<TopicMetadata>>> {
+        Box::pin(async move {
+            if let Some(cached) = self.cached(topics) {
+                return Ok(cached);
+            }
+            self.refresh(topics).await
+        })
     }
 
     /// The cached metadata of `topics` if all are cached, fresh and not stale.
@@ -260,12 +281,18 @@ impl Client {
 
     /// Fetches metadata for `topics` (one request, no retries), updating the broker list and
     /// the cache. With no topics, only the broker list is updated.
-    pub(crate) async fn refresh(&self, topics: &[String]) -> Result<Vec<TopicMetadata>> {
-        let conn = self.any_connection().await?;
-        let response = conn
-            .send(&MetadataRequest::for_topics(topics.iter().cloned()))
-            .await?;
-        self.apply_metadata(conn.broker(), topics, response)
+    #[inline(never)]
+    pub(crate) fn refresh<'a>(
+        &'a self,
+        topics: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<TopicMetadata>>> {
+        Box::pin(async move {
+            let conn = self.any_connection().await?;
+            let response = conn
+                .send(&MetadataRequest::for_topics(topics.iter().cloned()))
+                .await?;
+            self.apply_metadata(conn.broker(), topics, response)
+        })
     }
 
     fn apply_metadata(
@@ -343,29 +370,32 @@ impl Client {
 
     /// The connection to broker `broker_id`: opened on first use, then reused; reopened when
     /// it has closed.
-    pub(crate) async fn connection(&self, broker_id: i32) -> Result<Arc<Connection>> {
-        let slot = {
-            let mut connections = self
-                .inner
-                .connections
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            connections.entry(broker_id).or_default().clone()
-        };
-        let mut slot = slot.lock().await;
-        if let Some(conn) = slot.as_ref() {
-            if conn.closed_reason().is_none() {
-                return Ok(conn.clone());
+    #[inline(never)]
+    pub(crate) fn connection(&self, broker_id: i32) -> BoxFuture<'_, Result<Arc<Connection>>> {
+        Box::pin(async move {
+            let slot = {
+                let mut connections = self
+                    .inner
+                    .connections
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
+                connections.entry(broker_id).or_default().clone()
+            };
+            let mut slot = slot.lock().await;
+            if let Some(conn) = slot.as_ref() {
+                if conn.closed_reason().is_none() {
+                    return Ok(conn.clone());
+                }
             }
-        }
-        let address = self.state().brokers.get(&broker_id).cloned();
-        let Some(address) = address else {
-            return Err(Error::UnknownBroker { broker_id });
-        };
-        let conn =
-            Arc::new(Connection::connect(&address, self.inner.config.connection.clone()).await?);
-        *slot = Some(conn.clone());
-        Ok(conn)
+            let address = self.state().brokers.get(&broker_id).cloned();
+            let Some(address) = address else {
+                return Err(Error::UnknownBroker { broker_id });
+            };
+            let conn =
+                Arc::new(Connection::open(&address, self.inner.config.connection.clone()).await?);
+            *slot = Some(conn.clone());
+            Ok(conn)
+        })
     }
 
     /// The leader's node id and epoch of `topic`/`partition`, from (fresh) metadata.
@@ -454,54 +484,57 @@ impl Client {
 
     /// Any open connection, for Metadata: an existing broker connection, else the bootstrap
     /// connection, else a new connection to a known broker or a bootstrap server.
-    pub(crate) async fn any_connection(&self) -> Result<Arc<Connection>> {
-        let open: Vec<_> = {
-            let connections = self
-                .inner
-                .connections
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            connections.values().cloned().collect()
-        };
-        for slot in open {
-            if let Ok(slot) = slot.try_lock() {
-                if let Some(conn) = slot.as_ref().filter(|c| c.closed_reason().is_none()) {
-                    return Ok(conn.clone());
+    #[inline(never)]
+    pub(crate) fn any_connection(&self) -> BoxFuture<'_, Result<Arc<Connection>>> {
+        Box::pin(async move {
+            let open: Vec<_> = {
+                let connections = self
+                    .inner
+                    .connections
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
+                connections.values().cloned().collect()
+            };
+            for slot in open {
+                if let Ok(slot) = slot.try_lock() {
+                    if let Some(conn) = slot.as_ref().filter(|c| c.closed_reason().is_none()) {
+                        return Ok(conn.clone());
+                    }
                 }
             }
-        }
-        let mut bootstrap = self.inner.bootstrap.lock().await;
-        if let Some(conn) = bootstrap.as_ref().filter(|c| c.closed_reason().is_none()) {
-            return Ok(conn.clone());
-        }
-        // Bootstrap servers first, then the brokers the metadata named.
-        let mut candidates = self.inner.config.bootstrap.clone();
-        let mut known: Vec<_> = self.state().brokers.values().cloned().collect();
-        known.sort_unstable();
-        candidates.extend(
-            known
-                .into_iter()
-                .filter(|b| !self.inner.config.bootstrap.contains(b)),
-        );
-        let mut last = None;
-        for address in &candidates {
-            match Connection::connect(address, self.inner.config.connection.clone()).await {
-                Ok(conn) => {
-                    let conn = Arc::new(conn);
-                    *bootstrap = Some(conn.clone());
-                    return Ok(conn);
-                }
-                Err(e) => {
-                    crate::log::debug!(broker = %address, error = %e, "bootstrap server did not answer");
-                    last = Some(e);
+            let mut bootstrap = self.inner.bootstrap.lock().await;
+            if let Some(conn) = bootstrap.as_ref().filter(|c| c.closed_reason().is_none()) {
+                return Ok(conn.clone());
+            }
+            // Bootstrap servers first, then the brokers the metadata named.
+            let mut candidates = self.inner.config.bootstrap.clone();
+            let mut known: Vec<_> = self.state().brokers.values().cloned().collect();
+            known.sort_unstable();
+            candidates.extend(
+                known
+                    .into_iter()
+                    .filter(|b| !self.inner.config.bootstrap.contains(b)),
+            );
+            let mut last = None;
+            for address in &candidates {
+                match Connection::open(address, self.inner.config.connection.clone()).await {
+                    Ok(conn) => {
+                        let conn = Arc::new(conn);
+                        *bootstrap = Some(conn.clone());
+                        return Ok(conn);
+                    }
+                    Err(e) => {
+                        crate::log::debug!(broker = %address, error = %e, "bootstrap server did not answer");
+                        last = Some(e);
+                    }
                 }
             }
-        }
-        Err(Error::Bootstrap {
-            servers: candidates,
-            source: Box::new(last.unwrap_or(Error::InvalidSpec {
-                reason: "no bootstrap servers given".to_owned(),
-            })),
+            Err(Error::Bootstrap {
+                servers: candidates,
+                source: Box::new(last.unwrap_or(Error::InvalidSpec {
+                    reason: "no bootstrap servers given".to_owned(),
+                })),
+            })
         })
     }
 

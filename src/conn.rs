@@ -42,6 +42,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, Sleep};
 
+use crate::client::BoxFuture;
 use crate::error::{Error, Result};
 
 /// Settings of a connection.
@@ -172,6 +173,20 @@ impl std::fmt::Debug for Connection {
 impl Connection {
     /// Connects to `broker` (`host:port`) and negotiates API versions.
     pub async fn connect(broker: &str, config: ConnectionConfig) -> Result<Connection> {
+        Connection::open(broker, config).await
+    }
+
+    /// [`Connection::connect`], boxed: compiled once however many callers (and crates) await
+    /// it (see `client::BoxFuture`).
+    #[inline(never)]
+    pub(crate) fn open(
+        broker: &str,
+        config: ConnectionConfig,
+    ) -> BoxFuture<'_, Result<Connection>> {
+        Box::pin(Connection::open_inner(broker, config))
+    }
+
+    async fn open_inner(broker: &str, config: ConnectionConfig) -> Result<Connection> {
         let io_err = |source| Error::Io {
             broker: broker.to_owned(),
             source,
@@ -209,7 +224,7 @@ impl Connection {
             max_in_flight,
             answer_grace: config.request_timeout,
         };
-        let task = tokio::spawn(io.run());
+        let task = crate::client::spawn(Box::pin(io.run()));
         let mut conn = Connection {
             shared,
             requests,

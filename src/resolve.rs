@@ -54,7 +54,7 @@ use kseek_protocol::messages::list_offsets::{
 use kseek_protocol::negotiate::ApiVersionMap;
 use kseek_protocol::{ApiKey, ErrorCode, Uuid};
 
-use crate::client::Client;
+use crate::client::{BoxFuture, Client};
 use crate::cluster::TopicMetadata;
 use crate::error::{Error, Result};
 use crate::group::CommittedOffset;
@@ -160,111 +160,19 @@ impl Client {
             );
         }
 
-        let mut rules = Vec::with_capacity(targets.len());
-        let mut missing = Vec::new();
-        for t in &targets {
-            let key = t.key();
-            let start = start_rule(&spec.start, &key, &commits, spec.strict)?;
-            let end = end_rule(&spec.end, &key, &commits)?;
-            if start == Rule::NoCommit || end == Rule::NoCommit {
-                missing.push(key);
-            }
-            rules.push((start, end));
-        }
-        if !missing.is_empty() {
-            let group = match (&spec.start, &spec.end) {
-                (Start::Committed { group, .. }, _) | (_, End::Committed { group }) => {
-                    group.clone()
-                }
-                _ => String::new(),
-            };
-            return Err(Error::NoCommittedOffset {
-                group,
-                partitions: missing,
-            });
-        }
+        let rules = rules(spec, &targets, &commits)?;
 
-        // The snapshot first, then the lookups.
-        let isolation = spec.isolation;
-        let every = |ts: i64| vec![Some(ts); targets.len()];
-        let latest = self
-            .list_offsets(&targets, isolation, every(LATEST))
-            .await?;
-        let earliest = self
-            .list_offsets(&targets, isolation, every(EARLIEST))
-            .await?;
-        let lookups = |rule: fn(&(Rule, Rule)) -> Rule| -> Vec<Option<i64>> {
-            rules
-                .iter()
-                .map(|r| match rule(r) {
-                    Rule::Lookup(ts) => Some(ts),
-                    _ => None,
-                })
-                .collect()
-        };
-        let start_hits = self
-            .list_offsets(&targets, isolation, lookups(|r| r.0))
-            .await?;
-        let end_hits = self
-            .list_offsets(&targets, isolation, lookups(|r| r.1))
-            .await?;
-
-        let mut partitions = Vec::with_capacity(targets.len());
-        for (i, t) in targets.iter().enumerate() {
-            let key = t.key();
-            let snapshot = Snapshot {
-                log_start: answer(&earliest, &key, "the log start offset")?,
-                last_fetchable: answer(&latest, &key, "the last fetchable offset")?,
-            };
-            let (start_rule, end_rule) = rules[i];
-            let start = position(
-                start_rule,
-                snapshot,
-                start_hits.get(&key).copied(),
-                spec.strict,
-                &key,
-            )?;
-            let end = match end_rule {
-                Rule::Unbounded => None,
-                rule => Some(position(
-                    rule,
-                    snapshot,
-                    end_hits.get(&key).copied(),
-                    spec.strict,
-                    &key,
-                )?),
-            };
-            let end = match end {
-                Some(end) if start > end => {
-                    let explicit = matches!(start_rule, Rule::Explicit(_))
-                        || matches!(end_rule, Rule::Explicit(_));
-                    if explicit {
-                        return Err(Error::StartAfterEnd {
-                            topic: t.topic.clone(),
-                            partition: t.partition,
-                            start,
-                            end,
-                        });
-                    }
-                    Some(start)
-                }
-                end => end,
-            };
-            partitions.push(PartitionPlan {
-                topic: t.topic.clone(),
-                topic_id: t.topic_id,
-                partition: t.partition,
-                start,
-                end,
-                log_start_offset: snapshot.log_start,
-                last_fetchable_offset: snapshot.last_fetchable,
-                leader_epoch: t.leader_epoch,
-            });
+        // The snapshot first (latest, earliest), then the start and end lookups: four rounds
+        // through one await point, so the state machine holds one copy of the ListOffsets
+        // future's poll and drop, not four.
+        let mut rounds: [HashMap<Key, i64>; 4] = Default::default();
+        for (round, offsets) in rounds.iter_mut().enumerate() {
+            let timestamps = round_timestamps(round, &rules);
+            *offsets = self
+                .list_offsets(&targets, spec.isolation, timestamps)
+                .await?;
         }
-        Ok(Plan {
-            partitions,
-            isolation,
-        })
+        plan(spec, &targets, &rules, &rounds)
     }
 
     /// One ListOffsets per leader for the targets `timestamps` has a value for (by index in
@@ -336,51 +244,171 @@ impl Client {
         answer(&offsets, &key, "the log start")
     }
 
-    /// One ListOffsets to `leader` for `partitions`.
-    async fn list_offsets_of(
+    /// One ListOffsets to `leader` for `partitions` (boxed: one copy serves the snapshot, the
+    /// lookups and the read's log-start queries; see `client::BoxFuture`).
+    #[inline(never)]
+    fn list_offsets_of(
         &self,
         leader: i32,
         partitions: Vec<(Target, i64)>,
         isolation: IsolationLevel,
-    ) -> Result<HashMap<Key, i64>> {
-        let conn = self.connection(leader).await?;
-        let request = list_offsets_request(&partitions, isolation);
-        let version = list_offsets_version(conn.broker(), conn.versions(), &request)?;
-        let response = conn.send_version(&request, version).await?;
-        let mut offsets = HashMap::new();
-        for topic in response.topics {
-            for p in topic.partitions {
-                let code = ErrorCode(p.error_code);
-                if !code.is_ok() {
-                    if code.is_retriable() {
-                        self.invalidate(&topic.name);
+    ) -> BoxFuture<'_, Result<HashMap<Key, i64>>> {
+        Box::pin(async move {
+            let conn = self.connection(leader).await?;
+            let request = list_offsets_request(&partitions, isolation);
+            let version = list_offsets_version(conn.broker(), conn.versions(), &request)?;
+            let response = conn.send_version(&request, version).await?;
+            let mut offsets = HashMap::new();
+            for topic in response.topics {
+                for p in topic.partitions {
+                    let code = ErrorCode(p.error_code);
+                    if !code.is_ok() {
+                        if code.is_retriable() {
+                            self.invalidate(&topic.name);
+                        }
+                        return Err(Error::Partition {
+                            broker: conn.broker().to_owned(),
+                            api: ApiKey::LIST_OFFSETS,
+                            topic: topic.name.clone(),
+                            partition: p.partition_index,
+                            code,
+                        });
                     }
-                    return Err(Error::Partition {
+                    offsets.insert((topic.name.clone(), p.partition_index), p.offset);
+                }
+            }
+            for (t, _) in &partitions {
+                if !offsets.contains_key(&t.key()) {
+                    return Err(Error::Broker {
                         broker: conn.broker().to_owned(),
                         api: ApiKey::LIST_OFFSETS,
-                        topic: topic.name.clone(),
-                        partition: p.partition_index,
-                        code,
+                        code: ErrorCode::UNKNOWN_SERVER_ERROR,
+                        message: Some(format!(
+                            "no answer for partition {} of topic {:?}",
+                            t.partition, t.topic
+                        )),
                     });
                 }
-                offsets.insert((topic.name.clone(), p.partition_index), p.offset);
             }
-        }
-        for (t, _) in &partitions {
-            if !offsets.contains_key(&t.key()) {
-                return Err(Error::Broker {
-                    broker: conn.broker().to_owned(),
-                    api: ApiKey::LIST_OFFSETS,
-                    code: ErrorCode::UNKNOWN_SERVER_ERROR,
-                    message: Some(format!(
-                        "no answer for partition {} of topic {:?}",
-                        t.partition, t.topic
-                    )),
-                });
-            }
-        }
-        Ok(offsets)
+            Ok(offsets)
+        })
     }
+}
+
+/// Each target's start and end rule, once commits are known; every partition without a
+/// commit that needs one is named in one error.
+fn rules(
+    spec: &ReadSpec,
+    targets: &[Target],
+    commits: &HashMap<String, HashMap<Key, CommittedOffset>>,
+) -> Result<Vec<(Rule, Rule)>> {
+    let mut rules = Vec::with_capacity(targets.len());
+    let mut missing = Vec::new();
+    for t in targets {
+        let key = t.key();
+        let start = start_rule(&spec.start, &key, commits, spec.strict)?;
+        let end = end_rule(&spec.end, &key, commits)?;
+        if start == Rule::NoCommit || end == Rule::NoCommit {
+            missing.push(key);
+        }
+        rules.push((start, end));
+    }
+    if !missing.is_empty() {
+        let group = match (&spec.start, &spec.end) {
+            (Start::Committed { group, .. }, _) | (_, End::Committed { group }) => group.clone(),
+            _ => String::new(),
+        };
+        return Err(Error::NoCommittedOffset {
+            group,
+            partitions: missing,
+        });
+    }
+    Ok(rules)
+}
+
+/// What ListOffsets round `round` asks per target: 0 the latest offset, 1 the earliest,
+/// 2 the start lookups and 3 the end lookups (`None`: nothing to ask for that target).
+fn round_timestamps(round: usize, rules: &[(Rule, Rule)]) -> Vec<Option<i64>> {
+    let lookup = |rule: Rule| match rule {
+        Rule::Lookup(ts) => Some(ts),
+        _ => None,
+    };
+    rules
+        .iter()
+        .map(|&(start, end)| match round {
+            0 => Some(LATEST),
+            1 => Some(EARLIEST),
+            2 => lookup(start),
+            _ => lookup(end),
+        })
+        .collect()
+}
+
+/// The plan from the rules and the four ListOffsets rounds: latest, earliest, the start
+/// lookups and the end lookups, each an offset per partition.
+fn plan(
+    spec: &ReadSpec,
+    targets: &[Target],
+    rules: &[(Rule, Rule)],
+    rounds: &[HashMap<Key, i64>; 4],
+) -> Result<Plan> {
+    let [latest, earliest, start_hits, end_hits] = rounds;
+    let mut partitions = Vec::with_capacity(targets.len());
+    for (i, t) in targets.iter().enumerate() {
+        let key = t.key();
+        let snapshot = Snapshot {
+            log_start: answer(earliest, &key, "the log start offset")?,
+            last_fetchable: answer(latest, &key, "the last fetchable offset")?,
+        };
+        let (start_rule, end_rule) = rules[i];
+        let start = position(
+            start_rule,
+            snapshot,
+            start_hits.get(&key).copied(),
+            spec.strict,
+            &key,
+        )?;
+        let end = match end_rule {
+            Rule::Unbounded => None,
+            rule => Some(position(
+                rule,
+                snapshot,
+                end_hits.get(&key).copied(),
+                spec.strict,
+                &key,
+            )?),
+        };
+        let end = match end {
+            Some(end) if start > end => {
+                let explicit = matches!(start_rule, Rule::Explicit(_))
+                    || matches!(end_rule, Rule::Explicit(_));
+                if explicit {
+                    return Err(Error::StartAfterEnd {
+                        topic: t.topic.clone(),
+                        partition: t.partition,
+                        start,
+                        end,
+                    });
+                }
+                Some(start)
+            }
+            end => end,
+        };
+        partitions.push(PartitionPlan {
+            topic: t.topic.clone(),
+            topic_id: t.topic_id,
+            partition: t.partition,
+            start,
+            end,
+            log_start_offset: snapshot.log_start,
+            last_fetchable_offset: snapshot.last_fetchable,
+            leader_epoch: t.leader_epoch,
+        });
+    }
+    Ok(Plan {
+        partitions,
+        isolation: spec.isolation,
+    })
 }
 
 /// Checks what can be checked without a broker.

@@ -15,7 +15,7 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use crate::backoff::Backoff;
-use crate::client::Client;
+use crate::client::{BoxFuture, Client};
 use crate::cluster::TopicMetadata;
 use crate::error::{Error, Result};
 use crate::plan::{IsolationLevel, Plan};
@@ -111,46 +111,44 @@ impl Driver {
         }
     }
 
-    /// Makes the request `transmit` asks for (in its own task) or applies it.
+    /// Makes the request `transmit` asks for (in its own task) or applies it. Every request
+    /// is spawned as the same boxed future type, so tokio's task code (poll, harness, join)
+    /// is compiled once for all three, not once per request type.
     fn start(&mut self, transmit: Transmit) {
         let client = self.client.clone();
-        match transmit {
+        let request: BoxFuture<'static, Answer> = match transmit {
             Transmit::Metadata {
                 id,
                 topics,
                 refresh,
             } => {
                 let topics: Vec<String> = topics.iter().map(|t| t.to_string()).collect();
-                self.requests.spawn(async move {
+                Box::pin(async move {
                     let result = if refresh {
                         client.refresh(&topics).await
                     } else {
                         client.metadata_once(&topics).await
                     };
                     Answer::Metadata(id, result)
-                });
+                })
             }
             Transmit::Fetch {
                 id,
                 leader,
                 partitions,
                 params,
-            } => {
-                self.requests.spawn(async move {
-                    Answer::Fetch(id, fetch(&client, leader, &partitions, &params).await)
-                });
-            }
+            } => Box::pin(async move {
+                Answer::Fetch(id, fetch(&client, leader, &partitions, &params).await)
+            }),
             Transmit::ListEarliest {
                 id,
                 topic,
                 partition,
                 isolation,
-            } => {
-                self.requests
-                    .spawn(list_earliest(client, id, topic, partition, isolation));
-            }
-            Transmit::Invalidate { topic } => self.client.invalidate(&topic),
-        }
+            } => Box::pin(list_earliest(client, id, topic, partition, isolation)),
+            Transmit::Invalidate { topic } => return self.client.invalidate(&topic),
+        };
+        self.requests.spawn(request);
     }
 }
 

@@ -107,7 +107,7 @@ impl Client {
             None
         } else {
             let driver = Driver::new(self.clone(), &plan, options, tx);
-            Some(tokio::spawn(driver.run()))
+            Some(crate::client::spawn(Box::pin(driver.run())))
         };
         BatchStream::new(rx, driver, positions)
     }
