@@ -44,6 +44,7 @@ use tokio::time::{Instant, Sleep};
 
 use crate::client::BoxFuture;
 use crate::error::{Error, Result};
+use crate::security::SecurityConfig;
 
 /// Settings of a connection.
 #[derive(Debug, Clone)]
@@ -62,6 +63,8 @@ pub struct ConnectionConfig {
     /// The most requests written and not yet answered at once (at least 1); further requests
     /// wait their turn, in order.
     pub max_in_flight: usize,
+    /// TLS and SASL (plain TCP without authentication by default).
+    pub security: SecurityConfig,
 }
 
 impl Default for ConnectionConfig {
@@ -73,6 +76,7 @@ impl Default for ConnectionConfig {
             // Fetch's default max bytes is 50 MiB; leave room for the response's framing.
             max_frame_size: 100 * 1024 * 1024,
             max_in_flight: 16,
+            security: SecurityConfig::default(),
         }
     }
 }
