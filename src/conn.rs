@@ -195,16 +195,15 @@ impl Connection {
             broker: broker.to_owned(),
             source,
         };
-        let stream = tokio::time::timeout(config.connect_timeout, TcpStream::connect(broker))
-            .await
-            .map_err(|_| {
-                io_err(std::io::Error::new(
-                    std::io::ErrorKind::TimedOut,
-                    format!("connect timed out after {:?}", config.connect_timeout),
-                ))
-            })?
-            .map_err(io_err)?;
-        let _ = stream.set_nodelay(true);
+        let stream =
+            tokio::time::timeout(config.connect_timeout, connect_transport(broker, &config))
+                .await
+                .map_err(|_| {
+                    io_err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!("connect timed out after {:?}", config.connect_timeout),
+                    ))
+                })??;
         let shared = Arc::new(Shared {
             broker: broker.to_owned(),
             state: Mutex::new(State {
@@ -222,7 +221,9 @@ impl Connection {
             requests: rx,
             shared: shared.clone(),
             read_buf: BytesMut::new(),
+            answered: false,
             writing: None,
+            flushing: false,
             timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
             max_frame_size: config.max_frame_size,
             max_in_flight,
@@ -409,11 +410,15 @@ struct Writing {
 /// The task that owns the socket: writes requests one frame at a time, reads responses and
 /// hands each to its caller, and watches the deadlines.
 struct Io {
-    stream: TcpStream,
+    stream: Transport,
     requests: mpsc::Receiver<Command>,
     shared: Arc<Shared>,
     read_buf: BytesMut,
+    /// Whether any response frame has come yet.
+    answered: bool,
     writing: Option<Writing>,
+    /// Whether written bytes may still sit in a buffer of the transport (TLS).
+    flushing: bool,
     timer: Pin<Box<Sleep>>,
     max_frame_size: usize,
     max_in_flight: usize,
@@ -493,9 +498,19 @@ impl Io {
                 )
             }));
         }
+        if !self.answered && looks_like_tls(&self.read_buf) {
+            return Poll::Ready(Err(
+                "the broker answered in TLS: this listener expects security.protocol SSL or \
+                 SASL_SSL"
+                    .to_owned(),
+            ));
+        }
         loop {
             match split_frame(&mut self.read_buf, self.max_frame_size) {
-                Ok(Some(frame)) => dispatch(&self.shared, frame)?,
+                Ok(Some(frame)) => {
+                    self.answered = true;
+                    dispatch(&self.shared, frame)?
+                }
                 Ok(None) => return Poll::Ready(Ok(())),
                 Err(e) => return Poll::Ready(Err(format!("bad frame from broker: {e}"))),
             }
@@ -547,7 +562,18 @@ impl Io {
     /// Writes more of the current frame; `Ready(Ok)` when some was written.
     fn poll_write(&mut self, cx: &mut Context<'_>) -> Poll<std::result::Result<(), String>> {
         let Some(w) = &mut self.writing else {
-            return Poll::Pending;
+            if !self.flushing {
+                return Poll::Pending;
+            }
+            // TLS keeps records it could not write yet; push them out.
+            let flush = pin!(self.stream.flush());
+            return match ready!(flush.poll(cx)) {
+                Ok(()) => {
+                    self.flushing = false;
+                    Poll::Ready(Ok(()))
+                }
+                Err(e) => Poll::Ready(Err(format!("write failed: {e}"))),
+            };
         };
         // `write` is cancel-safe: a future made for one poll and dropped writes nothing.
         let write = pin!(self.stream.write(&w.frame[w.written..]));
@@ -564,6 +590,7 @@ impl Io {
                         "sent"
                     );
                     self.writing = None;
+                    self.flushing = self.stream.buffers_writes();
                 }
                 Poll::Ready(Ok(()))
             }
@@ -611,6 +638,112 @@ impl Io {
         }
         ready!(self.timer.as_mut().poll(cx));
         Poll::Ready(Ok(()))
+    }
+}
+
+/// Whether the first bytes from a broker are a TLS record (a handshake or an alert) rather
+/// than a Kafka size prefix: one that large (over 350 MB) is never a real answer.
+fn looks_like_tls(buf: &[u8]) -> bool {
+    matches!(buf, [0x15 | 0x16, 0x03, 0x00..=0x04, ..])
+}
+
+/// The socket, with TLS when the security settings ask for it.
+enum Transport {
+    Tcp(TcpStream),
+    #[cfg(feature = "tls")]
+    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+}
+
+impl Transport {
+    /// Whether a completed write may leave bytes in a buffer that only a flush sends.
+    fn buffers_writes(&self) -> bool {
+        !matches!(self, Transport::Tcp(_))
+    }
+}
+
+impl tokio::io::AsyncRead for Transport {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Transport::Tcp(s) => Pin::new(s).poll_read(cx, buf),
+            #[cfg(feature = "tls")]
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl tokio::io::AsyncWrite for Transport {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Transport::Tcp(s) => Pin::new(s).poll_write(cx, buf),
+            #[cfg(feature = "tls")]
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Transport::Tcp(s) => Pin::new(s).poll_flush(cx),
+            #[cfg(feature = "tls")]
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Transport::Tcp(s) => Pin::new(s).poll_shutdown(cx),
+            #[cfg(feature = "tls")]
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
+/// Opens the TCP connection and, when the security settings ask for it, runs the TLS
+/// handshake over it.
+async fn connect_transport(broker: &str, config: &ConnectionConfig) -> Result<Transport> {
+    let tcp = TcpStream::connect(broker)
+        .await
+        .map_err(|source| Error::Io {
+            broker: broker.to_owned(),
+            source,
+        })?;
+    let _ = tcp.set_nodelay(true);
+    if !config.security.protocol.uses_tls() {
+        return Ok(Transport::Tcp(tcp));
+    }
+    #[cfg(feature = "tls")]
+    {
+        let tls_error = |message| Error::Tls {
+            broker: broker.to_owned(),
+            message,
+        };
+        let rustls_config = config
+            .security
+            .tls_cache
+            .get(&config.security.tls)
+            .map_err(|message| Error::Config { message })?;
+        let stream = crate::tls::handshake(rustls_config, broker, tcp)
+            .await
+            .map_err(tls_error)?;
+        Ok(Transport::Tls(Box::new(stream)))
+    }
+    #[cfg(not(feature = "tls"))]
+    {
+        drop(tcp);
+        Err(Error::Config {
+            message: format!(
+                "security.protocol {} needs TLS, and this kseek was built without its `tls` \
+                 feature",
+                config.security.protocol.name()
+            ),
+        })
     }
 }
 

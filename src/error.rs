@@ -226,6 +226,33 @@ pub enum Error {
         #[source]
         source: kseek_protocol::Error,
     },
+    /// The TLS handshake with a broker failed: an untrusted or mismatched certificate, a
+    /// listener that doesn't speak TLS, a refused client certificate.
+    #[error("TLS with broker {broker} failed: {message}")]
+    Tls {
+        /// The broker's address.
+        broker: String,
+        /// What went wrong, naming the certificate where there is one.
+        message: String,
+    },
+    /// SASL authentication with a broker failed: wrong credentials, a mechanism the broker
+    /// doesn't enable, a server that failed to prove it knows the password.
+    #[error("SASL {mechanism} authentication with broker {broker} failed: {message}")]
+    Authentication {
+        /// The broker's address.
+        broker: String,
+        /// The mechanism tried (`PLAIN`, `SCRAM-SHA-512`, ...).
+        mechanism: String,
+        /// What went wrong: the broker's message where it gave one.
+        message: String,
+    },
+    /// The connection settings can't be used (a CA file that doesn't parse, SASL without
+    /// credentials, TLS asked of a build without the `tls` feature).
+    #[error("invalid connection settings: {message}")]
+    Config {
+        /// What is wrong.
+        message: String,
+    },
     /// The read spec asks for something that can't be resolved.
     #[error("invalid read: {reason}")]
     InvalidSpec {
@@ -244,8 +271,10 @@ impl Error {
             Error::Broker { code, .. } | Error::Partition { code, .. } => code.is_retriable(),
             Error::UnknownTopic { .. }
             | Error::LeaderNotAvailable { .. }
-            | Error::UnknownBroker { .. }
-            | Error::Bootstrap { .. } => true,
+            | Error::UnknownBroker { .. } => true,
+            // A bootstrap server that refused our credentials or certificate will do so again.
+            Error::Bootstrap { source, .. } => source.is_retriable(),
+            Error::Tls { .. } | Error::Authentication { .. } | Error::Config { .. } => false,
             Error::UnknownPartition { .. }
             | Error::RetriesExhausted { .. }
             | Error::StartAfterEnd { .. }

@@ -47,6 +47,8 @@ pub mod resolve;
 pub mod security;
 #[cfg(test)]
 mod sim;
+#[cfg(feature = "tls")]
+mod tls;
 
 pub use client::{Client, ClientConfig};
 pub use cluster::{BrokerMetadata, ClusterMetadata, PartitionMetadata, TopicMetadata};
@@ -54,7 +56,7 @@ pub use conn::{Connection, ConnectionConfig};
 pub use error::{Error, Result};
 pub use group::{CommitOffset, CommittedOffset};
 pub use plan::{End, IsolationLevel, PartitionPlan, Plan, ReadSpec, Start, TimestampMs};
-pub use security::{SaslConfig, SecurityConfig, SecurityProtocol, TlsConfig};
 pub use read::{
     BatchStream, FetchedBatch, PartitionPosition, ReadOptions, ReadRecord, RecordStream,
 };
+pub use security::{SaslConfig, SecurityConfig, SecurityProtocol, TlsConfig};
