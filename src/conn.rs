@@ -46,6 +46,9 @@ use crate::client::BoxFuture;
 use crate::error::{Error, Result};
 use crate::security::SecurityConfig;
 
+#[cfg(feature = "sasl")]
+mod authenticate;
+
 /// Settings of a connection.
 #[derive(Debug, Clone)]
 pub struct ConnectionConfig {
@@ -153,6 +156,12 @@ impl Shared {
 pub struct Connection {
     shared: Arc<Shared>,
     requests: mpsc::Sender<Command>,
+    /// SASL's own requests, which the task writes while it holds back all others.
+    #[cfg(feature = "sasl")]
+    auth: mpsc::Sender<Auth>,
+    /// When the SASL session must be renewed (KIP-368), if it must.
+    #[cfg(feature = "sasl")]
+    reauth: authenticate::Reauth,
     task: JoinHandle<()>,
     /// `None` only while connecting.
     versions: Option<ApiVersionMap>,
@@ -216,9 +225,17 @@ impl Connection {
         });
         let max_in_flight = config.max_in_flight.max(1);
         let (requests, rx) = mpsc::channel(max_in_flight);
+        #[cfg(feature = "sasl")]
+        let (auth, auth_rx) = mpsc::channel(4);
         let io = Io {
             stream,
             requests: rx,
+            #[cfg(feature = "sasl")]
+            auth: auth_rx,
+            #[cfg(feature = "sasl")]
+            authenticating: false,
+            sasl: config.security.protocol.uses_sasl(),
+            answers: 0,
             shared: shared.clone(),
             read_buf: BytesMut::new(),
             answered: false,
@@ -233,11 +250,27 @@ impl Connection {
         let mut conn = Connection {
             shared,
             requests,
+            #[cfg(feature = "sasl")]
+            auth,
+            #[cfg(feature = "sasl")]
+            reauth: authenticate::Reauth::default(),
             task,
             versions: None,
             config,
         };
         conn.versions = Some(conn.negotiate().await?);
+        if conn.config.security.protocol.uses_sasl() {
+            #[cfg(feature = "sasl")]
+            conn.authenticate().await?;
+            #[cfg(not(feature = "sasl"))]
+            return Err(Error::Config {
+                message: format!(
+                    "security.protocol {} needs SASL, and this kseek was built without its \
+                     `sasl` feature",
+                    conn.config.security.protocol.name()
+                ),
+            });
+        }
         Ok(conn)
     }
 
@@ -336,12 +369,17 @@ impl Connection {
             version,
             response_header_version: R::response_header_version(version),
         };
-        Box::pin(self.exchange(frame, request)).await
+        Box::pin(self.exchange(frame, request, Via::Requests)).await
     }
 
     /// Hands an encoded request frame to the connection's task and waits for its response
     /// until the request's deadline.
-    async fn exchange(&self, frame: BytesMut, request: RequestInfo) -> Result<Bytes> {
+    async fn exchange(&self, frame: BytesMut, request: RequestInfo, via: Via) -> Result<Bytes> {
+        #[cfg(feature = "sasl")]
+        if matches!(via, Via::Requests) {
+            // A session about to expire is renewed before anything else is sent (KIP-368).
+            self.reauthenticate_if_due().await?;
+        }
         let timeout = self.config.request_timeout;
         let deadline = Instant::now() + timeout;
         let exchange = async {
@@ -359,7 +397,15 @@ impl Connection {
                     .closed_error(reason.unwrap_or_else(|| "connection task stopped".to_owned()))
             };
             let wait = async {
-                self.requests.send(command).await.map_err(|_| closed())?;
+                match via {
+                    Via::Requests => self.requests.send(command).await.map_err(|_| closed())?,
+                    #[cfg(feature = "sasl")]
+                    Via::Auth => self
+                        .auth
+                        .send(Auth::Request(command))
+                        .await
+                        .map_err(|_| closed())?,
+                }
                 answer.await.unwrap_or_else(|_| Err(closed()))
             };
             match tokio::time::timeout_at(deadline, wait).await {
@@ -387,6 +433,29 @@ impl Connection {
     }
 }
 
+/// Which channel a request takes to the connection's task.
+#[derive(Clone, Copy)]
+enum Via {
+    /// The normal queue.
+    Requests,
+    /// SASL's own: written while the task holds back the normal queue.
+    #[cfg(feature = "sasl")]
+    Auth,
+}
+
+/// What SASL tells the connection's task.
+#[cfg(feature = "sasl")]
+enum Auth {
+    /// Write nothing from the normal queue until `End`: an authentication starts.
+    Begin,
+    /// A SaslHandshake or SaslAuthenticate request.
+    Request(Command),
+    /// The authentication is over: back to the normal queue.
+    End,
+    /// The authentication was cancelled half way: the connection can't be used any more.
+    Abort,
+}
+
 /// What [`Connection::exchange`] needs to know of a request besides its bytes.
 struct RequestInfo {
     api: ApiKey,
@@ -412,6 +481,15 @@ struct Writing {
 struct Io {
     stream: Transport,
     requests: mpsc::Receiver<Command>,
+    #[cfg(feature = "sasl")]
+    auth: mpsc::Receiver<Auth>,
+    /// Between `Auth::Begin` and `Auth::End`: only SASL requests are written.
+    #[cfg(feature = "sasl")]
+    authenticating: bool,
+    /// Whether the connection is meant to authenticate with SASL (for error hints).
+    sasl: bool,
+    /// Response frames read so far.
+    answers: u64,
     shared: Arc<Shared>,
     read_buf: BytesMut,
     /// Whether any response frame has come yet.
@@ -452,12 +530,11 @@ impl Io {
             }
             if self.writing.is_none() {
                 match self.poll_next_request(cx) {
-                    Poll::Ready(Some(writing)) => {
+                    Poll::Ready(Ok(writing)) => {
                         self.writing = Some(writing);
                         progress = true;
                     }
-                    // Every sender is gone: the connection was dropped.
-                    Poll::Ready(None) => return Poll::Ready("connection dropped".to_owned()),
+                    Poll::Ready(Err(reason)) => return Poll::Ready(reason),
                     Poll::Pending => {}
                 }
             }
@@ -490,7 +567,14 @@ impl Io {
         };
         if n == 0 {
             return Poll::Ready(Err(if self.read_buf.is_empty() {
-                "broker closed the connection".to_owned()
+                if self.answers == 1 && !self.sasl {
+                    // ApiVersions is answered before authentication, nothing else is.
+                    "broker closed the connection after ApiVersions: if this listener needs \
+                     SASL, set security.protocol SASL_PLAINTEXT or SASL_SSL"
+                        .to_owned()
+                } else {
+                    "broker closed the connection".to_owned()
+                }
             } else {
                 format!(
                     "broker closed the connection in the middle of a frame ({} bytes of it read)",
@@ -509,6 +593,7 @@ impl Io {
             match split_frame(&mut self.read_buf, self.max_frame_size) {
                 Ok(Some(frame)) => {
                     self.answered = true;
+                    self.answers += 1;
                     dispatch(&self.shared, frame)?
                 }
                 Ok(None) => return Poll::Ready(Ok(())),
@@ -518,15 +603,46 @@ impl Io {
     }
 
     /// The next request to write, once fewer than the maximum are in flight. Requests whose
-    /// caller stopped waiting are dropped unsent.
-    fn poll_next_request(&mut self, cx: &mut Context<'_>) -> Poll<Option<Writing>> {
+    /// caller stopped waiting are dropped unsent. `Err` with the reason when the connection
+    /// must close: every sender is gone, or an authentication was abandoned.
+    fn poll_next_request(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<std::result::Result<Writing, String>> {
         loop {
             // A full window opens when an answer is read, and reading is always polled.
             if self.shared.lock().pending.len() >= self.max_in_flight {
                 return Poll::Pending;
             }
-            let Some(mut command) = ready!(self.requests.poll_recv(cx)) else {
-                return Poll::Ready(None);
+            #[cfg_attr(not(feature = "sasl"), allow(unused_mut))]
+            let mut command = None;
+            // SASL's channel first, always, so its waker is registered.
+            #[cfg(feature = "sasl")]
+            match self.auth.poll_recv(cx) {
+                Poll::Ready(Some(Auth::Begin)) => {
+                    self.authenticating = true;
+                    continue;
+                }
+                Poll::Ready(Some(Auth::End)) => {
+                    self.authenticating = false;
+                    continue;
+                }
+                Poll::Ready(Some(Auth::Abort)) => {
+                    return Poll::Ready(Err(
+                        "SASL authentication was abandoned half way".to_owned()
+                    ))
+                }
+                Poll::Ready(Some(Auth::Request(c))) => command = Some(c),
+                Poll::Ready(None) | Poll::Pending if self.authenticating => return Poll::Pending,
+                Poll::Ready(None) | Poll::Pending => {}
+            }
+            let mut command = match command {
+                Some(command) => command,
+                None => match ready!(self.requests.poll_recv(cx)) {
+                    Some(command) => command,
+                    // Every sender is gone: the connection was dropped.
+                    None => return Poll::Ready(Err("connection dropped".to_owned())),
+                },
             };
             if command.reply.is_closed() || command.frame.len() < CORRELATION_ID_AT.end {
                 continue;
@@ -550,7 +666,7 @@ impl Io {
                 id
             };
             command.frame[CORRELATION_ID_AT].copy_from_slice(&correlation_id.to_be_bytes());
-            return Poll::Ready(Some(Writing {
+            return Poll::Ready(Ok(Writing {
                 frame: command.frame.freeze(),
                 written: 0,
                 correlation_id,
