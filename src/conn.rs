@@ -628,9 +628,9 @@ impl Io {
                     continue;
                 }
                 Poll::Ready(Some(Auth::Abort)) => {
-                    return Poll::Ready(Err(
-                        "SASL authentication was abandoned half way".to_owned()
-                    ))
+                    return Poll::Ready(
+                        Err("SASL authentication was abandoned half way".to_owned()),
+                    )
                 }
                 Poll::Ready(Some(Auth::Request(c))) => command = Some(c),
                 Poll::Ready(None) | Poll::Pending if self.authenticating => return Poll::Pending,
