@@ -1,0 +1,273 @@
+//! The command line's definition (clap): the subcommands, their flags and help texts.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+pub(crate) const EXAMPLES: &str = "\
+Positions (--from, --to, commit --to):
+  earliest, latest, now
+  2026-11-30T10:00:00Z, 2026-11-30T10:00:00.250+01:00, 2026-11-30 (00:00 UTC)
+  1767261600000 (epoch milliseconds)
+  -2h, -30m, -90s, -1d, -1h30m (relative to now)
+  offset:42, offset:0=42,1=17 (per partition)
+  group (the committed offsets of --group)
+
+Examples:
+  kseek offsets --topic events --from 2026-11-30T10:00:00Z --to 2026-11-30T11:00:00Z
+  kseek read --topic events --from -1h
+  kseek read --topic events --from 2026-11-30 --format '%p %o %T %k %s\\n'
+  kseek read --topic events --group g --from group --commit
+  kseek metadata
+  kseek commit --group g --topic events --to 2026-11-30
+  kseek committed --group g
+
+Exit codes: 0 ok, 1 other failure, 2 usage, 3 Kafka or network, 4 corrupt data.";
+
+/// Read Kafka topics by time: resolve exact offset ranges first, then read exactly them.
+#[derive(Debug, Parser)]
+#[command(name = "kseek", version, after_help = EXAMPLES)]
+pub(crate) struct Cli {
+    /// Kafka brokers, HOST:PORT[,HOST:PORT...] [default: $KSEEK_BOOTSTRAP, else localhost:9092]
+    #[arg(long, global = true, value_name = "HOST:PORT")]
+    pub(crate) bootstrap: Option<String>,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Print the records between two positions (JSON lines by default)
+    #[command(after_help = READ_EXAMPLES)]
+    Read(ReadArgs),
+    /// Show the resolved plan (per partition start, end, records) without reading
+    #[command(after_help = OFFSETS_EXAMPLES)]
+    Offsets(OffsetsArgs),
+    /// Show brokers, topics, partitions and their leaders
+    #[command(after_help = METADATA_EXAMPLES)]
+    Metadata(MetadataArgs),
+    /// Set a consumer group's offsets to a position, without reading
+    #[command(after_help = COMMIT_EXAMPLES)]
+    Commit(CommitArgs),
+    /// Show a consumer group's committed offsets, the end offsets and the lag
+    #[command(after_help = COMMITTED_EXAMPLES)]
+    Committed(CommittedArgs),
+}
+
+pub(crate) const READ_EXAMPLES: &str = "\
+Positions: earliest, latest, now, 2026-11-30T10:00:00Z, 2026-11-30, 1767261600000, -2h,
+-1h30m, offset:42, offset:0=42,1=17, group.
+
+Template tokens (--format): %t topic, %p partition, %o offset, %T timestamp (ms), %k key,
+%s value, %K key length, %S value length (-1 for null), %h headers (k=v,k=v; a null value
+as NULL), %%;
+escapes \\n \\t \\r \\\\.
+
+Examples:
+  kseek read --topic events --from 2026-11-30T10:00:00Z --to 2026-11-30T11:00:00Z
+  kseek read --topic events --from -15m --follow
+  kseek read --topic events --partition 0,2 --from offset:100 --count 10 --format raw
+  kseek read --topic events --from -1h --format '%p %o %T %k %s\\n'
+  kseek read --topic events --group g --from group --commit";
+
+pub(crate) const OFFSETS_EXAMPLES: &str = "\
+Examples:
+  kseek offsets --topic events --from 2026-11-30T10:00:00Z --to 2026-11-30T11:00:00Z
+  kseek offsets --topic events --from -1h --format json
+  kseek offsets --topic events --group g --from group";
+
+pub(crate) const METADATA_EXAMPLES: &str = "\
+Examples:
+  kseek metadata
+  kseek metadata --topic events --format json";
+
+pub(crate) const COMMIT_EXAMPLES: &str = "\
+Examples:
+  kseek commit --group g --topic events --to 2026-11-30      # restart from today 00:00 UTC
+  kseek commit --group g --topic events --to -1h --dry-run
+  kseek commit --group g --topic events --partition 0 --to offset:42";
+
+pub(crate) const COMMITTED_EXAMPLES: &str = "\
+Examples:
+  kseek committed --group g
+  kseek committed --group g --topic events --format json";
+
+/// The partitions and range of a read (shared by `read` and `offsets`).
+#[derive(Debug, Args)]
+pub(crate) struct Selector {
+    /// Topic to read (repeat for several)
+    #[arg(long, short = 't', required = true, value_name = "TOPIC")]
+    pub(crate) topic: Vec<String>,
+    /// Only these partitions (repeat, or a comma list) [default: all]
+    #[arg(long, short = 'p', value_delimiter = ',', value_name = "P",
+          value_parser = clap::value_parser!(i32).range(0..))]
+    pub(crate) partition: Vec<i32>,
+    /// Where to start
+    #[arg(
+        long,
+        default_value = "earliest",
+        value_name = "POS",
+        allow_hyphen_values = true
+    )]
+    pub(crate) from: String,
+    /// Where to stop (exclusive)
+    #[arg(
+        long,
+        default_value = "latest",
+        value_name = "POS",
+        allow_hyphen_values = true
+    )]
+    pub(crate) to: String,
+    /// Never stop: follow the log after the last record
+    #[arg(long, conflicts_with = "to")]
+    pub(crate) follow: bool,
+    /// The consumer group for `group` positions and --commit
+    #[arg(long, short = 'g', value_name = "GROUP")]
+    pub(crate) group: Option<String>,
+    /// Which records to see of transactions
+    #[arg(long, value_enum, default_value_t = Isolation::ReadUncommitted)]
+    pub(crate) isolation: Isolation,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ReadArgs {
+    #[command(flatten)]
+    pub(crate) select: Selector,
+    /// Commit the positions reached to --group, after the output is flushed (with --count,
+    /// after Ctrl-C or after a read error, up to the last record printed; nothing when stdout
+    /// was closed)
+    #[arg(long, requires = "group")]
+    pub(crate) commit: bool,
+    /// Also drop records whose own timestamp is outside the --from/--to times
+    #[arg(long)]
+    pub(crate) exact_time: bool,
+    /// Stop after this many records
+    #[arg(long, short = 'c', value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) count: Option<u64>,
+    /// json, raw, or a template such as '%p %o %T %k %s\n'
+    #[arg(long, short = 'f', default_value = "json", value_name = "FORMAT")]
+    pub(crate) format: String,
+    /// No summary on stderr
+    #[arg(long, short = 'q')]
+    pub(crate) quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct OffsetsArgs {
+    #[command(flatten)]
+    pub(crate) select: Selector,
+    /// table or json (one object per partition)
+    #[arg(long, short = 'f', value_enum, default_value_t = TableFormat::Table)]
+    pub(crate) format: TableFormat,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct MetadataArgs {
+    /// Only these topics (repeat for several) [default: all]
+    #[arg(long, short = 't', value_name = "TOPIC")]
+    pub(crate) topic: Vec<String>,
+    /// table or json (one document)
+    #[arg(long, short = 'f', value_enum, default_value_t = TableFormat::Table)]
+    pub(crate) format: TableFormat,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CommitArgs {
+    /// The consumer group
+    #[arg(long, short = 'g', value_name = "GROUP")]
+    pub(crate) group: String,
+    /// Topic (repeat for several)
+    #[arg(long, short = 't', required = true, value_name = "TOPIC")]
+    pub(crate) topic: Vec<String>,
+    /// Only these partitions (repeat, or a comma list) [default: all]
+    #[arg(long, short = 'p', value_delimiter = ',', value_name = "P",
+          value_parser = clap::value_parser!(i32).range(0..))]
+    pub(crate) partition: Vec<i32>,
+    /// The position to commit: the group restarts there
+    #[arg(long, value_name = "POS", allow_hyphen_values = true)]
+    pub(crate) to: String,
+    /// Print what would be committed, without committing
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+    /// table or json (one object per partition)
+    #[arg(long, short = 'f', value_enum, default_value_t = TableFormat::Table)]
+    pub(crate) format: TableFormat,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CommittedArgs {
+    /// The consumer group
+    #[arg(long, short = 'g', value_name = "GROUP")]
+    pub(crate) group: String,
+    /// Only these topics [default: every topic the group has committed offsets for]
+    #[arg(long, short = 't', value_name = "TOPIC")]
+    pub(crate) topic: Vec<String>,
+    /// table or json (one object per partition)
+    #[arg(long, short = 'f', value_enum, default_value_t = TableFormat::Table)]
+    pub(crate) format: TableFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Isolation {
+    /// Every record, also of open and aborted transactions
+    #[value(name = "read_uncommitted")]
+    ReadUncommitted,
+    /// Only committed transactions' records, up to the last stable offset
+    #[value(name = "read_committed")]
+    ReadCommitted,
+}
+
+/// The output of the subcommands other than `read`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum TableFormat {
+    /// Aligned columns with a header
+    Table,
+    /// JSON
+    Json,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_parses() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+        let cli = Cli::try_parse_from([
+            "kseek",
+            "read",
+            "--topic",
+            "t",
+            "--partition",
+            "0,2",
+            "--partition",
+            "5",
+            "--from",
+            "-2h",
+            "--bootstrap",
+            "b:1",
+        ])
+        .unwrap();
+        let Command::Read(r) = cli.command else {
+            panic!("not read")
+        };
+        assert_eq!(r.select.partition, [0, 2, 5]);
+        assert_eq!(r.select.from, "-2h");
+        assert_eq!(cli.bootstrap.as_deref(), Some("b:1"));
+        let usage = |args: &[&str]| Cli::try_parse_from(args).unwrap_err().exit_code();
+        assert_eq!(
+            usage(&["kseek", "read", "--topic", "t", "--follow", "--to", "now"]),
+            2
+        );
+        assert_eq!(usage(&["kseek", "read", "--topic", "t", "--commit"]), 2);
+        assert_eq!(usage(&["kseek", "read"]), 2);
+        assert_eq!(usage(&["kseek", "read", "--topic", "t", "--count", "0"]), 2);
+        assert_eq!(
+            usage(&["kseek", "read", "--topic", "t", "--partition", "-1"]),
+            2
+        );
+        assert_eq!(
+            usage(&["kseek", "offsets", "--topic", "t", "--format", "raw"]),
+            2
+        );
+    }
+}

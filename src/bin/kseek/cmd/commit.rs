@@ -1,0 +1,96 @@
+//! `kseek commit`: set a consumer group's offsets to a position, without reading.
+
+use kseek::{CommitOffset, End, ReadSpec, Start};
+
+use crate::args::{CommitArgs, TableFormat};
+use crate::fail::Fail;
+use crate::output::{json_str, note, print, table};
+use crate::position::Selection;
+
+/// Runs `kseek commit`: resolves `--to` as a start and commits it, or prints it (--dry-run).
+pub(crate) async fn run(bootstrap: &str, args: CommitArgs, now: i64) -> Result<(), Fail> {
+    super::check_names("topic", &args.topic)?;
+    super::check_names("group", std::slice::from_ref(&args.group))?;
+    let to = super::parse_position("--to", &args.to, now)?;
+    let client = super::connect(bootstrap).await?;
+    let cluster = super::cluster_with(&client, &args.topic).await?;
+    let selection = super::select(&cluster, &args.topic, &args.partition)?;
+    let start = crate::position::to_start(&to, "--to", Some(&args.group), &selection)
+        .map_err(Fail::usage)?;
+    let plan = client
+        .resolve(&spec(&selection, &args.partition, start, End::Unbounded))
+        .await
+        .map_err(|e| Fail::kafka("resolving --to", &e))?;
+    let commits: Vec<CommitOffset> = plan
+        .partitions
+        .iter()
+        .map(|p| CommitOffset {
+            topic: p.topic.clone(),
+            partition: p.partition,
+            offset: p.start,
+            leader_epoch: -1,
+            metadata: None,
+        })
+        .collect();
+    if !args.dry_run {
+        client.commit(&args.group, &commits).await.map_err(|e| {
+            Fail::kafka(
+                &format!("committing the offsets of group {:?}", args.group),
+                &e,
+            )
+        })?;
+    }
+    let text = match args.format {
+        TableFormat::Json => commits
+            .iter()
+            .map(|c| {
+                format!(
+                    "{{\"topic\":{},\"partition\":{},\"offset\":{}}}\n",
+                    json_str(&c.topic),
+                    c.partition,
+                    c.offset
+                )
+            })
+            .collect(),
+        TableFormat::Table => {
+            let rows: Vec<Vec<String>> = commits
+                .iter()
+                .map(|c| {
+                    vec![
+                        c.topic.clone(),
+                        c.partition.to_string(),
+                        c.offset.to_string(),
+                    ]
+                })
+                .collect();
+            table(&["TOPIC", "PARTITION", "OFFSET"], &rows)
+        }
+    };
+    print(&text)?;
+    if args.dry_run {
+        note(&format!(
+            "dry run: nothing committed; {} offsets would be committed for group {:?}",
+            commits.len(),
+            args.group
+        ));
+    } else {
+        note(&format!(
+            "committed {} offsets for group {:?}",
+            commits.len(),
+            args.group
+        ));
+    }
+    Ok(())
+}
+
+/// A spec over `selection`.
+fn spec(selection: &Selection, partitions: &[i32], start: Start, end: End) -> ReadSpec {
+    let mut spec = ReadSpec::new(selection.iter().map(|(t, _)| t.clone()), start, end);
+    if !partitions.is_empty() {
+        let mut ps = partitions.to_vec();
+        ps.sort_unstable();
+        ps.dedup();
+        spec.partitions = Some(ps);
+    }
+    spec
+}
