@@ -1,6 +1,9 @@
 //! The command line's definition (clap): the subcommands, their flags and help texts.
 
+use std::time::Duration;
+
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use kseek::ClientConfig;
 
 pub(crate) const EXAMPLES: &str = "\
 Positions (--from, --to, commit --to):
@@ -29,8 +32,56 @@ pub(crate) struct Cli {
     /// Kafka brokers, HOST:PORT[,HOST:PORT...] [default: $KSEEK_BOOTSTRAP, else localhost:9092]
     #[arg(long, global = true, value_name = "HOST:PORT")]
     pub(crate) bootstrap: Option<String>,
+    /// How long a TCP connect to a broker may take, e.g. 500ms, 5s [default: 10s]
+    #[arg(long, global = true, value_name = "DURATION", value_parser = timeout)]
+    pub(crate) connect_timeout: Option<Duration>,
+    /// How long a broker may take to answer a request, e.g. 500ms, 5s [default: 30s]
+    #[arg(long, global = true, value_name = "DURATION", value_parser = timeout)]
+    pub(crate) request_timeout: Option<Duration>,
+    /// How long errors that may pass (a topic just created, a leader election, a broker
+    /// restarting) are retried before giving up, e.g. 30s, 2m [default: 10s]
+    #[arg(long, global = true, value_name = "DURATION", value_parser = timeout)]
+    pub(crate) retry_deadline: Option<Duration>,
     #[command(subcommand)]
     pub(crate) command: Command,
+}
+
+/// How long the CLI retries what may pass: long enough for a topic just created or a leader
+/// election, short enough that a mistyped topic name is reported while the user waits (the
+/// library's default is 30 s).
+const RETRY_DEADLINE: Duration = Duration::from_secs(10);
+
+impl Cli {
+    /// The client's settings: the bootstrap servers (--bootstrap, else $KSEEK_BOOTSTRAP, else
+    /// localhost:9092) and the timeouts.
+    pub(crate) fn client_config(&self) -> ClientConfig {
+        let bootstrap = self
+            .bootstrap
+            .clone()
+            .or_else(|| std::env::var("KSEEK_BOOTSTRAP").ok())
+            .filter(|b| !b.trim().is_empty())
+            .unwrap_or_else(|| "localhost:9092".to_owned());
+        let mut config = ClientConfig::new([bootstrap]);
+        if let Some(t) = self.connect_timeout {
+            config.connection.connect_timeout = t;
+        }
+        if let Some(t) = self.request_timeout {
+            config.connection.request_timeout = t;
+        }
+        config.retry_deadline = self.retry_deadline.unwrap_or(RETRY_DEADLINE);
+        config
+    }
+}
+
+/// A timeout flag's value: a duration such as `500ms`, `5s`, `2m` or `1m30s`, more than zero.
+fn timeout(text: &str) -> Result<Duration, String> {
+    const HINT: &str = "Write a duration such as 500ms, 5s, 2m or 1m30s";
+    let ms =
+        crate::position::parse_duration(text.trim()).map_err(|why| format!("{why}. {HINT}"))?;
+    if ms == 0 {
+        return Err(format!("a timeout must be more than 0. {HINT}"));
+    }
+    Ok(Duration::from_millis(ms.unsigned_abs()))
 }
 
 #[derive(Debug, Subcommand)]

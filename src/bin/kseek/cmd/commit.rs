@@ -1,24 +1,24 @@
 //! `kseek commit`: set a consumer group's offsets to a position, without reading.
 
-use kseek::{CommitOffset, End, ReadSpec, Start};
+use kseek::{ClientConfig, CommitOffset, End, ReadSpec};
 
 use crate::args::{CommitArgs, TableFormat};
 use crate::fail::Fail;
 use crate::output::{json_str, note, print, table};
-use crate::position::Selection;
 
 /// Runs `kseek commit`: resolves `--to` as a start and commits it, or prints it (--dry-run).
-pub(crate) async fn run(bootstrap: &str, args: CommitArgs, now: i64) -> Result<(), Fail> {
+pub(crate) async fn run(config: &ClientConfig, args: CommitArgs, now: i64) -> Result<(), Fail> {
     super::check_names("topic", &args.topic)?;
     super::check_names("group", std::slice::from_ref(&args.group))?;
     let to = super::parse_position("--to", &args.to, now)?;
-    let client = super::connect(bootstrap).await?;
-    let cluster = super::cluster_with(&client, &args.topic).await?;
-    let selection = super::select(&cluster, &args.topic, &args.partition)?;
+    let client = super::connect(config).await?;
+    let selection = super::selection(&client, &args.topic, &args.partition, &[&to]).await?;
     let start = crate::position::to_start(&to, "--to", Some(&args.group), &selection)
         .map_err(Fail::usage)?;
+    let mut spec = ReadSpec::new(super::distinct(&args.topic), start, End::Unbounded);
+    spec.partitions = super::partition_filter(&args.partition);
     let plan = client
-        .resolve(&spec(&selection, &args.partition, start, End::Unbounded))
+        .resolve(&spec)
         .await
         .map_err(|e| Fail::kafka("resolving --to", &e))?;
     let commits: Vec<CommitOffset> = plan
@@ -81,16 +81,4 @@ pub(crate) async fn run(bootstrap: &str, args: CommitArgs, now: i64) -> Result<(
         ));
     }
     Ok(())
-}
-
-/// A spec over `selection`.
-fn spec(selection: &Selection, partitions: &[i32], start: Start, end: End) -> ReadSpec {
-    let mut spec = ReadSpec::new(selection.iter().map(|(t, _)| t.clone()), start, end);
-    if !partitions.is_empty() {
-        let mut ps = partitions.to_vec();
-        ps.sort_unstable();
-        ps.dedup();
-        spec.partitions = Some(ps);
-    }
-    spec
 }

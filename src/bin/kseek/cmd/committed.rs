@@ -1,6 +1,6 @@
 //! `kseek committed`: a consumer group's committed offsets, the end offsets and the lag.
 
-use kseek::{End, ReadSpec, Start};
+use kseek::{ClientConfig, End, ReadSpec, Start};
 
 use crate::args::{CommittedArgs, TableFormat};
 use crate::fail::Fail;
@@ -10,17 +10,19 @@ use crate::output::{json_str, note, opt, print, table};
 type LagRow = (String, i32, Option<i64>, Option<i64>, Option<i64>);
 
 /// Runs `kseek committed`: the group's offsets, the end offsets and the lag.
-pub(crate) async fn run(bootstrap: &str, args: CommittedArgs) -> Result<(), Fail> {
+pub(crate) async fn run(config: &ClientConfig, args: CommittedArgs) -> Result<(), Fail> {
     super::check_names("topic", &args.topic)?;
     super::check_names("group", std::slice::from_ref(&args.group))?;
-    let client = super::connect(bootstrap).await?;
-    let cluster = super::cluster_with(&client, &args.topic).await?;
+    let client = super::connect(config).await?;
+    // The topics asked for go to the library as given: it checks that they exist.
     let asked: Vec<String> = if args.topic.is_empty() {
-        cluster.topics.iter().map(|t| t.name.clone()).collect()
+        let cluster = client
+            .cluster_metadata()
+            .await
+            .map_err(|e| Fail::kafka("fetching the cluster metadata", &e))?;
+        cluster.topics.into_iter().map(|t| t.name).collect()
     } else {
-        let mut topics = args.topic.clone();
-        topics.dedup();
-        topics
+        super::distinct(&args.topic)
     };
     let doing = format!("fetching the committed offsets of group {:?}", args.group);
     let mut offsets = if asked.is_empty() {

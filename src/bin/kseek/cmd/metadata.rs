@@ -2,19 +2,27 @@
 
 use std::fmt::Write as _;
 
-use kseek::ClusterMetadata;
+use kseek::{ClientConfig, ClusterMetadata};
 
 use crate::args::{MetadataArgs, TableFormat};
 use crate::fail::Fail;
 use crate::output::{json_str, opt, print, table};
 
 /// Runs `kseek metadata`.
-pub(crate) async fn run(bootstrap: &str, args: MetadataArgs) -> Result<(), Fail> {
+pub(crate) async fn run(config: &ClientConfig, args: MetadataArgs) -> Result<(), Fail> {
     super::check_names("topic", &args.topic)?;
-    let client = super::connect(bootstrap).await?;
-    let mut cluster = super::cluster_with(&client, &args.topic).await?;
+    let client = super::connect(config).await?;
+    let mut cluster = client
+        .cluster_metadata()
+        .await
+        .map_err(|e| Fail::kafka("fetching the cluster metadata", &e))?;
     if !args.topic.is_empty() {
-        cluster.topics.retain(|t| args.topic.contains(&t.name));
+        // Served from the cache the answer above filled; a topic missing from it is the
+        // library's to wait for (a topic just created) and to report.
+        cluster.topics = client
+            .metadata(&super::distinct(&args.topic))
+            .await
+            .map_err(|e| Fail::kafka("fetching the topics' metadata", &e))?;
     }
     print(&render_metadata(&cluster, args.format))
 }

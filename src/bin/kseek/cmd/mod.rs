@@ -1,14 +1,16 @@
 //! The subcommands, one module each, and what they share: connecting, and turning the
 //! selector's flags into a resolved plan.
+//!
+//! Topics and partitions are not checked here: the library's resolve, metadata and commit
+//! calls check them (waiting for a topic just created until the retry deadline) and their
+//! typed errors become the failure lines of [`crate::fail`].
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use kseek::{
-    Client, ClientConfig, ClusterMetadata, End, IsolationLevel, Plan, ReadSpec, TopicMetadata,
-};
+use kseek::{Client, ClientConfig, End, IsolationLevel, Plan, ReadSpec};
 
 use crate::args::{Cli, Command, Isolation, Selector};
-use crate::fail::{self, Fail};
+use crate::fail::Fail;
 use crate::position::{self, Position, Selection};
 
 mod commit;
@@ -17,36 +19,33 @@ mod metadata;
 mod offsets;
 mod read;
 
+/// Runs the subcommand of `cli`.
 pub(crate) async fn run(cli: Cli) -> Result<(), Fail> {
-    let bootstrap = cli
-        .bootstrap
-        .or_else(|| std::env::var("KSEEK_BOOTSTRAP").ok())
-        .filter(|b| !b.trim().is_empty())
-        .unwrap_or_else(|| "localhost:9092".to_owned());
+    let config = cli.client_config();
     let now = now_ms();
     match cli.command {
-        Command::Read(args) => read::run(&bootstrap, args, now).await,
-        Command::Offsets(args) => offsets::run(&bootstrap, args, now).await,
-        Command::Metadata(args) => metadata::run(&bootstrap, args).await,
-        Command::Commit(args) => commit::run(&bootstrap, args, now).await,
-        Command::Committed(args) => committed::run(&bootstrap, args).await,
+        Command::Read(args) => read::run(&config, args, now).await,
+        Command::Offsets(args) => offsets::run(&config, args, now).await,
+        Command::Metadata(args) => metadata::run(&config, args).await,
+        Command::Commit(args) => commit::run(&config, args, now).await,
+        Command::Committed(args) => committed::run(&config, args).await,
     }
 }
 
 /// The current time in ms since the epoch.
-pub(crate) fn now_ms() -> i64 {
+fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// Parses the position of `flag`, or says what is wrong with it.
-pub(crate) fn parse_position(flag: &str, text: &str, now: i64) -> Result<Position, Fail> {
+fn parse_position(flag: &str, text: &str, now: i64) -> Result<Position, Fail> {
     position::parse(text, now).map_err(|why| Fail::usage(format!("invalid {flag} {text:?}: {why}")))
 }
 
 /// Refuses empty names before anything goes to the network.
-pub(crate) fn check_names(what: &str, names: &[String]) -> Result<(), Fail> {
+fn check_names(what: &str, names: &[String]) -> Result<(), Fail> {
     if names.iter().any(|n| n.trim().is_empty()) {
         return Err(Fail::usage(format!(
             "{what} names can't be empty. Give a name"
@@ -56,101 +55,69 @@ pub(crate) fn check_names(what: &str, names: &[String]) -> Result<(), Fail> {
 }
 
 /// Connects to the cluster.
-pub(crate) async fn connect(bootstrap: &str) -> Result<Client, Fail> {
-    Client::with_config(ClientConfig::new([bootstrap]))
+async fn connect(config: &ClientConfig) -> Result<Client, Fail> {
+    Client::with_config(config.clone())
         .await
-        .map_err(|e| Fail::kafka(&format!("connecting to {bootstrap}"), &e))
+        .map_err(|e| Fail::kafka(&format!("connecting to {}", config.bootstrap.join(",")), &e))
 }
 
-/// How long to wait for a topic that the cluster doesn't list (yet): a topic created a moment
-/// ago may be unknown to the broker for a short while.
-const TOPIC_WAIT: Duration = Duration::from_secs(3);
+/// `names` without repeats, in the order given.
+fn distinct(names: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(names.len());
+    for n in names {
+        if !out.contains(n) {
+            out.push(n.clone());
+        }
+    }
+    out
+}
 
-/// The cluster's metadata, once every topic in `topics` is in it (waiting up to
-/// [`TOPIC_WAIT`] for missing ones); a topic still missing then is an error.
-pub(crate) async fn cluster_with(
+/// `partitions` sorted, without repeats; `None` (every partition) when empty.
+fn partition_filter(partitions: &[i32]) -> Option<Vec<i32>> {
+    if partitions.is_empty() {
+        return None;
+    }
+    let mut ps = partitions.to_vec();
+    ps.sort_unstable();
+    ps.dedup();
+    Some(ps)
+}
+
+/// The partitions that `offset:` positions apply to, per topic: those of --partition, else
+/// every partition of the topic as the library's metadata lists it. Asked of the cluster only
+/// when one of `positions` names offsets (the others don't depend on the partitions).
+async fn selection(
     client: &Client,
     topics: &[String],
-) -> Result<ClusterMetadata, Fail> {
-    let started = std::time::Instant::now();
-    loop {
-        let cluster = client
-            .cluster_metadata()
-            .await
-            .map_err(|e| Fail::kafka("fetching the cluster metadata", &e))?;
-        let missing = topics
-            .iter()
-            .find(|t| !cluster.topics.iter().any(|m| &m.name == *t));
-        match missing {
-            None => return Ok(cluster),
-            Some(t) if started.elapsed() >= TOPIC_WAIT => {
-                return Err(Fail {
-                    code: fail::KAFKA,
-                    message: format!(
-                        "topic {t:?} does not exist (UNKNOWN_TOPIC_OR_PARTITION). Check the name with kseek metadata."
-                    ),
-                })
-            }
-            Some(_) => tokio::time::sleep(Duration::from_millis(200)).await,
-        }
-    }
-}
-
-/// The selected partitions of `topics` (all, or those of `partitions`), checked against the
-/// metadata.
-pub(crate) fn select(
-    cluster: &ClusterMetadata,
-    topics: &[String],
     partitions: &[i32],
+    positions: &[&Position],
 ) -> Result<Selection, Fail> {
-    let mut selection = Selection::new();
-    for name in topics {
-        if selection.iter().any(|(t, _)| t == name) {
-            continue;
-        }
-        let Some(meta) = cluster.topics.iter().find(|t| &t.name == name) else {
-            return Err(Fail::kafka(
-                "selecting partitions",
-                &kseek::Error::UnknownTopic {
-                    topic: name.clone(),
-                    broker: String::new(),
-                },
-            ));
-        };
-        selection.push((name.clone(), selected(meta, partitions)?));
+    let topics = distinct(topics);
+    let names_offsets = positions
+        .iter()
+        .any(|p| matches!(p, Position::Offset(_) | Position::Offsets(_)));
+    if !names_offsets {
+        return Ok(topics.into_iter().map(|t| (t, Vec::new())).collect());
     }
-    Ok(selection)
+    if let Some(only) = partition_filter(partitions) {
+        return Ok(topics.into_iter().map(|t| (t, only.clone())).collect());
+    }
+    let metadata = client
+        .metadata(&topics)
+        .await
+        .map_err(|e| Fail::kafka("fetching the topics' metadata", &e))?;
+    Ok(metadata
+        .into_iter()
+        .map(|t| {
+            let ps = t.partitions.iter().map(|p| p.partition).collect();
+            (t.name, ps)
+        })
+        .collect())
 }
 
-pub(crate) fn selected(meta: &TopicMetadata, partitions: &[i32]) -> Result<Vec<i32>, Fail> {
-    if partitions.is_empty() {
-        return Ok(meta.partitions.iter().map(|p| p.partition).collect());
-    }
-    let mut out = Vec::new();
-    for &p in partitions {
-        if meta.partition(p).is_none() {
-            return Err(Fail {
-                code: fail::KAFKA,
-                message: format!(
-                    "topic {:?} has no partition {p} (it has {} partitions: 0 to {}). Pick partitions that exist; kseek metadata --topic {} lists them.",
-                    meta.name,
-                    meta.partitions.len(),
-                    meta.partitions.len().saturating_sub(1),
-                    meta.name
-                ),
-            });
-        }
-        if !out.contains(&p) {
-            out.push(p);
-        }
-    }
-    out.sort_unstable();
-    Ok(out)
-}
-
-/// The [`ReadSpec`] of a selector: positions parsed and applied to the selected partitions.
-/// `parsed` are the (already parsed) --from and --to.
-pub(crate) fn spec_for(
+/// The [`ReadSpec`] of a selector: `from` and `to` (the parsed --from and --to) applied to the
+/// selected partitions.
+fn spec_for(
     select: &Selector,
     selection: &Selection,
     from: &Position,
@@ -164,12 +131,7 @@ pub(crate) fn spec_for(
         position::to_end(to, "--to", group, selection).map_err(Fail::usage)?
     };
     let mut spec = ReadSpec::new(selection.iter().map(|(t, _)| t.clone()), start, end);
-    if !select.partition.is_empty() {
-        let mut ps = select.partition.clone();
-        ps.sort_unstable();
-        ps.dedup();
-        spec.partitions = Some(ps);
-    }
+    spec.partitions = partition_filter(&select.partition);
     spec.isolation = match select.isolation {
         Isolation::ReadCommitted => IsolationLevel::READ_COMMITTED,
         Isolation::ReadUncommitted => IsolationLevel::READ_UNCOMMITTED,
@@ -177,17 +139,16 @@ pub(crate) fn spec_for(
     Ok(spec)
 }
 
-/// What `read` and `offsets` share: the selector's positions parsed, the topics and
-/// partitions checked against the cluster, the read resolved into a plan.
-pub(crate) async fn resolve_selector(
-    bootstrap: &str,
+/// What `read` and `offsets` share: the selector's positions parsed, the read resolved into a
+/// plan (the library checks the topics and partitions).
+async fn resolve_selector(
+    config: &ClientConfig,
     selector: &Selector,
     now: i64,
 ) -> Result<(Client, ReadSpec, Plan), Fail> {
     let (from, to) = parse_selector(selector, now)?;
-    let client = connect(bootstrap).await?;
-    let cluster = cluster_with(&client, &selector.topic).await?;
-    let selection = select(&cluster, &selector.topic, &selector.partition)?;
+    let client = connect(config).await?;
+    let selection = selection(&client, &selector.topic, &selector.partition, &[&from, &to]).await?;
     let spec = spec_for(selector, &selection, &from, &to)?;
     let plan = client
         .resolve(&spec)
@@ -197,7 +158,7 @@ pub(crate) async fn resolve_selector(
 }
 
 /// Parses --from and --to of a selector, and checks what can be checked before connecting.
-pub(crate) fn parse_selector(select: &Selector, now: i64) -> Result<(Position, Position), Fail> {
+fn parse_selector(select: &Selector, now: i64) -> Result<(Position, Position), Fail> {
     check_names("topic", &select.topic)?;
     if let Some(g) = &select.group {
         check_names("group", std::slice::from_ref(g))?;
@@ -228,6 +189,7 @@ mod tests {
     use clap::Parser;
 
     use super::*;
+    use crate::fail;
 
     #[test]
     fn selector_checks_before_connecting() {

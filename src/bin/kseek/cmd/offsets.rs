@@ -2,15 +2,15 @@
 
 use std::fmt::Write as _;
 
-use kseek::Plan;
+use kseek::{ClientConfig, Plan};
 
 use crate::args::{OffsetsArgs, TableFormat};
 use crate::fail::Fail;
 use crate::output::{json_str, opt, print, table};
 
 /// Runs `kseek offsets`: the resolved plan, without reading.
-pub(crate) async fn run(bootstrap: &str, args: OffsetsArgs, now: i64) -> Result<(), Fail> {
-    let (_, _, plan) = super::resolve_selector(bootstrap, &args.select, now).await?;
+pub(crate) async fn run(config: &ClientConfig, args: OffsetsArgs, now: i64) -> Result<(), Fail> {
+    let (_, _, plan) = super::resolve_selector(config, &args.select, now).await?;
     print(&render_plan(&plan, args.format))
 }
 

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use futures_core::Stream;
 use kseek::read::TimeFilter;
-use kseek::{CommitOffset, Plan, ReadOptions, ReadRecord};
+use kseek::{ClientConfig, CommitOffset, Plan, ReadOptions, ReadRecord};
 
 use crate::args::ReadArgs;
 use crate::fail::Fail;
@@ -34,11 +34,11 @@ enum Stopped {
 }
 
 /// Runs `kseek read`.
-pub(crate) async fn run(bootstrap: &str, args: ReadArgs, now: i64) -> Result<(), Fail> {
+pub(crate) async fn run(config: &ClientConfig, args: ReadArgs, now: i64) -> Result<(), Fail> {
     let started = Instant::now();
     let format = RecordFormat::parse(&args.format)
         .map_err(|why| Fail::usage(format!("invalid --format {:?}: {why}", args.format)))?;
-    let (client, spec, plan) = super::resolve_selector(bootstrap, &args.select, now).await?;
+    let (client, spec, plan) = super::resolve_selector(config, &args.select, now).await?;
     let mut options = ReadOptions::default();
     if args.exact_time {
         if let Some(filter) = TimeFilter::from_spec(&spec) {
