@@ -5,6 +5,8 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use kseek::ClientConfig;
 
+use crate::fail::Fail;
+
 pub(crate) const EXAMPLES: &str = "\
 Positions (--from, --to, commit --to):
   earliest, latest, now
@@ -30,17 +32,17 @@ Exit codes: 0 ok, 1 other failure, 2 usage, 3 Kafka or network, 4 corrupt data."
 #[command(name = "kseek", version, after_help = EXAMPLES)]
 pub(crate) struct Cli {
     /// Kafka brokers, HOST:PORT[,HOST:PORT...] [default: $KSEEK_BOOTSTRAP, else localhost:9092]
-    #[arg(long, global = true, value_name = "HOST:PORT")]
+    #[arg(long, global = true, value_name = "HOST:PORT", value_parser = bootstrap)]
     pub(crate) bootstrap: Option<String>,
     /// How long a TCP connect to a broker may take, e.g. 500ms, 5s [default: 10s]
-    #[arg(long, global = true, value_name = "DURATION", value_parser = timeout)]
+    #[arg(long, global = true, value_name = "DURATION", allow_hyphen_values = true, value_parser = timeout)]
     pub(crate) connect_timeout: Option<Duration>,
     /// How long a broker may take to answer a request, e.g. 500ms, 5s [default: 30s]
-    #[arg(long, global = true, value_name = "DURATION", value_parser = timeout)]
+    #[arg(long, global = true, value_name = "DURATION", allow_hyphen_values = true, value_parser = timeout)]
     pub(crate) request_timeout: Option<Duration>,
     /// How long errors that may pass (a topic just created, a leader election, a broker
     /// restarting) are retried before giving up, e.g. 30s, 2m [default: 10s]
-    #[arg(long, global = true, value_name = "DURATION", value_parser = timeout)]
+    #[arg(long, global = true, value_name = "DURATION", allow_hyphen_values = true, value_parser = timeout)]
     pub(crate) retry_deadline: Option<Duration>,
     #[command(subcommand)]
     pub(crate) command: Command,
@@ -54,13 +56,15 @@ const RETRY_DEADLINE: Duration = Duration::from_secs(10);
 impl Cli {
     /// The client's settings: the bootstrap servers (--bootstrap, else $KSEEK_BOOTSTRAP, else
     /// localhost:9092) and the timeouts.
-    pub(crate) fn client_config(&self) -> ClientConfig {
-        let bootstrap = self
-            .bootstrap
-            .clone()
-            .or_else(|| std::env::var("KSEEK_BOOTSTRAP").ok())
-            .filter(|b| !b.trim().is_empty())
-            .unwrap_or_else(|| "localhost:9092".to_owned());
+    pub(crate) fn client_config(&self) -> Result<ClientConfig, Fail> {
+        let bootstrap = match &self.bootstrap {
+            Some(b) => b.clone(),
+            None => match std::env::var("KSEEK_BOOTSTRAP") {
+                Ok(b) if !b.trim().is_empty() => bootstrap(&b)
+                    .map_err(|why| Fail::usage(format!("KSEEK_BOOTSTRAP={b:?} {why}")))?,
+                _ => "localhost:9092".to_owned(),
+            },
+        };
         let mut config = ClientConfig::new([bootstrap]);
         if let Some(t) = self.connect_timeout {
             config.connection.connect_timeout = t;
@@ -69,15 +73,56 @@ impl Cli {
             config.connection.request_timeout = t;
         }
         config.retry_deadline = self.retry_deadline.unwrap_or(RETRY_DEADLINE);
-        config
+        Ok(config)
+    }
+}
+
+/// `--bootstrap`'s value: at least one `HOST:PORT` in the comma list.
+fn bootstrap(text: &str) -> Result<String, String> {
+    if text.split(',').all(|b| b.trim().is_empty()) {
+        return Err("names no server. Give HOST:PORT[,HOST:PORT...]".to_owned());
+    }
+    Ok(text.to_owned())
+}
+
+/// A `--partition` value: a partition id, 0 or more.
+fn partition_id(text: &str) -> Result<i32, String> {
+    match text.trim().parse::<i64>() {
+        Ok(p) if p < 0 => Err(
+            "a partition must be >= 0 (partitions count from 0). Give 0, 1, 2... or a list such as 0,2"
+                .to_owned(),
+        ),
+        Ok(p) => i32::try_from(p)
+            .map_err(|_| format!("{p} is too large for a partition. Give 0, 1, 2... or a list such as 0,2")),
+        Err(_) => Err(
+            "a partition is a number. Give 0, 1, 2... or a list such as 0,2".to_owned(),
+        ),
+    }
+}
+
+/// A `--count` value: a number of records, 1 or more.
+fn record_count(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<i128>() {
+        Ok(n) if n < 1 => Err(
+            "the count must be 1 or more. Give the number of records to print, e.g. 10".to_owned(),
+        ),
+        Ok(n) => u64::try_from(n).map_err(|_| {
+            "the count is too large. Leave --count out to read the whole range".to_owned()
+        }),
+        Err(_) => {
+            Err("the count is a number. Give the number of records to print, e.g. 10".to_owned())
+        }
     }
 }
 
 /// A timeout flag's value: a duration such as `500ms`, `5s`, `2m` or `1m30s`, more than zero.
 fn timeout(text: &str) -> Result<Duration, String> {
     const HINT: &str = "Write a duration such as 500ms, 5s, 2m or 1m30s";
-    let ms =
-        crate::position::parse_duration(text.trim()).map_err(|why| format!("{why}. {HINT}"))?;
+    let text = text.trim();
+    if text.starts_with('-') {
+        return Err(format!("a timeout can't be negative. {HINT}"));
+    }
+    let ms = crate::position::parse_duration(text).map_err(|why| format!("{why}. {HINT}"))?;
     if ms == 0 {
         return Err(format!("a timeout must be more than 0. {HINT}"));
     }
@@ -149,7 +194,7 @@ pub(crate) struct Selector {
     pub(crate) topic: Vec<String>,
     /// Only these partitions (repeat, or a comma list) [default: all]
     #[arg(long, short = 'p', value_delimiter = ',', value_name = "P",
-          value_parser = clap::value_parser!(i32).range(0..))]
+          allow_negative_numbers = true, value_parser = partition_id)]
     pub(crate) partition: Vec<i32>,
     /// Where to start
     #[arg(
@@ -191,7 +236,7 @@ pub(crate) struct ReadArgs {
     #[arg(long)]
     pub(crate) exact_time: bool,
     /// Stop after this many records
-    #[arg(long, short = 'c', value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, short = 'c', value_name = "N", allow_negative_numbers = true, value_parser = record_count)]
     pub(crate) count: Option<u64>,
     /// json, raw, or a template such as '%p %o %T %k %s\n'
     #[arg(long, short = 'f', default_value = "json", value_name = "FORMAT")]
@@ -230,7 +275,7 @@ pub(crate) struct CommitArgs {
     pub(crate) topic: Vec<String>,
     /// Only these partitions (repeat, or a comma list) [default: all]
     #[arg(long, short = 'p', value_delimiter = ',', value_name = "P",
-          value_parser = clap::value_parser!(i32).range(0..))]
+          allow_negative_numbers = true, value_parser = partition_id)]
     pub(crate) partition: Vec<i32>,
     /// The position to commit: the group restarts there
     #[arg(long, value_name = "POS", allow_hyphen_values = true)]

@@ -84,6 +84,123 @@ impl Fail {
     }
 }
 
+/// The subcommands, for usage lines.
+const SUBCOMMANDS: [&str; 5] = ["read", "offsets", "metadata", "commit", "committed"];
+
+impl Fail {
+    /// A command-line parse error as one usage line (exit 2) that names the flag and says
+    /// what to do, built from clap's error kind and context instead of clap's several lines
+    /// of usage. `args` are the process's arguments (for the subcommand's name). Not for
+    /// `--help` and `--version`, which clap prints itself.
+    pub(crate) fn from_clap(error: &clap::Error, args: &[String]) -> Fail {
+        use clap::error::{ContextKind, ContextValue, ErrorKind};
+        let sub = args
+            .iter()
+            .skip(1)
+            .find(|a| SUBCOMMANDS.contains(&a.as_str()));
+        // "read has no flag --x" or "kseek has no flag --x".
+        let (who, command) = match sub {
+            Some(sub) => (sub.clone(), format!("kseek {sub}")),
+            None => ("kseek".to_owned(), "kseek".to_owned()),
+        };
+        let strings = |kind: ContextKind| -> Vec<String> {
+            match error.get(kind) {
+                Some(ContextValue::String(s)) => vec![s.clone()],
+                Some(ContextValue::Strings(v)) => v.clone(),
+                Some(ContextValue::StyledStr(s)) => vec![s.to_string()],
+                Some(ContextValue::StyledStrs(v)) => v.iter().map(ToString::to_string).collect(),
+                _ => Vec::new(),
+            }
+        };
+        let first = |kind: ContextKind| strings(kind).into_iter().next().unwrap_or_default();
+        // "--partition <P>" names the flag as --partition.
+        let arg = first(ContextKind::InvalidArg);
+        let flag = arg.split_whitespace().next().unwrap_or_default().to_owned();
+        let value = first(ContextKind::InvalidValue);
+        let suggestion = |kind: ContextKind| match strings(kind).as_slice() {
+            [] => String::new(),
+            some => format!(" (did you mean {}?)", one_of(some)),
+        };
+        let help = format!("See {command} --help");
+        let message = match error.kind() {
+            ErrorKind::InvalidValue if value.is_empty() => {
+                let valid = strings(ContextKind::ValidValue);
+                if valid.is_empty() {
+                    format!("{flag} needs a value. Write {arg}")
+                } else {
+                    format!("{flag} needs a value. Give {}", one_of(&valid))
+                }
+            }
+            ErrorKind::InvalidValue => format!(
+                "invalid {flag} {value:?}. Give {}{}",
+                one_of(&strings(ContextKind::ValidValue)),
+                suggestion(ContextKind::SuggestedValue)
+            ),
+            ErrorKind::ValueValidation => {
+                let why = std::error::Error::source(error)
+                    .map_or_else(|| "not valid".to_owned(), ToString::to_string);
+                format!("invalid {flag} {value:?}: {why}")
+            }
+            ErrorKind::UnknownArgument if flag.starts_with('-') => format!(
+                "{who} has no flag {flag}{}. {help}",
+                suggestion(ContextKind::SuggestedArg)
+            ),
+            ErrorKind::UnknownArgument => format!(
+                "{who} takes no argument {flag:?} (values follow their flag, as in --topic NAME). {help}"
+            ),
+            ErrorKind::InvalidSubcommand => format!(
+                "unknown subcommand {:?}. Use {}{}",
+                first(ContextKind::InvalidSubcommand),
+                one_of(&SUBCOMMANDS.map(str::to_owned)),
+                suggestion(ContextKind::SuggestedSubcommand)
+            ),
+            ErrorKind::MissingSubcommand | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => format!(
+                "kseek needs a subcommand. Use {}; kseek --help shows them",
+                one_of(&SUBCOMMANDS.map(str::to_owned))
+            ),
+            ErrorKind::MissingRequiredArgument => {
+                let missing = strings(ContextKind::InvalidArg);
+                format!(
+                    "{who} needs {}. Add {}; {command} --help shows the forms",
+                    missing.join(" and "),
+                    if missing.len() == 1 { "it" } else { "them" }
+                )
+            }
+            ErrorKind::ArgumentConflict => {
+                let prior: Vec<String> = strings(ContextKind::PriorArg)
+                    .iter()
+                    .map(|a| a.split_whitespace().next().unwrap_or_default().to_owned())
+                    .collect();
+                if prior == [flag.clone()] {
+                    format!("{flag} is given twice. Give it once")
+                } else {
+                    format!(
+                        "{flag} can't be used with {}. Drop one of them",
+                        prior.join(" or ")
+                    )
+                }
+            }
+            _ => {
+                // Kinds the flags above can't produce (too many values, invalid UTF-8, ...):
+                // clap's own first line, without its "error: " prefix.
+                let rendered = error.render().to_string();
+                let line = rendered.lines().next().unwrap_or_default();
+                format!("{}. {help}", line.trim_start_matches("error: ").trim_end_matches('.'))
+            }
+        };
+        Fail::usage(one_line(&message))
+    }
+}
+
+/// `a`, `a or b`, `a, b or c`.
+fn one_of(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
 /// The error a retry gave up on, through every [`Error::RetriesExhausted`] and
 /// [`Error::Bootstrap`] wrapper.
 fn innermost(error: &Error) -> &Error {

@@ -22,14 +22,19 @@ use fail::Fail;
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
-            // --help and --version land here too (exit 0); a closed stdout is not an error.
+        Err(e) if !e.use_stderr() => {
+            // --help and --version, as clap prints them (exit 0); a closed stdout is no error.
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() {
-                fail::USAGE
-            } else {
-                fail::OK
-            });
+            return ExitCode::from(fail::OK);
+        }
+        Err(e) => {
+            // The arguments again, only to name the subcommand in the line.
+            let args: Vec<String> = std::env::args_os()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            let f = Fail::from_clap(&e, &args);
+            report(&f);
+            return ExitCode::from(f.code);
         }
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()

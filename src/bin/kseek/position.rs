@@ -49,7 +49,7 @@ pub(crate) fn parse(text: &str, now_ms: TimestampMs) -> Result<Position, String>
         if rest.is_empty() {
             return Err(format!("'-' needs a duration. {HINT}"));
         }
-        let ms = parse_duration(rest).map_err(|why| format!("-{why}. {HINT}"))?;
+        let ms = parse_duration(rest).map_err(|why| format!("{why}. {HINT}"))?;
         return now_ms
             .checked_sub(ms)
             .filter(|t| *t >= 0)
@@ -126,11 +126,11 @@ pub(crate) fn parse_duration(text: &str) -> Result<i64, String> {
             i += 1;
         }
         if i == digits_start {
-            return Err(format!("{text}: expected a number at {:?}", &text[i..]));
+            return Err(format!("expected a number at {:?}", &text[i..]));
         }
         let n: i64 = text[digits_start..i]
             .parse()
-            .map_err(|_| format!("{text}: number too large"))?;
+            .map_err(|_| "number too large".to_owned())?;
         let unit_start = i;
         while i < bytes.len() && bytes[i].is_ascii_alphabetic() {
             i += 1;
@@ -141,13 +141,13 @@ pub(crate) fn parse_duration(text: &str) -> Result<i64, String> {
             "m" => 60_000,
             "s" => 1_000,
             "ms" => 1,
-            "" => return Err(format!("{text}: {n} needs a unit (d, h, m, s or ms)")),
-            other => return Err(format!("{text}: unknown unit {other:?}")),
+            "" => return Err(format!("{n} needs a unit (d, h, m, s or ms)")),
+            other => return Err(format!("unknown unit {other:?}")),
         };
         total = n
             .checked_mul(unit_ms)
             .and_then(|ms| total.checked_add(ms))
-            .ok_or_else(|| format!("{text}: duration too large"))?;
+            .ok_or_else(|| "duration too large".to_owned())?;
     }
     Ok(total)
 }

@@ -21,7 +21,7 @@ mod read;
 
 /// Runs the subcommand of `cli`.
 pub(crate) async fn run(cli: Cli) -> Result<(), Fail> {
-    let config = cli.client_config();
+    let config = cli.client_config()?;
     let now = now_ms();
     match cli.command {
         Command::Read(args) => read::run(&config, args, now).await,
