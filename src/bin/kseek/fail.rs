@@ -263,7 +263,7 @@ fn hint(error: &Error) -> &'static str {
         Error::RetriesExhausted { source, .. } => hint(source),
         // Connected, but no answer: something else listens there, or it wants TLS or SASL.
         Error::Bootstrap { source, .. } if matches!(innermost(source), Error::Timeout { .. }) => {
-            "Check that --bootstrap is a Kafka listener and that it speaks plaintext (a TLS or SASL listener gives no answer), or raise --request-timeout"
+            "Check that --bootstrap is a Kafka listener that speaks plaintext (a TLS listener gives a plaintext client no answer), or raise --request-timeout"
         }
         Error::Bootstrap { .. } | Error::Io { .. } | Error::ConnectionClosed { .. } => {
             "Check that Kafka is running and reachable at --bootstrap (or KSEEK_BOOTSTRAP)"
