@@ -325,6 +325,44 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_timeout_flags_set_the_client_config() {
+        let config = |args: &[&str]| {
+            let all = [&["kseek", "metadata", "--bootstrap", "b:1,c:2"][..], args].concat();
+            Cli::try_parse_from(all).unwrap().client_config().unwrap()
+        };
+        let c = config(&[
+            "--connect-timeout",
+            "500ms",
+            "--request-timeout",
+            "5s",
+            "--retry-deadline",
+            "1m30s",
+        ]);
+        assert_eq!(c.bootstrap, ["b:1,c:2"]);
+        assert_eq!(c.connection.connect_timeout, Duration::from_millis(500));
+        assert_eq!(c.connection.request_timeout, Duration::from_secs(5));
+        assert_eq!(c.retry_deadline, Duration::from_secs(90));
+        let defaults = config(&[]);
+        let library = kseek::ConnectionConfig::default();
+        assert_eq!(defaults.connection.connect_timeout, library.connect_timeout);
+        assert_eq!(defaults.connection.request_timeout, library.request_timeout);
+        assert_eq!(defaults.retry_deadline, RETRY_DEADLINE);
+        // Global: after the subcommand's own flags too.
+        let cli = Cli::try_parse_from(["kseek", "read", "--topic", "t", "--request-timeout", "2s"]);
+        assert_eq!(cli.unwrap().request_timeout, Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn timeouts_are_positive_durations() {
+        assert_eq!(timeout("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(timeout(" 2m "), Ok(Duration::from_secs(120)));
+        assert!(timeout("0s").unwrap_err().contains("more than 0"));
+        assert!(timeout("-1s").unwrap_err().contains("can't be negative"));
+        assert!(timeout("5").unwrap_err().contains("needs a unit"));
+        assert!(timeout("").unwrap_err().contains("500ms, 5s"));
+    }
+
+    #[test]
     fn the_command_line_parses() {
         use clap::CommandFactory;
         Cli::command().debug_assert();

@@ -661,6 +661,64 @@ mod tests {
         assert!(f.message.contains("--request-timeout"), "{f}");
     }
 
+    /// The line for the command line `args` (which must not parse).
+    fn usage_line(args: &[&str]) -> String {
+        use clap::Parser;
+        let e = crate::args::Cli::try_parse_from(args).unwrap_err();
+        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        let f = Fail::from_clap(&e, &args);
+        assert_eq!(f.code, USAGE, "{f}");
+        f.to_string()
+    }
+
+    #[test]
+    fn clap_errors_become_one_line() {
+        for (args, line) in [
+            (
+                &["kseek", "read", "--topic", "t", "--partition", "-1"][..],
+                "kseek: invalid --partition \"-1\": a partition must be >= 0 (partitions count from 0). Give 0, 1, 2... or a list such as 0,2.",
+            ),
+            (
+                &["kseek", "read", "--topic", "t", "--isolation", "committed"],
+                "kseek: invalid --isolation \"committed\". Give read_uncommitted or read_committed (did you mean read_committed?).",
+            ),
+            (
+                &["kseek", "commit", "--group", "g", "--topic", "t"],
+                "kseek: commit needs --to <POS>. Add it; kseek commit --help shows the forms.",
+            ),
+            (
+                &["kseek", "offsets", "--topic"],
+                "kseek: --topic needs a value. Write --topic <TOPIC>.",
+            ),
+            (
+                &["kseek", "read", "--topic", "t", "--bogus"],
+                "kseek: read has no flag --bogus. See kseek read --help.",
+            ),
+            (
+                &["kseek", "--bogus"],
+                "kseek: kseek has no flag --bogus. See kseek --help.",
+            ),
+            (
+                &["kseek", "read", "--topic", "t", "--follow", "--to", "now"],
+                "kseek: --follow can't be used with --to. Drop one of them.",
+            ),
+            (
+                &["kseek", "read", "--topic", "t", "--to", "now", "--to", "now"],
+                "kseek: --to is given twice. Give it once.",
+            ),
+            (
+                &["kseek", "metadatas"],
+                "kseek: unknown subcommand \"metadatas\". Use read, offsets, metadata, commit or committed (did you mean metadata?).",
+            ),
+            (
+                &["kseek"],
+                "kseek: kseek needs a subcommand. Use read, offsets, metadata, commit or committed; kseek --help shows them.",
+            ),
+        ] {
+            assert_eq!(usage_line(args), line, "{args:?}");
+        }
+    }
+
     #[test]
     fn connection_failures_say_to_check_the_bootstrap() {
         let e = Error::Bootstrap {
