@@ -263,7 +263,13 @@ fn hint(error: &Error) -> &'static str {
         Error::RetriesExhausted { source, .. } => hint(source),
         // Connected, but no answer: something else listens there, or it wants TLS or SASL.
         Error::Bootstrap { source, .. } if matches!(innermost(source), Error::Timeout { .. }) => {
-            "Check that --bootstrap is a Kafka listener that speaks plaintext (a TLS listener gives a plaintext client no answer), or raise --request-timeout"
+            "Check that --bootstrap is a Kafka listener that speaks plaintext (a TLS listener gives a plaintext client no answer); a slow broker needs a longer --request-timeout"
+        }
+        // The TCP connect itself took too long: nothing answered the SYN.
+        Error::Bootstrap { source, .. }
+            if matches!(innermost(source), Error::Io { source, .. } if source.kind() == std::io::ErrorKind::TimedOut) =>
+        {
+            "Check that Kafka is reachable at --bootstrap (a firewall may drop the connection), or raise --connect-timeout"
         }
         Error::Bootstrap { .. } | Error::Io { .. } | Error::ConnectionClosed { .. } => {
             "Check that Kafka is running and reachable at --bootstrap (or KSEEK_BOOTSTRAP)"
@@ -638,6 +644,24 @@ mod tests {
         assert_eq!(
             Fail::kafka("resolving the read", &e).to_string(),
             "kseek: topic \"x\" has no partition 9 (it has 3: 0 to 2). Pick partitions that exist; kseek metadata --topic x lists them."
+        );
+    }
+
+    #[test]
+    fn a_connect_that_times_out_points_at_connect_timeout() {
+        let e = Error::Bootstrap {
+            servers: vec!["10.0.0.1:9092".into()],
+            source: Box::new(Error::Io {
+                broker: "10.0.0.1:9092".into(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "connect timed out after 500ms",
+                ),
+            }),
+        };
+        assert_eq!(
+            Fail::kafka("connecting", &e).to_string(),
+            "kseek: cannot connect to Kafka at 10.0.0.1:9092: connect timed out after 500ms. Check that Kafka is reachable at --bootstrap (a firewall may drop the connection), or raise --connect-timeout."
         );
     }
 
