@@ -1570,3 +1570,36 @@ fn a_time_lookup_on_a_message_format_v0_topic_says_to_use_an_offset_position() {
     )
     .ok();
 }
+
+/// A missing topic is waited for by the library's retries (a topic just created may be
+/// unknown for a moment), as long as --retry-deadline says, then reported in one line.
+#[test]
+fn a_missing_topic_is_retried_until_the_retry_deadline_then_reported() {
+    let broker = support::broker();
+    let missing = support::unique_name("cli-missing");
+    for args in [
+        &["offsets", "--topic", &missing][..],
+        &["metadata", "--topic", &missing],
+        &["committed", "--group", "g", "--topic", &missing],
+        &[
+            "commit", "--group", "g", "--topic", &missing, "--to", "offset:0",
+        ],
+    ] {
+        let r = kseek(broker, &[args, &["--retry-deadline", "1s"][..]].concat());
+        let line = r.error(3);
+        eprintln!("{:?}: {line}", r.took);
+        assert!(
+            line.contains(&format!("topic {missing:?} does not exist")),
+            "{line}"
+        );
+        // Retried (backoff 100 ms, then 200 ms, ...), and given up well before the CLI's
+        // default deadline of 10 s: the flag took effect.
+        assert!(
+            r.took >= Duration::from_millis(300),
+            "{}: {:?}",
+            r.what,
+            r.took
+        );
+        assert!(r.took < Duration::from_secs(8), "{}: {:?}", r.what, r.took);
+    }
+}
