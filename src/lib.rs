@@ -44,6 +44,8 @@ pub mod group;
 pub mod plan;
 pub mod read;
 pub mod resolve;
+#[cfg(feature = "sasl")]
+pub mod sasl;
 pub mod security;
 #[cfg(test)]
 mod sim;
@@ -54,7 +56,7 @@ pub use conn::{Connection, ConnectionConfig};
 pub use error::{Error, Result};
 pub use group::{CommitOffset, CommittedOffset};
 pub use plan::{End, IsolationLevel, PartitionPlan, Plan, ReadSpec, Start, TimestampMs};
-pub use security::{SaslConfig, SecurityConfig, SecurityProtocol, TlsConfig};
 pub use read::{
     BatchStream, FetchedBatch, PartitionPosition, ReadOptions, ReadRecord, RecordStream,
 };
+pub use security::{SaslConfig, SecurityConfig, SecurityProtocol, TlsConfig};
