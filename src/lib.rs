@@ -42,8 +42,11 @@ pub mod conn;
 pub mod error;
 pub mod group;
 pub mod plan;
+pub mod properties;
 pub mod read;
 pub mod resolve;
+#[cfg(feature = "sasl")]
+pub mod sasl;
 pub mod security;
 #[cfg(test)]
 mod sim;
