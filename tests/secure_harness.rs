@@ -332,7 +332,7 @@ fn exchange(stream: &mut TcpStream, api_key: i16, version: i16, body: &[u8]) -> 
     let mut len = [0u8; 4];
     stream.read_exact(&mut len).unwrap();
     let len = usize::try_from(i32::from_be_bytes(len)).unwrap();
-    assert!(len >= 4 && len < 1 << 20, "response length {len}");
+    assert!((4..1 << 20).contains(&len), "response length {len}");
     let mut response = vec![0u8; len];
     stream.read_exact(&mut response).unwrap();
     assert_eq!(response[..4], 7i32.to_be_bytes(), "correlation id");
