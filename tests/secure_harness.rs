@@ -49,7 +49,17 @@ fn java_client_writes_and_reads_over_every_listener() {
             .plaintext()
             .new_topic("secure-every-listener", 1, &[]);
         let mut written: Vec<Record> = Vec::new();
-        let clients = working_clients(broker);
+        let mut clients = working_clients(broker);
+        if broker.version() != KafkaVersion::V4_4 {
+            // Every mechanism on 4.4; one client per listener on the older release (each JVM
+            // run costs seconds).
+            let mut listeners = Vec::new();
+            clients.retain(|c| {
+                let first = !listeners.contains(&c.listener());
+                listeners.push(c.listener());
+                first
+            });
+        }
         for (i, client) in clients.iter().enumerate() {
             let what = describe(client);
             let line = format!(
