@@ -49,7 +49,17 @@ fn java_client_writes_and_reads_over_every_listener() {
             .plaintext()
             .new_topic("secure-every-listener", 1, &[]);
         let mut written: Vec<Record> = Vec::new();
-        let clients = working_clients(broker);
+        let mut clients = working_clients(broker);
+        if broker.version() != KafkaVersion::V4_4 {
+            // Every mechanism on 4.4; one client per listener on the older release (each JVM
+            // run costs seconds).
+            let mut listeners = Vec::new();
+            clients.retain(|c| {
+                let first = !listeners.contains(&c.listener());
+                listeners.push(c.listener());
+                first
+            });
+        }
         for (i, client) in clients.iter().enumerate() {
             let what = describe(client);
             let line = format!(
@@ -128,9 +138,9 @@ fn kcat_reads_with_the_librdkafka_config_files() {
                 .client(Listener::SaslPlaintext)
                 .mechanism(Mechanism::OAuthBearer),
         ];
-        // librdkafka 2.0.2 (kcat 1.7.1) fails SCRAM against Kafka 4.4.0 with "invalid
-        // credentials" where the Java client and a plain RFC 5802 client succeed; against 3.9
-        // it works.
+        // librdkafka 2.0.2 (kcat 1.7.1) fails SCRAM against Kafka 4.4.0 ("invalid credentials"):
+        // its client-final-message's nonce is the client nonce followed by the server's whole
+        // nonce (which already starts with the client nonce), and 4.4 checks it; 3.9 does not.
         if broker.version() != KafkaVersion::V4_4 {
             clients.push(broker.client(Listener::SaslSsl));
             clients.push(
