@@ -162,7 +162,7 @@ async fn exact_windows_resolves_and_commits_over_every_secured_listener() {
                 .await
                 .unwrap_or_else(|e| panic!("{what}: {e}"));
             let committed = client
-                .committed(&group, &[topic.clone()])
+                .committed(&group, std::slice::from_ref(&topic))
                 .await
                 .unwrap_or_else(|e| panic!("{what}: {e}"));
             let offsets: BTreeMap<i32, i64> = committed
@@ -436,7 +436,7 @@ async fn acls_name_the_topic_or_the_group() {
     read_window(&carol, &topic).await.unwrap();
     let group = support::unique_name("carol-group");
     let err = carol
-        .committed(&group, &[topic.clone()])
+        .committed(&group, std::slice::from_ref(&topic))
         .await
         .unwrap_err();
     let line = err.to_string();

@@ -165,7 +165,6 @@ impl Connection {
             .auth_send(
                 &SaslHandshakeRequest {
                     mechanism: mechanism.to_owned(),
-                    ..Default::default()
                 },
                 handshake_version,
             )
