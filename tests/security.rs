@@ -2,7 +2,10 @@
 //! exact time windows, resolves and commits over SASL_SSL (SCRAM-SHA-512, PLAIN), SSL with a
 //! client certificate, and SASL_PLAINTEXT (SCRAM-SHA-256, OAUTHBEARER), configured from the
 //! `client.properties` and kcat config files users already have; every error a user can meet
-//! there; ACLs; and KIP-368 re-authentication during a long read.
+//! there; ACLs; and KIP-368 re-authentication during a long read. The `kseek` command line
+//! reads an exact window with `--config client.properties`.
+
+#![cfg(all(feature = "tls", feature = "sasl"))]
 
 mod support;
 
@@ -19,8 +22,7 @@ use kseek::{
 };
 use kseek_protocol::messages::metadata::MetadataRequest;
 use support::secure::{
-    secure_broker, secure_brokers, ClientCert, ClientSpec, Listener, Mechanism, SecureBroker,
-    Trust,
+    secure_broker, secure_brokers, ClientCert, ClientSpec, Listener, Mechanism, SecureBroker, Trust,
 };
 use support::{NewRecord, Record};
 
@@ -362,7 +364,11 @@ async fn tls_to_a_plaintext_port_and_plaintext_to_a_tls_port_are_clear_errors() 
     assert!(started.elapsed() < Duration::from_secs(5), "never hangs");
 
     // No SASL spoken to a SASL listener.
-    let config = mismatched(broker, broker.bootstrap(Listener::SaslPlaintext), "PLAINTEXT");
+    let config = mismatched(
+        broker,
+        broker.bootstrap(Listener::SaslPlaintext),
+        "PLAINTEXT",
+    );
     let err = kseek::Client::with_config(config).await.unwrap_err();
     let line = err.to_string();
     assert!(line.contains("SASL"), "{line}");
@@ -371,9 +377,12 @@ async fn tls_to_a_plaintext_port_and_plaintext_to_a_tls_port_are_clear_errors() 
 #[tokio::test]
 async fn an_untrusted_certificate_or_a_wrong_host_names_the_subject_and_what_was_expected() {
     let broker = secure_broker();
-    let err = connect(&broker.client(Listener::SaslSsl).trust(Trust::UntrustedCa), false)
-        .await
-        .unwrap_err();
+    let err = connect(
+        &broker.client(Listener::SaslSsl).trust(Trust::UntrustedCa),
+        false,
+    )
+    .await
+    .unwrap_err();
     let line = err.to_string();
     assert!(matches!(err, Error::Tls { .. }), "{line}");
     assert!(
@@ -509,4 +518,183 @@ async fn sessions_are_renewed_during_a_long_read_without_losing_or_repeating_a_r
     expected.sort();
     got.sort();
     assert_eq!(got, expected);
+}
+
+/// The command line with users' own files: `--config client.properties` (Java names) and
+/// kcat's `-F` file (librdkafka names), `-X` on top; one-line errors with exit 3 (Kafka) or 2
+/// (settings), never a secret.
+#[cfg(feature = "cli")]
+mod cli {
+    use std::process::Command;
+
+    use super::*;
+
+    struct Run {
+        code: Option<i32>,
+        stdout: String,
+        stderr: String,
+    }
+
+    fn kseek(args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kseek"));
+        cmd.args(args).env_remove("KSEEK_BOOTSTRAP");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        Run {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    fn rfc3339(ms: i64) -> String {
+        // 2026-01-01T10:00:00Z is TEN; the window is whole minutes after it.
+        let minutes = (ms - TEN) / MINUTE;
+        format!("2026-01-01T10:{minutes:02}:00Z")
+    }
+
+    fn window_args<'a>(topic: &'a str, from: &'a str, to: &'a str) -> Vec<&'a str> {
+        vec![
+            "read",
+            "--topic",
+            topic,
+            "--from",
+            from,
+            "--to",
+            to,
+            "--format",
+            "%p %o %s\n",
+            "-q",
+        ]
+    }
+
+    #[test]
+    fn read_with_a_client_properties_file_prints_exactly_the_window() {
+        let broker = secure_broker();
+        let (topic, written) = window_topic(broker);
+        let (from, to) = (rfc3339(TEN), rfc3339(TEN + 5 * MINUTE));
+        let mut expected: Vec<String> = written
+            .iter()
+            .filter(|r| (TEN..TEN + 5 * MINUTE).contains(&r.timestamp))
+            .map(|r| {
+                format!(
+                    "{} {} {}",
+                    r.partition,
+                    r.offset,
+                    String::from_utf8_lossy(r.value.as_deref().unwrap_or_default())
+                )
+            })
+            .collect();
+        expected.sort();
+        for (spec, flag, librdkafka) in [
+            (broker.client(Listener::SaslSsl), "--config", false),
+            (
+                broker.client(Listener::SaslSsl).mechanism(Mechanism::Plain),
+                "-F",
+                true,
+            ),
+            (broker.client(Listener::Ssl), "--config", false),
+        ] {
+            let file = if librdkafka {
+                spec.write_librdkafka_properties()
+            } else {
+                spec.write_java_properties()
+            };
+            let file = file.display().to_string();
+            let mut args = window_args(&topic, &from, &to);
+            args.extend([flag, file.as_str()]);
+            let run = kseek(&args, &[]);
+            assert_eq!(run.code, Some(0), "{:?}: {}", spec.listener(), run.stderr);
+            let mut got: Vec<String> = run.stdout.lines().map(str::to_owned).collect();
+            got.sort();
+            assert_eq!(got, expected, "{:?} {flag}", spec.listener());
+            let _ = std::fs::remove_file(&file);
+        }
+    }
+
+    #[test]
+    fn secrets_come_from_the_environment_and_never_show_in_errors() {
+        let broker = secure_broker();
+        let spec = broker.client(Listener::SaslSsl);
+        let ca = format!("ssl.ca.location={}", broker.ca_file().display());
+        let bootstrap = format!("bootstrap.servers={}", spec.bootstrap());
+        let base = [
+            "metadata",
+            "-X",
+            bootstrap.as_str(),
+            "-X",
+            "security.protocol=SASL_SSL",
+            "-X",
+            "sasl.mechanism=SCRAM-SHA-512",
+            "-X",
+            "sasl.username=alice",
+            "-X",
+            ca.as_str(),
+        ];
+        // The right password from the environment.
+        let mut args = base.to_vec();
+        args.extend(["-X", "sasl.password=${env:KSEEK_TEST_PASSWORD}"]);
+        let run = kseek(&args, &[("KSEEK_TEST_PASSWORD", broker.password("alice"))]);
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+
+        // A wrong one: exit 3, one line naming the mechanism, never the password.
+        let run = kseek(&args, &[("KSEEK_TEST_PASSWORD", "hunter2-wrong")]);
+        assert_eq!(run.code, Some(3), "{}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+        assert!(run.stderr.contains("SCRAM-SHA-512"), "{}", run.stderr);
+        assert!(!run.stderr.contains("hunter2"), "{}", run.stderr);
+
+        // A variable that isn't set: exit 2, naming it.
+        let run = kseek(&args, &[]);
+        assert_eq!(run.code, Some(2), "{}", run.stderr);
+        assert!(run.stderr.contains("KSEEK_TEST_PASSWORD"), "{}", run.stderr);
+
+        // An unknown property: exit 2, naming it; a secret given inline is not echoed.
+        let mut args = base.to_vec();
+        args.extend(["-X", "sasl.pasword=hunter2-typo"]);
+        let run = kseek(&args, &[]);
+        assert_eq!(run.code, Some(2), "{}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+        assert!(run.stderr.contains("sasl.pasword"), "{}", run.stderr);
+        assert!(!run.stderr.contains("hunter2"), "{}", run.stderr);
+
+        // --help shows no secret either.
+        let run = kseek(&["read", "--help"], &[("KSEEK_TEST_PASSWORD", "hunter2")]);
+        assert!(!run.stdout.contains("hunter2"));
+    }
+
+    #[test]
+    fn tls_and_certificate_errors_are_one_line_with_exit_3() {
+        let broker = secure_broker();
+        let untrusted = broker.client(Listener::SaslSsl).trust(Trust::UntrustedCa);
+        let wrong_host = broker.client(Listener::SaslSslWrongHost);
+        let no_cert = broker.client(Listener::Ssl).client_cert(ClientCert::None);
+        for (spec, expect) in [
+            (&untrusted, "not signed by a trusted CA"),
+            (&wrong_host, "is not valid for 127.0.0.1"),
+            (&no_cert, "client certificate"),
+        ] {
+            let file = spec.write_java_properties().display().to_string();
+            let run = kseek(&["metadata", "--config", &file], &[]);
+            let _ = std::fs::remove_file(&file);
+            assert_eq!(run.code, Some(3), "{:?}: {}", spec.listener(), run.stderr);
+            assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+            assert!(run.stderr.contains(expect), "{}", run.stderr);
+        }
+        // Hostname verification off: a warning, then it works.
+        let spec = broker
+            .client(Listener::SaslSslWrongHost)
+            .no_hostname_verification();
+        let file = spec.write_java_properties().display().to_string();
+        let run = kseek(&["metadata", "--config", &file], &[]);
+        let _ = std::fs::remove_file(&file);
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        assert!(
+            run.stderr.contains("hostname verification is off"),
+            "{}",
+            run.stderr
+        );
+    }
 }

@@ -267,15 +267,12 @@ async fn authenticator(sasl: &SaslConfig) -> std::result::Result<Authenticator, 
     let mut authenticator = Authenticator::new(sasl).map_err(|e| e.to_string())?;
     if let Some(command) = authenticator.token_command() {
         let command = command.to_owned();
-        let token = tokio::task::spawn_blocking(move || {
-            run_token_command(&command, TOKEN_COMMAND_TIMEOUT)
-        })
-        .await
-        .map_err(|e| format!("the token command did not finish: {e}"))?
-        .map_err(|e| e.to_string())?;
-        authenticator
-            .set_token(token)
-            .map_err(|e| e.to_string())?;
+        let token =
+            tokio::task::spawn_blocking(move || run_token_command(&command, TOKEN_COMMAND_TIMEOUT))
+                .await
+                .map_err(|e| format!("the token command did not finish: {e}"))?
+                .map_err(|e| e.to_string())?;
+        authenticator.set_token(token).map_err(|e| e.to_string())?;
     }
     Ok(authenticator)
 }
