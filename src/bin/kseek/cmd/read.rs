@@ -16,6 +16,8 @@ use crate::output::{BatchFailed, RecordFormat, RecordWriter};
 use crate::progress::Progress;
 
 /// What the read loop saw next.
+// Boxing the batch would cost an allocation per batch; a Step lives for one loop turn.
+#[allow(clippy::large_enum_variant)]
 enum Step {
     /// A batch, an error, or the end (`None`).
     Next(Option<kseek::Result<FetchedBatch>>),
