@@ -319,17 +319,30 @@ fn write_json_record(out: &mut Vec<u8>, topic: &str, partition: i32, r: &Record<
 
 /// `n` in decimal, as `{}` prints it (no `fmt` machinery: this is per record).
 pub(crate) fn write_int(out: &mut Vec<u8>, n: i64) {
+    // "00" to "99": two digits per division.
+    const PAIRS: &[u8; 200] = b"\
+        0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
     // 20 digits hold u64::MAX; the sign goes in front.
     let mut digits = [0u8; 20];
     let mut at = digits.len();
     let mut rest = n.unsigned_abs();
-    loop {
+    while rest >= 100 {
+        let pair = (rest % 100) as usize * 2;
+        rest /= 100;
+        at -= 2;
+        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if rest >= 10 {
+        let pair = rest as usize * 2;
+        at -= 2;
+        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    } else {
         at -= 1;
-        digits[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
+        digits[at] = b'0' + rest as u8;
     }
     if n < 0 {
         out.push(b'-');
@@ -357,8 +370,19 @@ pub(crate) fn write_json_str(out: &mut Vec<u8>, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push(b'"');
     let bytes = s.as_bytes();
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    // `bytes[start..i]` needs no escape and is not written yet.
+    let (mut start, mut i) = (0, 0);
+    while let Some(&b) = bytes.get(i) {
+        // Eight bytes at a time while none needs an escape (the common case).
+        if let Some(word) = bytes
+            .get(i..i + 8)
+            .and_then(|w| <[u8; 8]>::try_from(w).ok())
+        {
+            if !needs_escape(u64::from_le_bytes(word)) {
+                i += 8;
+                continue;
+            }
+        }
         let escape: &[u8] = match b {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
@@ -368,7 +392,10 @@ pub(crate) fn write_json_str(out: &mut Vec<u8>, s: &str) {
             0x08 => b"\\b",
             0x0c => b"\\f",
             0..=0x1f => b"",
-            _ => continue,
+            _ => {
+                i += 1;
+                continue;
+            }
         };
         out.extend_from_slice(&bytes[start..i]);
         if escape.is_empty() {
@@ -378,10 +405,25 @@ pub(crate) fn write_json_str(out: &mut Vec<u8>, s: &str) {
         } else {
             out.extend_from_slice(escape);
         }
-        start = i + 1;
+        i += 1;
+        start = i;
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
+}
+
+/// Whether any of the eight bytes of `word` is a control character, `"` or `\` (exact: the
+/// zero-byte test `(v - 0x01..) & !v & 0x80..` is exact about whether some byte is zero, and
+/// `(w - 0x20..) & !w & 0x80..` about whether some byte is below 0x20).
+#[inline]
+fn needs_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH != 0;
+    let control = word.wrapping_sub(0x20 * ONES) & !word & HIGH != 0;
+    control
+        || has_zero(word ^ (u64::from(b'"') * ONES))
+        || has_zero(word ^ (u64::from(b'\\') * ONES))
 }
 
 /// `s` as a JSON string literal.
@@ -656,8 +698,60 @@ mod tests {
     }
 
     #[test]
+    fn json_escapes_in_long_strings_at_every_position() {
+        for at in 0..20 {
+            for (c, escaped) in [
+                ('"', "\\\""),
+                ('\\', "\\\\"),
+                ('\u{1}', "\\u0001"),
+                ('\u{1f}', "\\u001f"),
+            ] {
+                let mut s = "abcdefghijklmnopqrs".to_owned();
+                s.insert(at, c);
+                let want = format!("\"{}{escaped}{}\"", &s[..at], &s[at + 1..]);
+                assert_eq!(json_str(&s), want, "{s:?}");
+            }
+        }
+        // Plain bytes next to the escaped ones, and UTF-8 beyond ASCII, pass as they are.
+        assert_eq!(json_str("\u{7f} !#[]~ é ✓ 𝄞"), "\"\u{7f} !#[]~ é ✓ 𝄞\"");
+    }
+
+    #[test]
+    fn the_eight_byte_escape_test_agrees_with_the_byte_by_byte_one() {
+        let interesting = [
+            0x00u8, 0x01, 0x1f, 0x20, 0x21, 0x22, 0x23, 0x5b, 0x5c, 0x5d, 0x7f, 0x80, 0xa2, 0xdc,
+            0xff,
+        ];
+        for fill in [0x41u8, 0x20, 0x7f, 0x80, 0xff] {
+            for at in 0..8 {
+                for b in interesting {
+                    let mut word = [fill; 8];
+                    word[at] = b;
+                    let naive = word.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\');
+                    assert_eq!(needs_escape(u64::from_le_bytes(word)), naive, "{word:x?}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn integers_print_as_display_does() {
-        for n in [0, 1, -1, 9, 10, 42, -1234567890, i64::MAX, i64::MIN] {
+        for n in [
+            0,
+            1,
+            -1,
+            9,
+            10,
+            42,
+            99,
+            100,
+            101,
+            999,
+            1000,
+            -1234567890,
+            i64::MAX,
+            i64::MIN,
+        ] {
             let mut out = Vec::new();
             write_int(&mut out, n);
             assert_eq!(String::from_utf8(out).unwrap(), n.to_string());
