@@ -146,11 +146,16 @@ impl RecordFormat {
     }
 }
 
-/// How many formatted bytes collect before they go to the output in one write.
+/// How many formatted bytes collect, in whole batches, before they go to the output in one
+/// write.
 const WRITE_AT: usize = 64 * 1024;
+/// How many formatted bytes of one batch may collect before they go to the output even though
+/// the batch is not finished (once the rest of the batch is known to decode).
+const HOLD_AT: usize = 256 * 1024;
 
 /// Records formatted straight from a batch's record views into one reused buffer, which goes
-/// to `out` in writes of about [`WRITE_AT`] bytes: no copy, allocation or `await` per record.
+/// to `out` in writes of [`WRITE_AT`] bytes or more (at a batch's end) or of about [`HOLD_AT`]
+/// bytes (inside a large batch): no copy, allocation or `await` per record.
 ///
 /// A batch's output leaves the buffer only once every record of the batch is known to
 /// decode, so a batch that fails prints nothing (as a read through `RecordStream`, which
@@ -190,7 +195,8 @@ impl<W: Write> RecordWriter<W> {
     pub(crate) fn new(format: RecordFormat, out: W) -> Self {
         RecordWriter {
             format,
-            buf: Vec::with_capacity(2 * WRITE_AT),
+            // Room for a full hold and a record: the buffer never grows for common records.
+            buf: Vec::with_capacity(HOLD_AT + WRITE_AT),
             out,
             dirty: false,
         }
@@ -211,7 +217,10 @@ impl<W: Write> RecordWriter<W> {
         let mut printed = Printed::default();
         while printed.records < limit {
             let record = match records.next() {
-                None => return Ok(printed),
+                None => {
+                    self.write_out_from(WRITE_AT)?;
+                    return Ok(printed);
+                }
                 Some(Ok(record)) => record,
                 Some(Err(e)) => return Err(self.fail(mark, e)),
             };
@@ -219,16 +228,14 @@ impl<W: Write> RecordWriter<W> {
             printed.records += 1;
             printed.bytes += (record.key().map_or(0, <[u8]>::len)
                 + record.value().map_or(0, <[u8]>::len)) as u64;
-            if self.buf.len() >= WRITE_AT {
+            if self.buf.len() >= HOLD_AT {
                 if mark.is_some() {
                     if let Some(e) = records.clone().find_map(Result::err) {
                         return Err(self.fail(mark, e));
                     }
                     mark = None;
                 }
-                self.out.write_all(&self.buf).map_err(BatchFailed::Output)?;
-                self.buf.clear();
-                self.dirty = true;
+                self.write_out_from(HOLD_AT)?;
             }
         }
         // Stopped by the limit: what was printed stands only if the rest decodes too.
@@ -238,7 +245,18 @@ impl<W: Write> RecordWriter<W> {
             }
         }
         printed.stopped_before = records.next().and_then(Result::ok).map(|r| r.offset());
+        self.write_out_from(WRITE_AT)?;
         Ok(printed)
+    }
+
+    /// Writes the buffer to the output if it holds `at` bytes or more.
+    fn write_out_from<E>(&mut self, at: usize) -> Result<(), BatchFailed<E>> {
+        if self.buf.len() >= at {
+            self.out.write_all(&self.buf).map_err(BatchFailed::Output)?;
+            self.buf.clear();
+            self.dirty = true;
+        }
+        Ok(())
     }
 
     /// Drops the output of a batch that failed (from `mark`), and passes the error on.
@@ -655,10 +673,10 @@ mod tests {
     #[test]
     fn a_batch_that_fails_to_decode_prints_none_of_its_records() {
         let good = batch(0, 3);
-        // 1000 records whose declared count is one short: the last is trailing bytes, an
-        // error found only after more than WRITE_AT bytes of output.
-        let mut broken = batch(3, 1000).to_vec();
-        broken[57..61].copy_from_slice(&999i32.to_be_bytes());
+        // 3000 records whose declared count is one short: the last is trailing bytes, an
+        // error found only after more than HOLD_AT bytes of output.
+        let mut broken = batch(3, 3000).to_vec();
+        broken[57..61].copy_from_slice(&2999i32.to_be_bytes());
         let broken = Bytes::from(broken);
         let mut w = RecordWriter::new(RecordFormat::Json, Vec::new());
         let printed = w
