@@ -29,6 +29,29 @@
 //!
 //! `tests/quickstart.rs` runs this same code against real Kafka 4.4 and 3.9 brokers.
 //!
+//! # The fast path: record views, batch by batch
+//!
+//! [`RecordStream`] hands out owned [`ReadRecord`]s, one `await` each: convenient. The
+//! [`BatchStream`] under it hands out whole fetched batches ([`FetchedBatch`]) whose records
+//! are views into the fetched bytes: one `await` per batch, then a plain loop with no copy
+//! and no allocation per record. `kseek read` prints this way.
+//!
+//! ```no_run
+//! # async fn fast(client: kseek::Client, plan: kseek::Plan) -> kseek::Result<()> {
+//! let mut batches = client.read(plan, kseek::ReadOptions::default());
+//! let mut value_bytes = 0;
+//! while let Some(batch) = batches.next().await {
+//!     let batch = batch?;
+//!     for record in batch.records() {
+//!         value_bytes += record?.value().map_or(0, <[u8]>::len);
+//!     }
+//! }
+//! // What to commit: batches.positions(), or batches.positions_within_last(..) after
+//! // stopping inside a batch.
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! The wire format lives in [`kseek_protocol`], re-exported here as [`protocol`].
 
 pub use kseek_protocol as protocol;
