@@ -44,6 +44,8 @@ pub mod group;
 pub mod plan;
 pub mod read;
 pub mod resolve;
+#[cfg(feature = "sasl")]
+pub mod sasl;
 pub mod security;
 #[cfg(test)]
 mod sim;
