@@ -42,6 +42,7 @@ pub mod conn;
 pub mod error;
 pub mod group;
 pub mod plan;
+pub mod properties;
 pub mod read;
 pub mod resolve;
 #[cfg(feature = "sasl")]
