@@ -424,6 +424,8 @@ fn is_secret(key: &str) -> bool {
         "sasl.jaas.config"
             | "sasl.password"
             | "sasl.oauthbearer.token"
+            // A command may carry a credential in its arguments.
+            | "sasl.oauthbearer.token.command"
             | "ssl.keystore.key"
             | "ssl.key.pem"
             | "ssl.key.password"
@@ -469,18 +471,19 @@ fn substitute(
             rest = &rest[start + len + 1..];
             continue;
         };
-        let name =
-            match path_and_name.split_once(':') {
-                Some(("", name)) => name,
-                Some(_) => return Err(Error::Unsupported {
+        let name = match path_and_name.split_once(':') {
+            Some(("", name)) => name,
+            Some(_) => {
+                return Err(Error::Unsupported {
                     origin: entry.origin.clone(),
                     key: entry.key.clone(),
                     reason: format!(
                         "${{{provider}:PATH:NAME}} with a path is not supported; use ${{env:NAME}}"
                     ),
-                }),
-                None => path_and_name,
-            };
+                })
+            }
+            None => path_and_name,
+        };
         if !providers.iter().any(|p| p == provider) {
             return Err(Error::Unsupported {
                 origin: entry.origin.clone(),

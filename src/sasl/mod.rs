@@ -29,7 +29,7 @@ use std::fmt;
 
 use crate::security::{SaslConfig, Secret, TokenSource};
 
-pub use oauthbearer::run_token_command;
+pub use oauthbearer::{run_token_command, TOKEN_COMMAND_TIMEOUT};
 
 /// A `Result` whose error is a SASL [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -90,6 +90,12 @@ pub enum Error {
         mechanism: &'static str,
         /// The server's own words, with control characters escaped.
         message: String,
+    },
+    /// The operating system's random source failed, so no SCRAM nonce could be made.
+    #[error("{mechanism}: the operating system's random source failed")]
+    NoRandomness {
+        /// The mechanism.
+        mechanism: &'static str,
     },
     /// The token command failed (see [`run_token_command`]).
     #[error("OAUTHBEARER: the token command failed: {reason}")]
@@ -182,7 +188,7 @@ impl Authenticator {
                 *mechanism,
                 username,
                 password.clone(),
-                scram::random_nonce()?,
+                scram::random_nonce(config.mechanism_name())?,
             )?),
             SaslConfig::OAuthBearer { token } => {
                 Mechanism::OAuthBearer(oauthbearer::OAuthBearer::new(token)?)
@@ -277,14 +283,14 @@ impl Authenticator {
 
 impl TokenSource {
     /// The token: the static one, or what the command prints (see [`run_token_command`];
-    /// this blocks while the command runs).
+    /// this blocks while the command runs, at most [`TOKEN_COMMAND_TIMEOUT`]).
     ///
     /// # Errors
     /// [`Error::TokenCommand`] when the command fails or prints nothing.
     pub fn fetch(&self) -> Result<Secret> {
         match self {
             TokenSource::Static(token) => Ok(token.clone()),
-            TokenSource::Command(command) => run_token_command(command),
+            TokenSource::Command(command) => run_token_command(command, TOKEN_COMMAND_TIMEOUT),
         }
     }
 }
@@ -395,6 +401,8 @@ fn printable(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
     use crate::security::ScramMechanism;
     use proptest::prelude::*;
@@ -700,7 +708,7 @@ mod tests {
         let mut auth = Authenticator::new(&config).unwrap();
         let command = auth.token_command().unwrap().to_owned();
         assert!(matches!(auth.initial(), Err(Error::OutOfOrder { .. })));
-        auth.set_token(run_token_command(&command).unwrap())
+        auth.set_token(run_token_command(&command, TOKEN_COMMAND_TIMEOUT).unwrap())
             .unwrap();
         assert_eq!(auth.token_command(), None);
         assert_eq!(
@@ -711,18 +719,29 @@ mod tests {
 
     #[test]
     fn token_command_failures_are_clear() {
-        let err = run_token_command("echo oops >&2; exit 3").unwrap_err();
+        let err = run_token_command("echo oops >&2; exit 3", TOKEN_COMMAND_TIMEOUT).unwrap_err();
         assert_eq!(
             err.to_string(),
             "OAUTHBEARER: the token command failed: exit status: 3: oops"
         );
-        let err = run_token_command("echo secret-token-but-failed; exit 1").unwrap_err();
+        let err = run_token_command(
+            "echo secret-token-but-failed; exit 1",
+            TOKEN_COMMAND_TIMEOUT,
+        )
+        .unwrap_err();
         assert!(!err.to_string().contains("secret-token"), "{err}");
-        let err = run_token_command("printf '  \\n'").unwrap_err();
+        let err = run_token_command("printf '  \\n'", TOKEN_COMMAND_TIMEOUT).unwrap_err();
         assert_eq!(
             err.to_string(),
             "OAUTHBEARER: the token command failed: it printed no token"
         );
+        let err = run_token_command("exec sleep 10", Duration::from_millis(100)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "OAUTHBEARER: the token command failed: it did not finish within 100ms"
+        );
+        let err = run_token_command("printf '\\377'", TOKEN_COMMAND_TIMEOUT).unwrap_err();
+        assert!(err.to_string().ends_with("not UTF-8"), "{err}");
         assert_eq!(
             TokenSource::Command("echo abc".into()).fetch().unwrap(),
             Secret::new("abc")

@@ -5,7 +5,9 @@
 //! # References
 //! RFC 7628 sections 3.1 and 3.2.2, RFC 6750 section 2.1 (`b64token`), KIP-255.
 
+use std::io::Read;
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use super::{out_of_order, printable, Error, Result, Step};
 use crate::security::{Secret, TokenSource};
@@ -214,37 +216,73 @@ fn json_string(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Option<S
     }
 }
 
+/// How long [`TokenSource::fetch`] lets a token command run.
+pub const TOKEN_COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Runs `command` with `sh -c` and returns what it prints on standard output, trimmed: the
-/// OAUTHBEARER token. Blocks until the command ends; call it from `spawn_blocking`.
+/// OAUTHBEARER token. Blocks until the command ends, at most `timeout` (then it is killed);
+/// call it from `spawn_blocking`.
 ///
 /// # Errors
 /// [`Error::TokenCommand`] when `sh` can't start, the command exits unsuccessfully (the
-/// error has its exit status and standard error), prints something that isn't UTF-8, or
-/// prints nothing. Standard output never appears in the error.
-pub fn run_token_command(command: &str) -> Result<Secret> {
+/// error has its exit status and standard error), runs longer than `timeout`, prints
+/// something that isn't UTF-8, or prints nothing. Standard output never appears in the error.
+pub fn run_token_command(command: &str, timeout: Duration) -> Result<Secret> {
     let failed = |reason: String| Error::TokenCommand { reason };
-    let output = Command::new("sh")
+    let mut child = Command::new("sh")
         .arg("-c")
         .arg(command)
         .stdin(Stdio::null())
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .map_err(|e| failed(format!("could not start sh: {e}")))?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
+    // Both pipes are drained while the command runs, so a chatty command can't block on a
+    // full pipe.
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(failed(format!("it did not finish within {timeout:?}")));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => return Err(failed(format!("could not wait for it: {e}"))),
+        }
+    };
+    let stdout = stdout.join().unwrap_or_default();
+    let stderr = stderr.join().unwrap_or_default();
+    if !status.success() {
+        let stderr = String::from_utf8_lossy(&stderr);
         let stderr = stderr.trim();
         return Err(failed(if stderr.is_empty() {
-            format!("{}", output.status)
+            format!("{status}")
         } else {
-            format!("{}: {}", output.status, printable(stderr))
+            format!("{status}: {}", printable(stderr))
         }));
     }
-    let token = String::from_utf8(output.stdout)
+    let token = String::from_utf8(stdout)
         .map_err(|_| failed("it printed something that is not UTF-8".to_owned()))?;
     let token = token.trim();
     if token.is_empty() {
         return Err(failed("it printed no token".to_owned()));
     }
     Ok(Secret::new(token))
+}
+
+/// Reads a child's pipe to its end on a thread of its own.
+fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut bytes);
+        }
+        bytes
+    })
 }
 
 #[cfg(test)]

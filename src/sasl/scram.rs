@@ -47,12 +47,9 @@ enum State {
 }
 
 /// A fresh client nonce: 24 random bytes from the OS, in base64 (printable, no comma).
-pub(super) fn random_nonce() -> Result<String> {
+pub(super) fn random_nonce(mechanism: &'static str) -> Result<String> {
     let mut bytes = [0u8; 24];
-    getrandom::getrandom(&mut bytes).map_err(|_| Error::InvalidCredentials {
-        mechanism: "SCRAM",
-        reason: "the operating system's random source failed, so no nonce could be made",
-    })?;
+    getrandom::getrandom(&mut bytes).map_err(|_| Error::NoRandomness { mechanism })?;
     Ok(base64::encode(&bytes))
 }
 
