@@ -1891,6 +1891,76 @@ mod tests {
         assert!(err.contains("JKS truststores are not supported"), "{err}");
     }
 
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_text_never_panics(text in "\\PC{0,200}", jaas_text in "[a-zA-Z.=;'\"\\\\/* \n]{0,80}") {
+            let mut props = Properties::new();
+            let _ = props.add_text(&text, "f");
+            let _ = props.add_assignment(&text);
+            let mut config = ClientConfig::default();
+            let _ = props.apply_with_env(&mut config, &env);
+            let _ = jaas(&jaas_text);
+            let _ = jaas(&format!("org.apache.kafka.common.security.plain.PlainLoginModule required {jaas_text}"));
+            let entry = Entry { key: "client.id".into(), value: text.clone(), origin: "f".into() };
+            let _ = substitute(&entry, &["env".to_owned()], &env);
+        }
+    }
+
+    const KEYS: &[&str] = &[
+        "bootstrap.servers",
+        "security.protocol",
+        "sasl.mechanism",
+        "sasl.jaas.config",
+        "sasl.username",
+        "sasl.password",
+        "sasl.oauthbearer.token",
+        "sasl.oauthbearer.token.command",
+        "ssl.truststore.location",
+        "ssl.truststore.type",
+        "ssl.ca.location",
+        "ssl.keystore.location",
+        "ssl.keystore.type",
+        "ssl.keystore.key",
+        "ssl.keystore.certificate.chain",
+        "ssl.certificate.location",
+        "ssl.key.location",
+        "ssl.key.password",
+        "ssl.endpoint.identification.algorithm",
+        "request.timeout.ms",
+        "client.dns.lookup",
+    ];
+
+    proptest::proptest! {
+        #[test]
+        fn known_keys_with_arbitrary_values_never_panic(
+            entries in proptest::collection::vec(
+                (proptest::sample::select(KEYS), "\\PC{0,30}|SASL_SSL|SSL|PLAIN|SCRAM-SHA-512|OAUTHBEARER|PEM|/a.pem"),
+                0..12,
+            )
+        ) {
+            let mut props = Properties::new();
+            for (key, value) in &entries {
+                props.set(key, value, "p").unwrap();
+            }
+            let mut config = ClientConfig::default();
+            let shown = match props.apply_with_env(&mut config, &env) {
+                Err(e) => e.to_string(),
+                Ok(()) => format!("{config:?}"),
+            };
+            proptest::prop_assert!(!shown.is_empty());
+            for (key, value) in &entries {
+                let secret = ["sasl.password", "ssl.key.password", "sasl.oauthbearer.token", "ssl.keystore.key"];
+                let fixed = ["SASL_SSL", "SCRAM-SHA-512", "OAUTHBEARER"];
+                if secret.contains(key)
+                    && value.trim().chars().count() >= 8
+                    && !fixed.contains(&value.as_str())
+                {
+                    proptest::prop_assert!(!shown.contains(value.trim()), "{key}: {shown}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn secrets_stay_out_of_debug_and_errors() {
         let mut props = Properties::new();
