@@ -206,7 +206,7 @@ impl Properties {
 
     fn push(&mut self, key: String, value: String, origin: String) -> Result<()> {
         match lookup(&key) {
-            Some(Known::Setting(_) | Known::Ignored(_) | Known::Provider) => {}
+            Some(Known::Setting(_) | Known::Ignored | Known::DnsLookup | Known::Provider) => {}
             Some(Known::Rejected(reason)) => {
                 return Err(Error::Unsupported {
                     origin,
@@ -243,20 +243,20 @@ impl Properties {
         let providers = self.env_providers()?;
         let mut values: HashMap<Setting, Value> = HashMap::new();
         for entry in &self.entries {
-            if let Some(Known::Setting(setting)) = lookup(&entry.key) {
-                let text = substitute(entry, &providers, env)?;
-                values.insert(
-                    setting,
-                    Value {
+            match lookup(&entry.key) {
+                Some(Known::Setting(setting)) => {
+                    let text = substitute(entry, &providers, env)?;
+                    let value = Value {
                         key: entry.key.clone(),
                         origin: entry.origin.clone(),
                         text,
-                    },
-                );
-            } else if let Some(Known::Ignored(name)) = lookup(&entry.key) {
-                if name == "client.dns.lookup" {
+                    };
+                    values.insert(setting, value);
+                }
+                Some(Known::DnsLookup) => {
                     check_dns_lookup(entry, &substitute(entry, &providers, env)?)?;
                 }
+                _ => {}
             }
         }
         Settings(values).apply(config)
@@ -330,8 +330,10 @@ enum Setting {
 
 enum Known {
     Setting(Setting),
-    /// Accepted and ignored; the name, for the one whose value is checked.
-    Ignored(&'static str),
+    /// Accepted and ignored.
+    Ignored,
+    /// `client.dns.lookup`: accepted when its value is what kseek does.
+    DnsLookup,
     /// Known, and refused with this reason.
     Rejected(&'static str),
     /// `config.providers` and `config.providers.NAME.class`.
@@ -381,20 +383,20 @@ fn ignored_or_rejected(key: &str) -> Option<Known> {
     Some(match key {
         // Producer settings: kseek never produces.
         "acks" | "linger.ms" | "batch.size" | "compression.type" | "enable.idempotence"
-        | "delivery.timeout.ms" | "key.serializer" | "value.serializer" => Known::Ignored(""),
+        | "delivery.timeout.ms" | "key.serializer" | "value.serializer" => Known::Ignored,
         // Java deserializer classes: kseek hands out the raw bytes.
-        "key.deserializer" | "value.deserializer" => Known::Ignored(""),
+        "key.deserializer" | "value.deserializer" => Known::Ignored,
         // Consumer-group membership: kseek never joins a group (its commits are standalone),
         // never commits unless asked, and takes each read's start position explicitly.
         "session.timeout.ms" | "heartbeat.interval.ms" | "max.poll.interval.ms"
-        | "max.poll.records" | "enable.auto.commit" | "auto.offset.reset" => Known::Ignored(""),
+        | "max.poll.records" | "enable.auto.commit" | "auto.offset.reset" => Known::Ignored,
         // Schema Registry settings (in Confluent Cloud's generated files), for serializers.
         "schema.registry.url"
         | "basic.auth.credentials.source"
         | "basic.auth.user.info"
-        | "schema.registry.basic.auth.user.info" => Known::Ignored(""),
+        | "schema.registry.basic.auth.user.info" => Known::Ignored,
         // kseek tries every address a name resolves to; the value is checked.
-        "client.dns.lookup" => Known::Ignored("client.dns.lookup"),
+        "client.dns.lookup" => Known::DnsLookup,
         "group.id" => Known::Rejected(
             "a consumer group is not taken from configuration: name it where it is used (kseek's --group), so a commit never goes to an application's group by accident",
         ),
