@@ -971,7 +971,8 @@ impl Settings {
         match v.trimmed().to_ascii_uppercase().as_str() {
             "PEM" => Ok(true),
             t @ ("JKS" | "PKCS12") => Err(v.unsupported(format!(
-                "{t} {store}s are not supported; convert the {store} to PEM (keytool -importkeystore to PKCS12, then openssl pkcs12 -nodes) and set {}=PEM",
+                "{t} {store}s are not supported; {}, and set {}=PEM",
+                conversion_hint(store),
                 v.key
             ))),
             _ => Err(v.invalid("PEM")),
@@ -1002,12 +1003,22 @@ impl Settings {
             .any(|ext| path.ends_with(ext))
         {
             return Err(location.unsupported(format!(
-                "JKS and PKCS12 {store}s are not supported; convert the {store} to PEM and set {type_key}=PEM"
+                "JKS and PKCS12 {store}s are not supported; {}, and set {type_key}=PEM",
+                conversion_hint(store)
             )));
         }
         Err(location.unsupported(format!(
             "{type_key} is not set, and Java's default, JKS, is not supported; if the file is PEM, set {type_key}=PEM"
         )))
+    }
+}
+
+/// How to turn a JKS or PKCS12 store into the PEM kseek reads.
+fn conversion_hint(store: &str) -> &'static str {
+    if store == "truststore" {
+        "convert it with `keytool -list -rfc -keystore FILE > ca.pem` (or remove it to trust the system's CA certificates)"
+    } else {
+        "convert it with `keytool -importkeystore -srckeystore FILE -destkeystore client.p12 -deststoretype PKCS12` and `openssl pkcs12 -in client.p12 -nodes -out client.pem`"
     }
 }
 
@@ -1677,15 +1688,15 @@ mod tests {
             ),
             (
                 "security.protocol=SSL\nssl.truststore.location=/t.jks\nssl.truststore.type=JKS",
-                "client.properties:3: ssl.truststore.type: JKS truststores are not supported; convert the truststore to PEM (keytool -importkeystore to PKCS12, then openssl pkcs12 -nodes) and set ssl.truststore.type=PEM",
+                "client.properties:3: ssl.truststore.type: JKS truststores are not supported; convert it with `keytool -list -rfc -keystore FILE > ca.pem` (or remove it to trust the system's CA certificates), and set ssl.truststore.type=PEM",
             ),
             (
                 "security.protocol=SSL\nssl.truststore.location=/t.jks",
-                "client.properties:2: ssl.truststore.location: JKS and PKCS12 truststores are not supported; convert the truststore to PEM and set ssl.truststore.type=PEM",
+                "client.properties:2: ssl.truststore.location: JKS and PKCS12 truststores are not supported; convert it with `keytool -list -rfc -keystore FILE > ca.pem` (or remove it to trust the system's CA certificates), and set ssl.truststore.type=PEM",
             ),
             (
                 "security.protocol=SSL\nssl.keystore.location=/k.p12\nssl.keystore.type=PKCS12",
-                "client.properties:3: ssl.keystore.type: PKCS12 keystores are not supported; convert the keystore to PEM (keytool -importkeystore to PKCS12, then openssl pkcs12 -nodes) and set ssl.keystore.type=PEM",
+                "client.properties:3: ssl.keystore.type: PKCS12 keystores are not supported; convert it with `keytool -importkeystore -srckeystore FILE -destkeystore client.p12 -deststoretype PKCS12` and `openssl pkcs12 -in client.p12 -nodes -out client.pem`, and set ssl.keystore.type=PEM",
             ),
             (
                 "security.protocol=SSL\nssl.truststore.location=/etc/truststore",
