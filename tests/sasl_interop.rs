@@ -1,7 +1,8 @@
 //! kseek's SASL mechanisms against the server side of Kafka's own implementation (the classes
 //! a broker runs: `ScramSaslServer`, `PlainSaslServer`, `OAuthBearerSaslServer` with the
-//! default unsecured-JWT validator), driven through `tests/kafka/saslserver` without a broker.
-//! Needs a JDK 17; the first run fetches Kafka's jars (cached in ~/.cache/kseek).
+//! default unsecured-JWT validator) of Kafka 4.4 and 3.9, driven through
+//! `tests/kafka/saslserver` without a broker. Needs a JDK 17; the first run fetches Kafka's
+//! jars (cached in ~/.cache/kseek).
 #![cfg(feature = "sasl")]
 
 use std::io::{BufRead, BufReader, Write};
@@ -11,6 +12,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use kseek::sasl::{Authenticator, Step};
 use kseek::security::{SaslConfig, ScramMechanism, Secret, TokenSource};
 
+/// The Kafka versions whose server classes are checked.
+const VERSIONS: [&str; 2] = ["4.4", "3.9"];
+
 /// One run of the Java SASL server.
 struct Server {
     child: Child,
@@ -19,11 +23,12 @@ struct Server {
 }
 
 impl Server {
-    fn start(args: &[&str]) -> Server {
+    fn start(version: &str, args: &[&str]) -> Server {
         let mut child = Command::new(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/tests/kafka/saslserver"
         ))
+        .args(["--client-version", version])
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -73,9 +78,10 @@ enum Outcome {
     ClientRefused { client: String, server: String },
 }
 
-/// Runs one whole exchange of `config` against the server started with `args`.
-fn exchange(args: &[&str], config: &SaslConfig) -> Outcome {
-    let mut server = Server::start(args);
+/// Runs one whole exchange of `config` against the server of Kafka `version` started with
+/// `args`.
+fn exchange(version: &str, args: &[&str], config: &SaslConfig) -> Outcome {
+    let mut server = Server::start(version, args);
     let mut auth = Authenticator::new(config).expect("credentials");
     let mut message = auth.initial().expect("first message");
     loop {
@@ -120,37 +126,34 @@ fn scram(mechanism: ScramMechanism, username: &str, password: &str) -> SaslConfi
 
 #[test]
 fn scram_against_kafkas_server() {
-    for (mechanism, name) in [
-        (ScramMechanism::Sha256, "SCRAM-SHA-256"),
-        (ScramMechanism::Sha512, "SCRAM-SHA-512"),
-    ] {
-        // A user name that needs saslname escaping, a password that isn't ASCII.
-        for user in ["alice", "we=ird,name"] {
+    for version in VERSIONS {
+        for (mechanism, name) in [
+            (ScramMechanism::Sha256, "SCRAM-SHA-256"),
+            (ScramMechanism::Sha512, "SCRAM-SHA-512"),
+        ] {
+            // A user name that needs saslname escaping, a password that isn't ASCII.
+            for user in ["alice", "we=ird,name"] {
+                let config = scram(mechanism, user, "pencil-é");
+                assert_eq!(
+                    exchange(version, &[name, user, "pencil-é", "4096"], &config),
+                    Outcome::Authenticated(user.to_owned()),
+                    "Kafka {version} {name} {user}"
+                );
+            }
+            let wrong = scram(mechanism, "alice", "wrong");
             assert_eq!(
-                exchange(
-                    &[name, user, "pencil-é", "4096"],
-                    &scram(mechanism, user, "pencil-é")
-                ),
-                Outcome::Authenticated(user.to_owned()),
-                "{name} {user}"
+                exchange(version, &[name, "alice", "pencil", "8192"], &wrong),
+                Outcome::ServerRefused("Invalid client credentials".into()),
+                "Kafka {version} {name}"
+            );
+            // A user the server doesn't know: refused at the first message.
+            let unknown = scram(mechanism, "bob", "pencil");
+            let outcome = exchange(version, &[name, "alice", "pencil", "4096"], &unknown);
+            assert!(
+                matches!(outcome, Outcome::ServerRefused(_)),
+                "Kafka {version} {name}: {outcome:?}"
             );
         }
-        assert_eq!(
-            exchange(
-                &[name, "alice", "pencil", "8192"],
-                &scram(mechanism, "alice", "wrong")
-            ),
-            Outcome::ServerRefused("Invalid client credentials".into()),
-            "{name}"
-        );
-        // A user the server doesn't know: refused at the first message.
-        assert!(matches!(
-            exchange(
-                &[name, "alice", "pencil", "4096"],
-                &scram(mechanism, "bob", "pencil")
-            ),
-            Outcome::ServerRefused(_)
-        ));
     }
 }
 
@@ -160,14 +163,18 @@ fn plain_against_kafkas_server() {
         username: "alice".into(),
         password: Secret::new(password),
     };
-    assert_eq!(
-        exchange(&["PLAIN", "alice", "pw-é"], &plain("pw-é")),
-        Outcome::Authenticated("alice".into())
-    );
-    assert_eq!(
-        exchange(&["PLAIN", "alice", "pw"], &plain("nope")),
-        Outcome::ServerRefused("Authentication failed: Invalid username or password".into())
-    );
+    for version in VERSIONS {
+        assert_eq!(
+            exchange(version, &["PLAIN", "alice", "pw-é"], &plain("pw-é")),
+            Outcome::Authenticated("alice".into()),
+            "Kafka {version}"
+        );
+        assert_eq!(
+            exchange(version, &["PLAIN", "alice", "pw"], &plain("nope")),
+            Outcome::ServerRefused("Authentication failed: Invalid username or password".into()),
+            "Kafka {version}"
+        );
+    }
 }
 
 /// An unsecured JWT (`alg: none`), what Kafka's default OAUTHBEARER validator accepts.
@@ -190,19 +197,31 @@ fn oauthbearer_against_kafkas_server() {
     let token = |t: String| SaslConfig::OAuthBearer {
         token: TokenSource::Static(Secret::new(t)),
     };
-    assert_eq!(
-        exchange(&["OAUTHBEARER"], &token(unsecured_jwt("alice", 3600))),
-        Outcome::Authenticated("alice".into())
-    );
-    // Expired: the server answers with RFC 7628's JSON error, the client acknowledges it with
-    // \x01, and the server then fails the exchange with that JSON as its message.
-    assert_eq!(
-        exchange(&["OAUTHBEARER"], &token(unsecured_jwt("alice", -30))),
-        Outcome::ClientRefused {
-            client: "OAUTHBEARER: the server refused: status invalid_token".into(),
-            server: r#"ERR {"status":"invalid_token"}"#.into(),
-        }
-    );
+    for version in VERSIONS {
+        assert_eq!(
+            exchange(
+                version,
+                &["OAUTHBEARER"],
+                &token(unsecured_jwt("alice", 3600))
+            ),
+            Outcome::Authenticated("alice".into()),
+            "Kafka {version}"
+        );
+        // Expired: the server answers with RFC 7628's JSON error, the client acknowledges it
+        // with \x01, and the server then fails the exchange with that JSON as its message.
+        assert_eq!(
+            exchange(
+                version,
+                &["OAUTHBEARER"],
+                &token(unsecured_jwt("alice", -30))
+            ),
+            Outcome::ClientRefused {
+                client: "OAUTHBEARER: the server refused: status invalid_token".into(),
+                server: r#"ERR {"status":"invalid_token"}"#.into(),
+            },
+            "Kafka {version}"
+        );
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {
