@@ -739,21 +739,29 @@ impl Settings {
             (None, Some(u)) => {
                 let Some(p) = self.get(S::SaslPassword) else {
                     return Err(Error::Invalid {
-                        reason: format!(
-                            "{} ({}) is set but sasl.password is not",
-                            u.key, u.origin
-                        ),
+                        reason: format!("{} ({}) is set but sasl.password is not", u.key, u.origin),
                     });
                 };
+                if u.trimmed().is_empty() {
+                    return Err(u.invalid("a user name"));
+                }
+                if p.text.is_empty() {
+                    return Err(p.invalid("a password"));
+                }
                 (u.trimmed().to_owned(), Secret::new(p.text.clone()))
             }
             (None, None) => {
+                if let Some(p) = self.get(S::SaslPassword) {
+                    return Err(Error::Invalid {
+                        reason: format!("{} ({}) is set but sasl.username is not", p.key, p.origin),
+                    });
+                }
                 return Err(Error::Invalid {
                     reason: format!(
                         "sasl.mechanism {name} needs credentials: sasl.jaas.config (with {}) or sasl.username and sasl.password",
                         if scram.is_some() { "ScramLoginModule" } else { "PlainLoginModule" }
                     ),
-                })
+                });
             }
         };
         Ok(Some(match scram {
@@ -1721,6 +1729,18 @@ mod tests {
             (
                 "security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nsasl.username=u",
                 "sasl.username (client.properties:3) is set but sasl.password is not",
+            ),
+            (
+                "security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nsasl.password=p",
+                "sasl.password (client.properties:3) is set but sasl.username is not",
+            ),
+            (
+                "security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nsasl.username= \nsasl.password=p",
+                "client.properties:3: sasl.username: invalid value \"\"; expected a user name",
+            ),
+            (
+                "security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nsasl.username=u\nsasl.password=",
+                "client.properties:4: sasl.password: invalid value; expected a password",
             ),
             (
                 "security.protocol=SASL_SSL\nsasl.mechanism=OAUTHBEARER",
