@@ -646,6 +646,7 @@ impl Settings {
             protocol,
             tls: tls.unwrap_or_default(),
             sasl,
+            ..SecurityConfig::default()
         }))
     }
 
