@@ -29,5 +29,5 @@ pub use error::{Error, Result};
 pub use error_code::ErrorCode;
 pub use frame::{split_frame, FrameStatus};
 pub use header::{RequestHeader, ResponseHeader};
-pub use messages::{decode_exact, Message, Request, VersionRange};
+pub use messages::{decode_exact, IsolationLevel, Message, Request, VersionRange};
 pub use primitives::Uuid;

@@ -11,12 +11,15 @@ use bytes::{Bytes, BytesMut};
 pub mod api_versions;
 pub mod fetch;
 pub mod find_coordinator;
+mod isolation;
 pub mod list_offsets;
 pub mod metadata;
 pub mod offset_commit;
 pub mod offset_fetch;
 #[cfg(test)]
 pub(crate) mod testing;
+
+pub use isolation::IsolationLevel;
 
 use crate::api_key::ApiKey;
 use crate::error::{Error, Result};
