@@ -506,7 +506,7 @@ async fn max_timestamp_special_on_every_version() {
         let result = client
             .resolve(&ReadSpec::new(
                 [&topic],
-                Start::Special(MAX_TIMESTAMP),
+                Start::MaxTimestamp,
                 End::Latest,
             ))
             .await;
