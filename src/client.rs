@@ -155,7 +155,7 @@ impl Client {
     /// itself be a comma-separated list, as in Kafka's `bootstrap.servers`.
     ///
     /// # Errors
-    /// [`Error::Bootstrap`] when none answers, [`Error::InvalidSpec`] for an empty list.
+    /// [`Error::Bootstrap`] when none answers, [`Error::NoBootstrapServers`] for an empty list.
     pub async fn with_config(mut config: ClientConfig) -> Result<Client> {
         // Accept Kafka's `bootstrap.servers` form too: "host:port,host:port".
         config.bootstrap = config
@@ -167,9 +167,7 @@ impl Client {
             .map(str::to_owned)
             .collect();
         if config.bootstrap.is_empty() {
-            return Err(Error::InvalidSpec {
-                reason: "no bootstrap servers given".to_owned(),
-            });
+            return Err(Error::NoBootstrapServers);
         }
         let client = Client {
             inner: Arc::new(Inner {
@@ -531,9 +529,7 @@ impl Client {
             }
             Err(Error::Bootstrap {
                 servers: candidates,
-                source: Box::new(last.unwrap_or(Error::InvalidSpec {
-                    reason: "no bootstrap servers given".to_owned(),
-                })),
+                source: Box::new(last.unwrap_or(Error::NoBootstrapServers)),
             })
         })
     }
