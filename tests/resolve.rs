@@ -17,10 +17,7 @@ use support::{ranges, Broker, Input, Isolation, NewRecord, OffsetQuery};
 const BASE: i64 = 1_700_000_000_000;
 
 async fn client(broker: &Broker) -> Client {
-    Client::with_config(ClientConfig {
-        retry_deadline: Duration::from_secs(3),
-        ..ClientConfig::new([broker.bootstrap()])
-    })
+    Client::with_config(ClientConfig::new([broker.bootstrap()]).retry_deadline(Duration::from_secs(3)))
     .await
     .unwrap()
 }
@@ -377,10 +374,7 @@ async fn explicit_offsets_and_their_errors() {
 #[tokio::test]
 async fn a_missing_topic_is_an_error_at_the_deadline() {
     for broker in support::brokers() {
-        let client = Client::with_config(ClientConfig {
-            retry_deadline: Duration::from_millis(800),
-            ..ClientConfig::new([broker.bootstrap()])
-        })
+        let client = Client::with_config(ClientConfig::new([broker.bootstrap()]).retry_deadline(Duration::from_millis(800)))
         .await
         .unwrap();
         let missing = support::unique_name("no-such-topic");
@@ -700,10 +694,7 @@ async fn moved_leader(version: support::KafkaVersion) {
         })
         .collect();
     broker.produce(&topic, &input);
-    let client = Client::with_config(ClientConfig {
-        retry_deadline: Duration::from_secs(20),
-        ..ClientConfig::new([broker.bootstrap()])
-    })
+    let client = Client::with_config(ClientConfig::new([broker.bootstrap()]).retry_deadline(Duration::from_secs(20)))
     .await
     .unwrap();
     let spec = ReadSpec::new([&topic], Start::Timestamp(BASE + 1), End::Latest);
