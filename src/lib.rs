@@ -54,7 +54,7 @@ pub use conn::{Connection, ConnectionConfig};
 pub use error::{Error, Result};
 pub use group::{CommitOffset, CommittedOffset};
 pub use plan::{End, IsolationLevel, PartitionPlan, Plan, ReadSpec, Start, TimestampMs};
-pub use security::{SaslConfig, SecurityConfig, SecurityProtocol, TlsConfig};
 pub use read::{
     BatchStream, FetchedBatch, PartitionPosition, ReadOptions, ReadRecord, RecordStream,
 };
+pub use security::{SaslConfig, SecurityConfig, SecurityProtocol, TlsConfig};

@@ -12,7 +12,9 @@ use kseek::{Client, ClientConfig, CommitOffset, End, Error, ReadSpec, Start};
 use support::{Broker, ConsumeOptions, Input, NewRecord};
 
 async fn client(broker: &Broker) -> Client {
-    Client::with_config(ClientConfig::new([broker.bootstrap()]).retry_deadline(Duration::from_secs(5)))
+    Client::with_config(
+        ClientConfig::new([broker.bootstrap()]).retry_deadline(Duration::from_secs(5)),
+    )
     .await
     .unwrap()
 }

@@ -81,8 +81,8 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
 /// A client of `broker` whose retries give up after `deadline`.
 async fn client(broker: &Broker, deadline: Duration) -> Client {
     Client::with_config(ClientConfig::new(broker.bootstrap().split(',')).retry_deadline(deadline))
-    .await
-    .expect("connecting")
+        .await
+        .expect("connecting")
 }
 
 /// Small fetches (about one 4 KiB batch per partition) and a small buffer: a read takes many
@@ -546,7 +546,9 @@ async fn every_node_down_fails_clearly_by_the_retry_deadline() {
     eprintln!("  resolve failed after {resolve_took:?}: {resolve_error}");
     assert!(resolve_took <= deadline + Duration::from_secs(4));
     let asked = Instant::now();
-    let connect = Client::with_config(ClientConfig::new(broker.bootstrap().split(',')).retry_deadline(deadline))
+    let connect = Client::with_config(
+        ClientConfig::new(broker.bootstrap().split(',')).retry_deadline(deadline),
+    )
     .await;
     let connect_error = connect.expect_err("no client of a dead cluster");
     assert!(
@@ -715,7 +717,9 @@ async fn a_coordinator_killed_during_a_commit_gets_it_to_the_next_or_fails_clear
     // the last commit stays as it was.
     blocking(move || broker.kill_node(successor)).await;
     let deadline = Duration::from_secs(3);
-    let short = Client::with_config(ClientConfig::new(broker.bootstrap().split(',')).retry_deadline(deadline))
+    let short = Client::with_config(
+        ClientConfig::new(broker.bootstrap().split(',')).retry_deadline(deadline),
+    )
     .await
     .expect("one node still answers");
     let asked = Instant::now();

@@ -17,7 +17,9 @@ use support::{ranges, Broker, Input, Isolation, NewRecord, OffsetQuery};
 const BASE: i64 = 1_700_000_000_000;
 
 async fn client(broker: &Broker) -> Client {
-    Client::with_config(ClientConfig::new([broker.bootstrap()]).retry_deadline(Duration::from_secs(3)))
+    Client::with_config(
+        ClientConfig::new([broker.bootstrap()]).retry_deadline(Duration::from_secs(3)),
+    )
     .await
     .unwrap()
 }
@@ -374,7 +376,9 @@ async fn explicit_offsets_and_their_errors() {
 #[tokio::test]
 async fn a_missing_topic_is_an_error_at_the_deadline() {
     for broker in support::brokers() {
-        let client = Client::with_config(ClientConfig::new([broker.bootstrap()]).retry_deadline(Duration::from_millis(800)))
+        let client = Client::with_config(
+            ClientConfig::new([broker.bootstrap()]).retry_deadline(Duration::from_millis(800)),
+        )
         .await
         .unwrap();
         let missing = support::unique_name("no-such-topic");
@@ -498,11 +502,7 @@ async fn max_timestamp_special_on_every_version() {
         let client = client(broker).await;
         // -3: the record with the largest timestamp (ListOffsets v7+, which 3.9 has too).
         let result = client
-            .resolve(&ReadSpec::new(
-                [&topic],
-                Start::MaxTimestamp,
-                End::Latest,
-            ))
+            .resolve(&ReadSpec::new([&topic], Start::MaxTimestamp, End::Latest))
             .await;
         if broker.version() == support::KafkaVersion::V2_8 {
             // 2.8 tops out at ListOffsets v6: a clear error, never a wrong answer.
@@ -694,7 +694,9 @@ async fn moved_leader(version: support::KafkaVersion) {
         })
         .collect();
     broker.produce(&topic, &input);
-    let client = Client::with_config(ClientConfig::new([broker.bootstrap()]).retry_deadline(Duration::from_secs(20)))
+    let client = Client::with_config(
+        ClientConfig::new([broker.bootstrap()]).retry_deadline(Duration::from_secs(20)),
+    )
     .await
     .unwrap();
     let spec = ReadSpec::new([&topic], Start::Timestamp(BASE + 1), End::Latest);
