@@ -279,9 +279,7 @@ mod tests {
     fn secrets_never_show_in_debug() {
         let config = SecurityConfig::sasl_ssl(
             TlsConfig {
-                client_key: Some(PemSource::Inline(Secret::new(
-                    "-----BEGIN PRIVATE KEY-----",
-                ))),
+                client_key: Some(PemSource::Inline(Secret::new("-----BEGIN PRIVATE KEY-----"))),
                 ..TlsConfig::default()
             },
             SaslConfig::Scram {
