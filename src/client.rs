@@ -785,6 +785,67 @@ mod tests {
         assert!(client.cached(&["t".to_owned()]).is_none());
     }
 
+    #[tokio::test]
+    async fn no_bootstrap_servers_is_its_own_error() {
+        for servers in [vec![], vec![" , ".to_owned(), String::new()]] {
+            let err = Client::connect(servers).await.unwrap_err();
+            assert!(matches!(err, Error::NoBootstrapServers), "{err:?}");
+            assert!(!err.is_retriable());
+        }
+    }
+
+    #[test]
+    fn timeouts_set_on_the_client_reach_every_connection() {
+        let config = ClientConfig::new(["b:1"])
+            .connect_timeout(Duration::from_millis(700))
+            .request_timeout(Duration::from_millis(900))
+            .retry_deadline(Duration::from_secs(2));
+        assert_eq!(
+            config.connection.connect_timeout,
+            Duration::from_millis(700)
+        );
+        assert_eq!(
+            config.connection.request_timeout,
+            Duration::from_millis(900)
+        );
+        assert_eq!(config.retry_deadline, Duration::from_secs(2));
+        // The other connection settings keep their defaults.
+        assert_eq!(config.connection.max_in_flight, 16);
+    }
+
+    #[tokio::test]
+    async fn a_server_that_never_answers_fails_within_the_request_timeout() {
+        // Accepts and holds every connection, never writes a byte.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap().to_string();
+        let holder = tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((socket, _)) = listener.accept().await {
+                held.push(socket);
+            }
+        });
+        let started = Instant::now();
+        let err = Client::with_config(
+            ClientConfig::new([address.as_str()])
+                .request_timeout(Duration::from_millis(200))
+                .retry_deadline(Duration::from_millis(100)),
+        )
+        .await
+        .unwrap_err();
+        let took = started.elapsed();
+        holder.abort();
+        let timed_out = |e: &Error| matches!(e, Error::Timeout { .. });
+        let source = match &err {
+            Error::RetriesExhausted { source, .. } => source.as_ref(),
+            other => other,
+        };
+        assert!(
+            matches!(source, Error::Bootstrap { source, .. } if timed_out(source)),
+            "{err:?}"
+        );
+        assert!(took < Duration::from_secs(5), "took {took:?}");
+    }
+
     #[test]
     fn unknown_topic_in_metadata_is_retriable() {
         let client = offline_client(ClientConfig::default());

@@ -34,12 +34,15 @@
 //!   fallback, in strict mode, or for [`End::Committed`], it is [`Error::NoCommittedOffset`]
 //!   naming every such partition.
 //! - Explicit offsets ([`Start::Offsets`], [`End::Offsets`]) are used as given (a start below
-//!   the log start is the reader's data-loss case). A start after the end of the same
-//!   partition is [`Error::StartAfterEnd`] when either side was given explicitly; when both
-//!   were resolved (say a latest start with a timestamp end before it), the range is empty:
-//!   the end becomes the start.
+//!   the log start is the reader's data-loss case).
+//! - A start after the end of the same partition is [`Error::StartAfterEnd`], whatever kind
+//!   of position either side is: latest to earliest, latest to an earlier time, a commit
+//!   after the end time, an offset after latest. The one exception is a start lookup that
+//!   finds nothing (a start time after the newest record): it becomes the partition's end,
+//!   an empty range. A start equal to its end is an empty range, never an error.
 //! - A start timestamp after an end timestamp is an [`Error::InvalidSpec`]; negative
-//!   timestamps too (the special values are [`Start::Special`] / [`End::Special`]).
+//!   timestamps too (the special positions have their own variants: [`Start::MaxTimestamp`],
+//!   [`End::Earliest`], ...).
 //!
 //! # References
 //! docs/reading-by-time.md ("Positions", points 1, 2, 4, 7, 8, 9, 11);
@@ -124,7 +127,8 @@ impl Client {
     /// # Errors
     /// [`Error::InvalidSpec`], [`Error::UnknownPartition`], [`Error::StartAfterEnd`],
     /// [`Error::TimestampNotFound`] (strict), [`Error::NoCommittedOffset`],
-    /// [`Error::UnsupportedTimestamp`]; [`Error::RetriesExhausted`] when retriable errors
+    /// [`Error::UnsupportedTimestamp`]; [`Error::InvalidResponse`] for a leader's unusable
+    /// answer (-1 for latest or earliest); [`Error::RetriesExhausted`] when retriable errors
     /// outlast the retry deadline (a topic that doesn't exist, a leader that doesn't come).
     pub async fn resolve(&self, spec: &ReadSpec) -> Result<Plan> {
         validate(spec)?;
@@ -922,6 +926,119 @@ mod tests {
             End::Latest
         ))
         .is_err());
+    }
+
+    /// The plan of partition t[0] with the snapshot `snap`, the rules, and the lookups'
+    /// answers (`None`: not asked).
+    fn plan_of(
+        snap: Snapshot,
+        rules: (Rule, Rule),
+        start_hit: Option<i64>,
+        end_hit: Option<i64>,
+    ) -> Result<(i64, Option<i64>)> {
+        let spec = ReadSpec::new(["t"], Start::Earliest, End::Latest);
+        let one = |o: Option<i64>| o.map(|o| HashMap::from([(key(), o)])).unwrap_or_default();
+        let rounds = [
+            one(Some(snap.last_fetchable)),
+            one(Some(snap.log_start)),
+            one(start_hit),
+            one(end_hit),
+        ];
+        let plan = plan(&spec, &[target(0)], &[rules], &rounds)?;
+        Ok((plan.partitions[0].start, plan.partitions[0].end))
+    }
+
+    #[test]
+    fn a_start_after_its_end_is_an_error_for_every_kind_of_position() {
+        let after = |rules, start_hit, end_hit| match plan_of(SNAP, rules, start_hit, end_hit) {
+            Err(Error::StartAfterEnd {
+                topic,
+                partition,
+                start,
+                end,
+            }) => {
+                assert_eq!((topic.as_str(), partition), ("t", 0));
+                (start, end)
+            }
+            other => panic!("{rules:?}: {other:?}"),
+        };
+        // Latest to earliest, latest to an earlier time, a commit after the end time, a
+        // timestamp start after a max-timestamp end, an offset after the end.
+        assert_eq!(after((Rule::Latest, Rule::Earliest), None, None), (100, 10));
+        assert_eq!(
+            after((Rule::Latest, Rule::Lookup(5)), None, Some(50)),
+            (100, 50)
+        );
+        assert_eq!(
+            after((Rule::Committed(80), Rule::Lookup(5)), None, Some(50)),
+            (80, 50)
+        );
+        assert_eq!(
+            after(
+                (Rule::Lookup(5), Rule::Lookup(MAX_TIMESTAMP)),
+                Some(60),
+                Some(40)
+            ),
+            (60, 40)
+        );
+        assert_eq!(
+            after((Rule::Explicit(20), Rule::Earliest), None, None),
+            (20, 10)
+        );
+        assert_eq!(
+            after((Rule::Earliest, Rule::Explicit(3)), None, None),
+            (10, 3)
+        );
+    }
+
+    #[test]
+    fn equal_ends_and_start_lookups_that_find_nothing_are_empty_ranges() {
+        let ok = |rules, start_hit, end_hit| plan_of(SNAP, rules, start_hit, end_hit).unwrap();
+        assert_eq!(
+            ok((Rule::Earliest, Rule::Earliest), None, None),
+            (10, Some(10))
+        );
+        assert_eq!(
+            ok((Rule::Latest, Rule::Latest), None, None),
+            (100, Some(100))
+        );
+        // A start time after the newest record: nothing to read, whatever the end.
+        assert_eq!(
+            ok((Rule::Lookup(5), Rule::Latest), Some(-1), None),
+            (100, Some(100))
+        );
+        assert_eq!(
+            ok((Rule::Lookup(5), Rule::Earliest), Some(-1), None),
+            (10, Some(10))
+        );
+        assert_eq!(
+            ok((Rule::Lookup(5), Rule::Lookup(9)), Some(100), Some(-1)),
+            (100, Some(100))
+        );
+        // An empty partition: latest to earliest is the one empty range.
+        let empty = Snapshot {
+            log_start: 5,
+            last_fetchable: 5,
+        };
+        assert_eq!(
+            plan_of(empty, (Rule::Latest, Rule::Earliest), None, None).unwrap(),
+            (5, Some(5))
+        );
+        assert_eq!(ok((Rule::Latest, Rule::Unbounded), None, None), (100, None));
+    }
+
+    #[test]
+    fn named_positions_become_rules() {
+        let commits = HashMap::new();
+        let start = |s: Start| start_rule(&s, &key(), &commits, false).unwrap();
+        let end = |e: End| end_rule(&e, &key(), &commits).unwrap();
+        assert_eq!(start(Start::MaxTimestamp), Rule::Lookup(MAX_TIMESTAMP));
+        assert_eq!(start(Start::EarliestLocal), Rule::Lookup(EARLIEST_LOCAL));
+        assert_eq!(start(Start::LatestTiered), Rule::Lookup(LATEST_TIERED));
+        assert_eq!(end(End::Earliest), Rule::Earliest);
+        assert_eq!(end(End::MaxTimestamp), Rule::Lookup(MAX_TIMESTAMP));
+        assert_eq!(end(End::EarliestLocal), Rule::Lookup(EARLIEST_LOCAL));
+        assert_eq!(end(End::LatestTiered), Rule::Lookup(LATEST_TIERED));
     }
 
     fn versions(list_offsets_max: i16) -> ApiVersionMap {

@@ -227,6 +227,74 @@ async fn a_start_after_the_newest_record_is_an_empty_plan_not_an_error() {
 }
 
 #[tokio::test]
+async fn a_start_after_the_end_is_an_error_for_latest_and_earliest_too() {
+    for broker in support::brokers() {
+        let topic = timed_topic(broker);
+        let client = client(broker).await;
+        let version = broker.version();
+        let resolve = |start: Start, end: End| client.resolve(&ReadSpec::new([&topic], start, end));
+        let after = |result: kseek::Result<kseek::Plan>| match result {
+            Err(Error::StartAfterEnd {
+                topic: t,
+                partition,
+                start,
+                end,
+            }) => {
+                assert_eq!(t, topic);
+                (partition, start, end)
+            }
+            other => panic!("{version:?}: {other:?}"),
+        };
+        // Latest to earliest, and latest to an earlier time: p0 is the first to say so.
+        assert_eq!(
+            after(resolve(Start::Latest, End::Earliest).await),
+            (0, 4, 0)
+        );
+        assert_eq!(
+            after(resolve(Start::Latest, End::Timestamp(BASE + 1000)).await),
+            (0, 4, 1)
+        );
+        // A time with records after it, to earliest.
+        assert_eq!(
+            after(resolve(Start::Timestamp(BASE + 2000), End::Earliest).await),
+            (0, 2, 0)
+        );
+        let err = resolve(Start::Latest, End::Earliest).await.unwrap_err();
+        assert!(!err.is_retriable());
+        assert!(
+            err.to_string()
+                .contains("start offset 4 is after end offset 0"),
+            "{err}"
+        );
+
+        // Equal ends are empty ranges, not errors.
+        let plan = resolve(Start::Earliest, End::Earliest).await.unwrap();
+        assert_eq!(
+            ranges(&plan),
+            vec![(0, 0, Some(0)), (1, 0, Some(0)), (2, 0, Some(0))],
+            "{version:?}"
+        );
+        // A start time after the newest record finds nothing: the partition's end, whatever
+        // the end is.
+        let plan = resolve(Start::Timestamp(today_midnight_ms()), End::Earliest)
+            .await
+            .unwrap();
+        assert_eq!(
+            ranges(&plan),
+            vec![(0, 0, Some(0)), (1, 0, Some(0)), (2, 0, Some(0))],
+            "{version:?}"
+        );
+        assert!(plan.is_empty());
+        // The empty partition alone: latest is earliest there.
+        let plan = client
+            .resolve(&ReadSpec::new([&topic], Start::Latest, End::Earliest).partitions([2]))
+            .await
+            .unwrap();
+        assert_eq!(ranges(&plan), vec![(2, 0, Some(0))], "{version:?}");
+    }
+}
+
+#[tokio::test]
 async fn strict_mode_names_what_was_not_found() {
     for broker in support::brokers() {
         let topic = timed_topic(broker);
