@@ -232,7 +232,10 @@ async fn a_start_after_the_end_is_an_error_for_latest_and_earliest_too() {
         let topic = timed_topic(broker);
         let client = client(broker).await;
         let version = broker.version();
-        let resolve = |start: Start, end: End| client.resolve(&ReadSpec::new([&topic], start, end));
+        let resolve = |start: Start, end: End| {
+            let (client, spec) = (&client, ReadSpec::new([&topic], start, end));
+            async move { client.resolve(&spec).await }
+        };
         let after = |result: kseek::Result<kseek::Plan>| match result {
             Err(Error::StartAfterEnd {
                 topic: t,
