@@ -349,3 +349,36 @@ fn fmt_partitions(partitions: &[(String, i32)]) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn special_positions_are_named_in_messages() {
+        let unsupported = Error::UnsupportedTimestamp {
+            broker: "b:1".into(),
+            timestamp: -3,
+            required_version: 7,
+            broker_max_version: 6,
+        };
+        assert_eq!(
+            unsupported.to_string(),
+            "broker b:1 speaks ListOffsets up to v6, but the max timestamp position (ListOffsets timestamp -3) needs v7"
+        );
+        let not_found = |timestamp| Error::TimestampNotFound {
+            topic: "t".into(),
+            partition: 1,
+            timestamp,
+            last_fetchable_offset: 9,
+        };
+        assert_eq!(
+            not_found(5).to_string(),
+            "partition 1 of topic \"t\" has no record with timestamp >= 5 below offset 9 (strict mode)"
+        );
+        assert_eq!(
+            not_found(-5).to_string(),
+            "partition 1 of topic \"t\" has no latest tiered offset below offset 9 (strict mode)"
+        );
+    }
+}

@@ -1028,6 +1028,31 @@ mod tests {
     }
 
     #[test]
+    fn a_leader_answering_minus_one_for_latest_or_earliest_is_an_invalid_response() {
+        for offsets in [HashMap::from([(key(), -1)]), HashMap::new()] {
+            match answer(&offsets, &key(), "the log start offset", 3) {
+                Err(e @ Error::InvalidResponse { .. }) => {
+                    assert!(!e.is_retriable());
+                    let text = e.to_string();
+                    assert!(
+                        text.starts_with("broker node 3 gave an unusable ListOffsets answer"),
+                        "{text}"
+                    );
+                    assert!(
+                        text.contains("the log start offset of partition 0 of topic \"t\""),
+                        "{text}"
+                    );
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(
+            answer(&HashMap::from([(key(), 0)]), &key(), "x", 3).unwrap(),
+            0
+        );
+    }
+
+    #[test]
     fn named_positions_become_rules() {
         let commits = HashMap::new();
         let start = |s: Start| start_rule(&s, &key(), &commits, false).unwrap();
