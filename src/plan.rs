@@ -27,13 +27,13 @@ pub enum Start {
     /// The first offset whose record timestamp is at or after this time. A time after the
     /// newest record resolves to the end of the range (nothing to read), never to -1.
     Timestamp(TimestampMs),
-    /// The offset of the record with the largest timestamp (KIP-734; ListOffsets v7+, Kafka
-    /// 3.0+). An empty partition has none, which is handled like a timestamp that finds nothing.
+    /// The offset of the record with the largest timestamp (KIP-734; ListOffsets v7+).
+    /// An empty partition has none, which is handled like a timestamp that finds nothing.
     MaxTimestamp,
     /// The first offset of the leader's local log, after the segments moved to tiered storage
-    /// (KIP-405; ListOffsets v8+, Kafka 3.5+). Without tiered storage, the log start offset.
+    /// (KIP-405; ListOffsets v8+). Without tiered storage, the log start offset.
     EarliestLocal,
-    /// The highest offset copied to tiered storage (KIP-1005; ListOffsets v9+, Kafka 3.9+).
+    /// The highest offset copied to tiered storage (KIP-1005; ListOffsets v9+).
     /// Nothing tiered yet is handled like a timestamp that finds nothing.
     LatestTiered,
     /// Given offsets per partition. Partitions not listed use `default`.
@@ -63,8 +63,9 @@ pub enum Start {
 pub enum End {
     /// Never: follow the log.
     Unbounded,
-    /// The log start offset at resolution. Only a start at the log start gives a (empty)
-    /// range; any later start is [`crate::Error::StartAfterEnd`].
+    /// The log start offset at resolution. A start at the log start gives an empty range, and
+    /// so does a start time that finds no record; any other later start is
+    /// [`crate::Error::StartAfterEnd`].
     Earliest,
     /// The last fetchable offset, read once at resolution (high watermark, or last stable
     /// offset under read_committed).
