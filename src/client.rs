@@ -588,6 +588,9 @@ impl Client {
                         *bootstrap = Some(conn.clone());
                         return Ok(conn);
                     }
+                    // Credentials or a certificate refused by one broker are refused by
+                    // all: one attempt, no retry storm.
+                    Err(e) if !e.is_retriable() => return Err(e),
                     Err(e) => {
                         crate::log::debug!(broker = %address, error = %e, "bootstrap server did not answer");
                         last = Some(e);

@@ -46,6 +46,9 @@ use crate::client::BoxFuture;
 use crate::error::{Error, Result};
 use crate::security::SecurityConfig;
 
+#[cfg(feature = "sasl")]
+mod authenticate;
+
 /// Settings of a connection. `ConnectionConfig::default()` and the builder-style setters make
 /// one (new fields may be added, so it can't be built as a struct literal):
 ///
@@ -204,6 +207,12 @@ impl Shared {
 pub struct Connection {
     shared: Arc<Shared>,
     requests: mpsc::Sender<Command>,
+    /// SASL's own requests, which the task writes while it holds back all others.
+    #[cfg(feature = "sasl")]
+    auth: mpsc::Sender<Auth>,
+    /// When the SASL session must be renewed (KIP-368), if it must.
+    #[cfg(feature = "sasl")]
+    reauth: authenticate::Reauth,
     task: JoinHandle<()>,
     /// `None` only while connecting.
     versions: Option<ApiVersionMap>,
@@ -246,16 +255,15 @@ impl Connection {
             broker: broker.to_owned(),
             source,
         };
-        let stream = tokio::time::timeout(config.connect_timeout, TcpStream::connect(broker))
-            .await
-            .map_err(|_| {
-                io_err(std::io::Error::new(
-                    std::io::ErrorKind::TimedOut,
-                    format!("connect timed out after {:?}", config.connect_timeout),
-                ))
-            })?
-            .map_err(io_err)?;
-        let _ = stream.set_nodelay(true);
+        let stream =
+            tokio::time::timeout(config.connect_timeout, connect_transport(broker, &config))
+                .await
+                .map_err(|_| {
+                    io_err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!("connect timed out after {:?}", config.connect_timeout),
+                    ))
+                })??;
         let shared = Arc::new(Shared {
             broker: broker.to_owned(),
             state: Mutex::new(State {
@@ -268,12 +276,22 @@ impl Connection {
         });
         let max_in_flight = config.max_in_flight.max(1);
         let (requests, rx) = mpsc::channel(max_in_flight);
+        #[cfg(feature = "sasl")]
+        let (auth, auth_rx) = mpsc::channel(4);
         let io = Io {
             stream,
             requests: rx,
+            #[cfg(feature = "sasl")]
+            auth: auth_rx,
+            #[cfg(feature = "sasl")]
+            authenticating: false,
+            sasl: config.security.protocol.uses_sasl(),
+            answers: 0,
             shared: shared.clone(),
             read_buf: BytesMut::new(),
+            answered: false,
             writing: None,
+            flushing: false,
             timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
             max_frame_size: config.max_frame_size,
             max_in_flight,
@@ -283,11 +301,27 @@ impl Connection {
         let mut conn = Connection {
             shared,
             requests,
+            #[cfg(feature = "sasl")]
+            auth,
+            #[cfg(feature = "sasl")]
+            reauth: authenticate::Reauth::default(),
             task,
             versions: None,
             config,
         };
         conn.versions = Some(conn.negotiate().await?);
+        if conn.config.security.protocol.uses_sasl() {
+            #[cfg(feature = "sasl")]
+            conn.authenticate().await?;
+            #[cfg(not(feature = "sasl"))]
+            return Err(Error::Config {
+                message: format!(
+                    "security.protocol {} needs SASL, and this kseek was built without its \
+                     `sasl` feature",
+                    conn.config.security.protocol.name()
+                ),
+            });
+        }
         Ok(conn)
     }
 
@@ -386,12 +420,17 @@ impl Connection {
             version,
             response_header_version: R::response_header_version(version),
         };
-        Box::pin(self.exchange(frame, request)).await
+        Box::pin(self.exchange(frame, request, Via::Requests)).await
     }
 
     /// Hands an encoded request frame to the connection's task and waits for its response
     /// until the request's deadline.
-    async fn exchange(&self, frame: BytesMut, request: RequestInfo) -> Result<Bytes> {
+    async fn exchange(&self, frame: BytesMut, request: RequestInfo, via: Via) -> Result<Bytes> {
+        #[cfg(feature = "sasl")]
+        if matches!(via, Via::Requests) {
+            // A session about to expire is renewed before anything else is sent (KIP-368).
+            self.reauthenticate_if_due().await?;
+        }
         let timeout = self.config.request_timeout;
         let deadline = Instant::now() + timeout;
         let exchange = async {
@@ -409,7 +448,15 @@ impl Connection {
                     .closed_error(reason.unwrap_or_else(|| "connection task stopped".to_owned()))
             };
             let wait = async {
-                self.requests.send(command).await.map_err(|_| closed())?;
+                match via {
+                    Via::Requests => self.requests.send(command).await.map_err(|_| closed())?,
+                    #[cfg(feature = "sasl")]
+                    Via::Auth => self
+                        .auth
+                        .send(Auth::Request(command))
+                        .await
+                        .map_err(|_| closed())?,
+                }
                 answer.await.unwrap_or_else(|_| Err(closed()))
             };
             match tokio::time::timeout_at(deadline, wait).await {
@@ -437,6 +484,29 @@ impl Connection {
     }
 }
 
+/// Which channel a request takes to the connection's task.
+#[derive(Clone, Copy)]
+enum Via {
+    /// The normal queue.
+    Requests,
+    /// SASL's own: written while the task holds back the normal queue.
+    #[cfg(feature = "sasl")]
+    Auth,
+}
+
+/// What SASL tells the connection's task.
+#[cfg(feature = "sasl")]
+enum Auth {
+    /// Write nothing from the normal queue until `End`: an authentication starts.
+    Begin,
+    /// A SaslHandshake or SaslAuthenticate request.
+    Request(Command),
+    /// The authentication is over: back to the normal queue.
+    End,
+    /// The authentication was cancelled half way: the connection can't be used any more.
+    Abort,
+}
+
 /// What [`Connection::exchange`] needs to know of a request besides its bytes.
 struct RequestInfo {
     api: ApiKey,
@@ -460,11 +530,24 @@ struct Writing {
 /// The task that owns the socket: writes requests one frame at a time, reads responses and
 /// hands each to its caller, and watches the deadlines.
 struct Io {
-    stream: TcpStream,
+    stream: Transport,
     requests: mpsc::Receiver<Command>,
+    #[cfg(feature = "sasl")]
+    auth: mpsc::Receiver<Auth>,
+    /// Between `Auth::Begin` and `Auth::End`: only SASL requests are written.
+    #[cfg(feature = "sasl")]
+    authenticating: bool,
+    /// Whether the connection is meant to authenticate with SASL (for error hints).
+    sasl: bool,
+    /// Response frames read so far.
+    answers: u64,
     shared: Arc<Shared>,
     read_buf: BytesMut,
+    /// Whether any response frame has come yet.
+    answered: bool,
     writing: Option<Writing>,
+    /// Whether written bytes may still sit in a buffer of the transport (TLS).
+    flushing: bool,
     timer: Pin<Box<Sleep>>,
     max_frame_size: usize,
     max_in_flight: usize,
@@ -498,12 +581,11 @@ impl Io {
             }
             if self.writing.is_none() {
                 match self.poll_next_request(cx) {
-                    Poll::Ready(Some(writing)) => {
+                    Poll::Ready(Ok(writing)) => {
                         self.writing = Some(writing);
                         progress = true;
                     }
-                    // Every sender is gone: the connection was dropped.
-                    Poll::Ready(None) => return Poll::Ready("connection dropped".to_owned()),
+                    Poll::Ready(Err(reason)) => return Poll::Ready(reason),
                     Poll::Pending => {}
                 }
             }
@@ -536,7 +618,14 @@ impl Io {
         };
         if n == 0 {
             return Poll::Ready(Err(if self.read_buf.is_empty() {
-                "broker closed the connection".to_owned()
+                if self.answers == 1 && !self.sasl {
+                    // ApiVersions is answered before authentication, nothing else is.
+                    "broker closed the connection after ApiVersions: if this listener needs \
+                     SASL, set security.protocol SASL_PLAINTEXT or SASL_SSL"
+                        .to_owned()
+                } else {
+                    "broker closed the connection".to_owned()
+                }
             } else {
                 format!(
                     "broker closed the connection in the middle of a frame ({} bytes of it read)",
@@ -544,9 +633,20 @@ impl Io {
                 )
             }));
         }
+        if !self.answered && looks_like_tls(&self.read_buf) {
+            return Poll::Ready(Err(
+                "the broker answered in TLS: this listener expects security.protocol SSL or \
+                 SASL_SSL"
+                    .to_owned(),
+            ));
+        }
         loop {
             match split_frame(&mut self.read_buf, self.max_frame_size) {
-                Ok(Some(frame)) => dispatch(&self.shared, frame)?,
+                Ok(Some(frame)) => {
+                    self.answered = true;
+                    self.answers += 1;
+                    dispatch(&self.shared, frame)?
+                }
                 Ok(None) => return Poll::Ready(Ok(())),
                 Err(e) => return Poll::Ready(Err(format!("bad frame from broker: {e}"))),
             }
@@ -554,15 +654,46 @@ impl Io {
     }
 
     /// The next request to write, once fewer than the maximum are in flight. Requests whose
-    /// caller stopped waiting are dropped unsent.
-    fn poll_next_request(&mut self, cx: &mut Context<'_>) -> Poll<Option<Writing>> {
+    /// caller stopped waiting are dropped unsent. `Err` with the reason when the connection
+    /// must close: every sender is gone, or an authentication was abandoned.
+    fn poll_next_request(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<std::result::Result<Writing, String>> {
         loop {
             // A full window opens when an answer is read, and reading is always polled.
             if self.shared.lock().pending.len() >= self.max_in_flight {
                 return Poll::Pending;
             }
-            let Some(mut command) = ready!(self.requests.poll_recv(cx)) else {
-                return Poll::Ready(None);
+            #[cfg_attr(not(feature = "sasl"), allow(unused_mut))]
+            let mut command = None;
+            // SASL's channel first, always, so its waker is registered.
+            #[cfg(feature = "sasl")]
+            match self.auth.poll_recv(cx) {
+                Poll::Ready(Some(Auth::Begin)) => {
+                    self.authenticating = true;
+                    continue;
+                }
+                Poll::Ready(Some(Auth::End)) => {
+                    self.authenticating = false;
+                    continue;
+                }
+                Poll::Ready(Some(Auth::Abort)) => {
+                    return Poll::Ready(
+                        Err("SASL authentication was abandoned half way".to_owned()),
+                    )
+                }
+                Poll::Ready(Some(Auth::Request(c))) => command = Some(c),
+                Poll::Ready(None) | Poll::Pending if self.authenticating => return Poll::Pending,
+                Poll::Ready(None) | Poll::Pending => {}
+            }
+            let mut command = match command {
+                Some(command) => command,
+                None => match ready!(self.requests.poll_recv(cx)) {
+                    Some(command) => command,
+                    // Every sender is gone: the connection was dropped.
+                    None => return Poll::Ready(Err("connection dropped".to_owned())),
+                },
             };
             if command.reply.is_closed() || command.frame.len() < CORRELATION_ID_AT.end {
                 continue;
@@ -586,7 +717,7 @@ impl Io {
                 id
             };
             command.frame[CORRELATION_ID_AT].copy_from_slice(&correlation_id.to_be_bytes());
-            return Poll::Ready(Some(Writing {
+            return Poll::Ready(Ok(Writing {
                 frame: command.frame.freeze(),
                 written: 0,
                 correlation_id,
@@ -598,7 +729,18 @@ impl Io {
     /// Writes more of the current frame; `Ready(Ok)` when some was written.
     fn poll_write(&mut self, cx: &mut Context<'_>) -> Poll<std::result::Result<(), String>> {
         let Some(w) = &mut self.writing else {
-            return Poll::Pending;
+            if !self.flushing {
+                return Poll::Pending;
+            }
+            // TLS keeps records it could not write yet; push them out.
+            let flush = pin!(self.stream.flush());
+            return match ready!(flush.poll(cx)) {
+                Ok(()) => {
+                    self.flushing = false;
+                    Poll::Ready(Ok(()))
+                }
+                Err(e) => Poll::Ready(Err(format!("write failed: {e}"))),
+            };
         };
         // `write` is cancel-safe: a future made for one poll and dropped writes nothing.
         let write = pin!(self.stream.write(&w.frame[w.written..]));
@@ -615,6 +757,7 @@ impl Io {
                         "sent"
                     );
                     self.writing = None;
+                    self.flushing = self.stream.buffers_writes();
                 }
                 Poll::Ready(Ok(()))
             }
@@ -662,6 +805,112 @@ impl Io {
         }
         ready!(self.timer.as_mut().poll(cx));
         Poll::Ready(Ok(()))
+    }
+}
+
+/// Whether the first bytes from a broker are a TLS record (a handshake or an alert) rather
+/// than a Kafka size prefix: one that large (over 350 MB) is never a real answer.
+fn looks_like_tls(buf: &[u8]) -> bool {
+    matches!(buf, [0x15 | 0x16, 0x03, 0x00..=0x04, ..])
+}
+
+/// The socket, with TLS when the security settings ask for it.
+enum Transport {
+    Tcp(TcpStream),
+    #[cfg(feature = "tls")]
+    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+}
+
+impl Transport {
+    /// Whether a completed write may leave bytes in a buffer that only a flush sends.
+    fn buffers_writes(&self) -> bool {
+        !matches!(self, Transport::Tcp(_))
+    }
+}
+
+impl tokio::io::AsyncRead for Transport {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Transport::Tcp(s) => Pin::new(s).poll_read(cx, buf),
+            #[cfg(feature = "tls")]
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl tokio::io::AsyncWrite for Transport {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Transport::Tcp(s) => Pin::new(s).poll_write(cx, buf),
+            #[cfg(feature = "tls")]
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Transport::Tcp(s) => Pin::new(s).poll_flush(cx),
+            #[cfg(feature = "tls")]
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Transport::Tcp(s) => Pin::new(s).poll_shutdown(cx),
+            #[cfg(feature = "tls")]
+            Transport::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
+/// Opens the TCP connection and, when the security settings ask for it, runs the TLS
+/// handshake over it.
+async fn connect_transport(broker: &str, config: &ConnectionConfig) -> Result<Transport> {
+    let tcp = TcpStream::connect(broker)
+        .await
+        .map_err(|source| Error::Io {
+            broker: broker.to_owned(),
+            source,
+        })?;
+    let _ = tcp.set_nodelay(true);
+    if !config.security.protocol.uses_tls() {
+        return Ok(Transport::Tcp(tcp));
+    }
+    #[cfg(feature = "tls")]
+    {
+        let tls_error = |message| Error::Tls {
+            broker: broker.to_owned(),
+            message,
+        };
+        let rustls_config = config
+            .security
+            .tls_cache
+            .get(&config.security.tls)
+            .map_err(|message| Error::Config { message })?;
+        let stream = crate::tls::handshake(rustls_config, broker, tcp)
+            .await
+            .map_err(tls_error)?;
+        Ok(Transport::Tls(Box::new(stream)))
+    }
+    #[cfg(not(feature = "tls"))]
+    {
+        drop(tcp);
+        Err(Error::Config {
+            message: format!(
+                "security.protocol {} needs TLS, and this kseek was built without its `tls` \
+                 feature",
+                config.security.protocol.name()
+            ),
+        })
     }
 }
 

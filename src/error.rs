@@ -230,6 +230,33 @@ pub enum Error {
         #[source]
         source: kseek_protocol::Error,
     },
+    /// The TLS handshake with a broker failed: an untrusted or mismatched certificate, a
+    /// listener that doesn't speak TLS, a refused client certificate.
+    #[error("TLS with broker {broker} failed: {message}")]
+    Tls {
+        /// The broker's address.
+        broker: String,
+        /// What went wrong, naming the certificate where there is one.
+        message: String,
+    },
+    /// SASL authentication with a broker failed: wrong credentials, a mechanism the broker
+    /// doesn't enable, a server that failed to prove it knows the password.
+    #[error("SASL {mechanism} authentication with broker {broker} failed: {message}")]
+    Authentication {
+        /// The broker's address.
+        broker: String,
+        /// The mechanism tried (`PLAIN`, `SCRAM-SHA-512`, ...).
+        mechanism: String,
+        /// What went wrong: the broker's message where it gave one.
+        message: String,
+    },
+    /// The connection settings can't be used (a CA file that doesn't parse, SASL without
+    /// credentials, TLS asked of a build without the `tls` feature).
+    #[error("invalid connection settings: {message}")]
+    Config {
+        /// What is wrong.
+        message: String,
+    },
     /// The read spec asks for something that can't be resolved: no topics, a negative
     /// timestamp or offset, a start time after the end time, an offset for a partition the
     /// read doesn't cover, a nested fallback.
@@ -275,9 +302,9 @@ impl Error {
     /// [`Error::RetriesExhausted`] is what they end with.
     ///
     /// Retriable, because the cause passes by itself:
-    /// - [`Error::Io`], [`Error::Timeout`], [`Error::ConnectionClosed`] and
-    ///   [`Error::Bootstrap`]: the network or a broker was down or slow; a new connection may
-    ///   work.
+    /// - [`Error::Io`], [`Error::Timeout`] and [`Error::ConnectionClosed`]: the network or a
+    ///   broker was down or slow; a new connection may work. [`Error::Bootstrap`] when its
+    ///   last error is one of these (not when a server refused the credentials or certificate).
     /// - [`Error::Broker`] and [`Error::Partition`] with a code Kafka marks retriable
     ///   ([`ErrorCode::is_retriable`]: NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH,
     ///   OFFSET_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS, ...); others are not.
@@ -286,6 +313,8 @@ impl Error {
     ///   [`Error::UnknownBroker`] (a broker that just joined).
     ///
     /// Not retriable, because trying again gives the same answer:
+    /// - settings a broker refuses or that can't be used: [`Error::Tls`],
+    ///   [`Error::Authentication`], [`Error::Config`];
     /// - what the caller asked for: [`Error::InvalidSpec`], [`Error::NoBootstrapServers`],
     ///   [`Error::UnknownPartition`], [`Error::StartAfterEnd`], [`Error::TimestampNotFound`],
     ///   [`Error::NoCommittedOffset`], [`Error::UnsupportedTimestamp`],
@@ -301,8 +330,10 @@ impl Error {
             Error::Broker { code, .. } | Error::Partition { code, .. } => code.is_retriable(),
             Error::UnknownTopic { .. }
             | Error::LeaderNotAvailable { .. }
-            | Error::UnknownBroker { .. }
-            | Error::Bootstrap { .. } => true,
+            | Error::UnknownBroker { .. } => true,
+            // A bootstrap server that refused our credentials or certificate will do so again.
+            Error::Bootstrap { source, .. } => source.is_retriable(),
+            Error::Tls { .. } | Error::Authentication { .. } | Error::Config { .. } => false,
             Error::UnknownPartition { .. }
             | Error::RetriesExhausted { .. }
             | Error::StartAfterEnd { .. }

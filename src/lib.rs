@@ -135,6 +135,8 @@ pub mod resolve;
 pub mod security;
 #[cfg(test)]
 mod sim;
+#[cfg(feature = "tls")]
+mod tls;
 
 pub use client::{Client, ClientConfig};
 pub use cluster::{BrokerMetadata, ClusterMetadata, PartitionMetadata, TopicMetadata};

@@ -113,6 +113,9 @@ pub struct SecurityConfig {
     pub tls: TlsConfig,
     /// Used when [`SecurityProtocol::uses_sasl`]; required then.
     pub sasl: Option<SaslConfig>,
+    /// The rustls configuration built from `tls`, shared by clones.
+    #[cfg(feature = "tls")]
+    pub(crate) tls_cache: crate::tls::TlsCache,
 }
 
 impl SecurityConfig {
@@ -127,6 +130,7 @@ impl SecurityConfig {
             protocol: SecurityProtocol::Ssl,
             tls,
             sasl: None,
+            ..SecurityConfig::default()
         }
     }
 
@@ -136,6 +140,7 @@ impl SecurityConfig {
             protocol: SecurityProtocol::SaslPlaintext,
             tls: TlsConfig::default(),
             sasl: Some(sasl),
+            ..SecurityConfig::default()
         }
     }
 
@@ -145,6 +150,7 @@ impl SecurityConfig {
             protocol: SecurityProtocol::SaslSsl,
             tls,
             sasl: Some(sasl),
+            ..SecurityConfig::default()
         }
     }
 }
@@ -279,7 +285,9 @@ mod tests {
     fn secrets_never_show_in_debug() {
         let config = SecurityConfig::sasl_ssl(
             TlsConfig {
-                client_key: Some(PemSource::Inline(Secret::new("-----BEGIN PRIVATE KEY-----"))),
+                client_key: Some(PemSource::Inline(Secret::new(
+                    "-----BEGIN PRIVATE KEY-----",
+                ))),
                 ..TlsConfig::default()
             },
             SaslConfig::Scram {

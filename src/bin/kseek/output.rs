@@ -1,9 +1,11 @@
-//! How records are printed: JSON lines, raw values, or a kcat-like template; and the JSON
-//! escaping shared by every `--format json` output.
+//! Everything printed: records (JSON lines, raw values, or a kcat-like template), the JSON
+//! escaping shared by every `--format json` output, tables, and notes on stderr.
 
 use std::io::{self, Write};
 
 use kseek::ReadRecord;
+
+use crate::fail::Fail;
 
 /// A record output format, parsed once from `--format`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -258,6 +260,64 @@ pub(crate) fn base64(bytes: &[u8]) -> String {
                 out.push('=');
             }
         }
+    }
+    out
+}
+
+/// One line on stderr (a summary or a warning); a closed stderr is ignored.
+pub(crate) fn note(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// Writes `text` to stdout.
+pub(crate) fn print(text: &str) -> Result<(), Fail> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(output_failed)
+}
+
+/// `n`, or `null` / `-` for none.
+pub(crate) fn opt(n: Option<i64>, json: bool) -> String {
+    n.map_or_else(
+        || if json { "null" } else { "-" }.to_owned(),
+        |n| n.to_string(),
+    )
+}
+
+/// Turns an output error into a failure: a closed pipe (`| head`) is a quiet stop.
+pub(crate) fn output_failed(error: std::io::Error) -> Fail {
+    if error.kind() == std::io::ErrorKind::BrokenPipe {
+        Fail {
+            code: crate::fail::OK,
+            message: String::new(),
+        }
+    } else {
+        Fail::output(&error)
+    }
+}
+
+/// Writes rows as aligned columns under `header`, two spaces apart.
+pub(crate) fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let header: Vec<String> = header.iter().map(|h| (*h).to_owned()).collect();
+    for row in std::iter::once(&header).chain(rows) {
+        let mut line = String::new();
+        for (i, (cell, w)) in row.iter().zip(&widths).enumerate() {
+            if i + 1 < row.len() {
+                line.push_str(&format!("{cell:<w$}  "));
+            } else {
+                line.push_str(cell);
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
     }
     out
 }

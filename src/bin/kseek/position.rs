@@ -44,7 +44,11 @@ pub(crate) fn parse(text: &str, now_ms: TimestampMs) -> Result<Position, String>
         return parse_offsets(rest);
     }
     if let Some(rest) = t.strip_prefix('-') {
-        let ms = parse_duration(rest)?;
+        const HINT: &str = "Write a relative time as -2h, -30m, -90s, -1d, -1h30m or -500ms";
+        if rest.is_empty() {
+            return Err(format!("'-' needs a duration. {HINT}"));
+        }
+        let ms = parse_duration(rest).map_err(|why| format!("{why}. {HINT}"))?;
         return now_ms
             .checked_sub(ms)
             .filter(|t| *t >= 0)
@@ -106,11 +110,11 @@ fn parse_offsets(rest: &str) -> Result<Position, String> {
     Ok(Position::Offsets(map))
 }
 
-/// `2h`, `1h30m`, `90s`, `1d`, `500ms` (after the leading '-') in milliseconds.
-fn parse_duration(text: &str) -> Result<i64, String> {
-    const HINT: &str = "Write a relative time as -2h, -30m, -90s, -1d, -1h30m or -500ms";
+/// `2h`, `1h30m`, `90s`, `1d`, `500ms` in milliseconds (a relative time after its '-', and
+/// the timeout flags). The error says what is wrong, for the caller to add how to write it.
+pub(crate) fn parse_duration(text: &str) -> Result<i64, String> {
     if text.is_empty() {
-        return Err(format!("'-' needs a duration. {HINT}"));
+        return Err("empty duration".to_owned());
     }
     let bytes = text.as_bytes();
     let mut i = 0;
@@ -121,14 +125,11 @@ fn parse_duration(text: &str) -> Result<i64, String> {
             i += 1;
         }
         if i == digits_start {
-            return Err(format!(
-                "-{text}: expected a number at {:?}. {HINT}",
-                &text[i..]
-            ));
+            return Err(format!("expected a number at {:?}", &text[i..]));
         }
         let n: i64 = text[digits_start..i]
             .parse()
-            .map_err(|_| format!("-{text}: number too large. {HINT}"))?;
+            .map_err(|_| "number too large".to_owned())?;
         let unit_start = i;
         while i < bytes.len() && bytes[i].is_ascii_alphabetic() {
             i += 1;
@@ -139,17 +140,13 @@ fn parse_duration(text: &str) -> Result<i64, String> {
             "m" => 60_000,
             "s" => 1_000,
             "ms" => 1,
-            "" => {
-                return Err(format!(
-                    "-{text}: {n} needs a unit (d, h, m, s or ms). {HINT}"
-                ))
-            }
-            other => return Err(format!("-{text}: unknown unit {other:?}. {HINT}")),
+            "" => return Err(format!("{n} needs a unit (d, h, m, s or ms)")),
+            other => return Err(format!("unknown unit {other:?}")),
         };
         total = n
             .checked_mul(unit_ms)
             .and_then(|ms| total.checked_add(ms))
-            .ok_or_else(|| format!("-{text}: duration too large. {HINT}"))?;
+            .ok_or_else(|| "duration too large".to_owned())?;
     }
     Ok(total)
 }

@@ -8,12 +8,12 @@ use std::time::Instant;
 
 use futures_core::Stream;
 use kseek::read::TimeFilter;
-use kseek::{CommitOffset, Plan, ReadOptions, ReadRecord};
+use kseek::{ClientConfig, CommitOffset, Plan, ReadOptions, ReadRecord};
 
+use crate::args::ReadArgs;
 use crate::fail::Fail;
 use crate::output::RecordFormat;
 use crate::progress::Progress;
-use crate::ReadArgs;
 
 /// What the read loop saw next.
 enum Step {
@@ -34,11 +34,11 @@ enum Stopped {
 }
 
 /// Runs `kseek read`.
-pub(crate) async fn run(bootstrap: &str, args: ReadArgs, now: i64) -> Result<(), Fail> {
+pub(crate) async fn run(config: &ClientConfig, args: ReadArgs, now: i64) -> Result<(), Fail> {
     let started = Instant::now();
     let format = RecordFormat::parse(&args.format)
         .map_err(|why| Fail::usage(format!("invalid --format {:?}: {why}", args.format)))?;
-    let (client, spec, plan) = crate::resolve_selector(bootstrap, &args.select, now).await?;
+    let (client, spec, plan) = super::resolve_selector(config, &args.select, now).await?;
     let mut options = ReadOptions::default();
     if args.exact_time {
         if let Some(filter) = TimeFilter::from_spec(&spec) {
@@ -78,7 +78,7 @@ pub(crate) async fn run(bootstrap: &str, args: ReadArgs, now: i64) -> Result<(),
         match step {
             Step::Idle => {
                 if let Err(e) = out.flush() {
-                    break Err(Stopped::Output(crate::output_failed(e)));
+                    break Err(Stopped::Output(crate::output::output_failed(e)));
                 }
                 flushed = true;
             }
@@ -90,7 +90,7 @@ pub(crate) async fn run(bootstrap: &str, args: ReadArgs, now: i64) -> Result<(),
             Step::Next(Some(Err(e))) => break Err(Stopped::Read(Fail::kafka("reading", &e))),
             Step::Next(Some(Ok(record))) => {
                 if let Err(e) = format.write(&mut out, &record) {
-                    break Err(Stopped::Output(crate::output_failed(e)));
+                    break Err(Stopped::Output(crate::output::output_failed(e)));
                 }
                 flushed = false;
                 count += 1;
@@ -112,7 +112,7 @@ pub(crate) async fn run(bootstrap: &str, args: ReadArgs, now: i64) -> Result<(),
         p.clear();
     }
     // What was printed goes out before anything else happens, also after a failed read.
-    let flushed = out.flush().map_err(crate::output_failed);
+    let flushed = out.flush().map_err(crate::output::output_failed);
     drop(out);
     let failed = match result {
         // Nothing is committed: the records may not have reached the reader.
@@ -123,7 +123,7 @@ pub(crate) async fn run(bootstrap: &str, args: ReadArgs, now: i64) -> Result<(),
     flushed?;
     // Not a summary: shown with --quiet too.
     for loss in records.data_loss() {
-        crate::info::note(&format!(
+        crate::output::note(&format!(
             "kseek: warning: partition {} of topic {:?}: offsets {} to {} were deleted (retention) before they could be read; the read went on at offset {}.",
             loss.partition,
             loss.topic,
@@ -146,14 +146,14 @@ pub(crate) async fn run(bootstrap: &str, args: ReadArgs, now: i64) -> Result<(),
         match committed {
             Err(fail) if failed.is_none() => return Err(fail),
             // The read's failure is the one to report (below); the commit's goes before it.
-            Err(fail) => crate::info::note(&fail.to_string()),
+            Err(fail) => crate::output::note(&fail.to_string()),
             Ok(()) if !args.quiet => {
                 let what = if failed.is_some() {
                     " (up to the last record printed before the error)"
                 } else {
                     ""
                 };
-                crate::info::note(&format!(
+                crate::output::note(&format!(
                     "committed offsets of group {group:?} for {}{what}",
                     plural(commits.len() as u64, "partition")
                 ));
@@ -166,7 +166,7 @@ pub(crate) async fn run(bootstrap: &str, args: ReadArgs, now: i64) -> Result<(),
     }
     if !args.quiet {
         let partitions = records.positions().len().max(partitions);
-        crate::info::note(&format!(
+        crate::output::note(&format!(
             "read {} ({bytes} bytes of keys+values) from {} in {:.2}s",
             plural(count, "record"),
             plural(partitions as u64, "partition"),

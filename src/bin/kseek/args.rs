@@ -1,0 +1,407 @@
+//! The command line's definition (clap): the subcommands, their flags and help texts.
+
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use kseek::ClientConfig;
+
+use crate::fail::Fail;
+
+pub(crate) const EXAMPLES: &str = "\
+Positions (--from, --to, commit --to):
+  earliest, latest, now
+  2026-11-30T10:00:00Z, 2026-11-30T10:00:00.250+01:00, 2026-11-30 (00:00 UTC)
+  1767261600000 (epoch milliseconds)
+  -2h, -30m, -90s, -1d, -1h30m (relative to now)
+  offset:42, offset:0=42,1=17 (per partition)
+  group (the committed offsets of --group)
+
+Examples:
+  kseek offsets --topic events --from 2026-11-30T10:00:00Z --to 2026-11-30T11:00:00Z
+  kseek read --topic events --from -1h
+  kseek read --topic events --from 2026-11-30 --format '%p %o %T %k %s\\n'
+  kseek read --topic events --group g --from group --commit
+  kseek metadata
+  kseek commit --group g --topic events --to 2026-11-30
+  kseek committed --group g
+
+Exit codes: 0 ok, 1 other failure, 2 usage, 3 Kafka or network, 4 corrupt data.";
+
+/// Read Kafka topics by time: resolve exact offset ranges first, then read exactly them.
+#[derive(Debug, Parser)]
+#[command(name = "kseek", version, after_help = EXAMPLES)]
+pub(crate) struct Cli {
+    /// Kafka brokers, HOST:PORT[,HOST:PORT...] [default: $KSEEK_BOOTSTRAP, else localhost:9092]
+    #[arg(long, global = true, value_name = "HOST:PORT", value_parser = bootstrap)]
+    pub(crate) bootstrap: Option<String>,
+    /// How long a TCP connect to a broker may take, e.g. 500ms, 5s [default: 10s]
+    #[arg(long, global = true, value_name = "DURATION", allow_hyphen_values = true, value_parser = timeout)]
+    pub(crate) connect_timeout: Option<Duration>,
+    /// How long a broker may take to answer a request, e.g. 500ms, 5s [default: 30s]
+    #[arg(long, global = true, value_name = "DURATION", allow_hyphen_values = true, value_parser = timeout)]
+    pub(crate) request_timeout: Option<Duration>,
+    /// How long errors that may pass (a topic just created, a leader election, a broker
+    /// restarting) are retried before giving up, e.g. 30s, 2m [default: 10s]
+    #[arg(long, global = true, value_name = "DURATION", allow_hyphen_values = true, value_parser = timeout)]
+    pub(crate) retry_deadline: Option<Duration>,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// How long the CLI retries what may pass: long enough for a topic just created or a leader
+/// election, short enough that a mistyped topic name is reported while the user waits (the
+/// library's default is 30 s).
+const RETRY_DEADLINE: Duration = Duration::from_secs(10);
+
+impl Cli {
+    /// The client's settings: the bootstrap servers (--bootstrap, else $KSEEK_BOOTSTRAP, else
+    /// localhost:9092) and the timeouts.
+    pub(crate) fn client_config(&self) -> Result<ClientConfig, Fail> {
+        let bootstrap = match &self.bootstrap {
+            Some(b) => b.clone(),
+            None => match std::env::var("KSEEK_BOOTSTRAP") {
+                Ok(b) if !b.trim().is_empty() => bootstrap(&b)
+                    .map_err(|why| Fail::usage(format!("KSEEK_BOOTSTRAP={b:?} {why}")))?,
+                _ => "localhost:9092".to_owned(),
+            },
+        };
+        let mut config = ClientConfig::new([bootstrap]);
+        if let Some(t) = self.connect_timeout {
+            config.connection.connect_timeout = t;
+        }
+        if let Some(t) = self.request_timeout {
+            config.connection.request_timeout = t;
+        }
+        config.retry_deadline = self.retry_deadline.unwrap_or(RETRY_DEADLINE);
+        Ok(config)
+    }
+}
+
+/// `--bootstrap`'s value: at least one `HOST:PORT` in the comma list.
+fn bootstrap(text: &str) -> Result<String, String> {
+    if text.split(',').all(|b| b.trim().is_empty()) {
+        return Err("names no server. Give HOST:PORT[,HOST:PORT...]".to_owned());
+    }
+    Ok(text.to_owned())
+}
+
+/// A `--partition` value: a partition id, 0 or more.
+fn partition_id(text: &str) -> Result<i32, String> {
+    match text.trim().parse::<i64>() {
+        Ok(p) if p < 0 => Err(
+            "a partition must be >= 0 (partitions count from 0). Give 0, 1, 2... or a list such as 0,2"
+                .to_owned(),
+        ),
+        Ok(p) => i32::try_from(p)
+            .map_err(|_| format!("{p} is too large for a partition. Give 0, 1, 2... or a list such as 0,2")),
+        Err(_) => Err(
+            "a partition is a number. Give 0, 1, 2... or a list such as 0,2".to_owned(),
+        ),
+    }
+}
+
+/// A `--count` value: a number of records, 1 or more.
+fn record_count(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<i128>() {
+        Ok(n) if n < 1 => Err(
+            "the count must be 1 or more. Give the number of records to print, e.g. 10".to_owned(),
+        ),
+        Ok(n) => u64::try_from(n).map_err(|_| {
+            "the count is too large. Leave --count out to read the whole range".to_owned()
+        }),
+        Err(_) => {
+            Err("the count is a number. Give the number of records to print, e.g. 10".to_owned())
+        }
+    }
+}
+
+/// A timeout flag's value: a duration such as `500ms`, `5s`, `2m` or `1m30s`, more than zero.
+fn timeout(text: &str) -> Result<Duration, String> {
+    const HINT: &str = "Write a duration such as 500ms, 5s, 2m or 1m30s";
+    let text = text.trim();
+    if text.starts_with('-') {
+        return Err(format!("a timeout can't be negative. {HINT}"));
+    }
+    let ms = crate::position::parse_duration(text).map_err(|why| format!("{why}. {HINT}"))?;
+    if ms == 0 {
+        return Err(format!("a timeout must be more than 0. {HINT}"));
+    }
+    Ok(Duration::from_millis(ms.unsigned_abs()))
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Print the records between two positions (JSON lines by default)
+    #[command(after_help = READ_EXAMPLES)]
+    Read(ReadArgs),
+    /// Show the resolved plan (per partition start, end, records) without reading
+    #[command(after_help = OFFSETS_EXAMPLES)]
+    Offsets(OffsetsArgs),
+    /// Show brokers, topics, partitions and their leaders
+    #[command(after_help = METADATA_EXAMPLES)]
+    Metadata(MetadataArgs),
+    /// Set a consumer group's offsets to a position, without reading
+    #[command(after_help = COMMIT_EXAMPLES)]
+    Commit(CommitArgs),
+    /// Show a consumer group's committed offsets, the end offsets and the lag
+    #[command(after_help = COMMITTED_EXAMPLES)]
+    Committed(CommittedArgs),
+}
+
+pub(crate) const READ_EXAMPLES: &str = "\
+Positions: earliest, latest, now, 2026-11-30T10:00:00Z, 2026-11-30, 1767261600000, -2h,
+-1h30m, offset:42, offset:0=42,1=17, group.
+
+Template tokens (--format): %t topic, %p partition, %o offset, %T timestamp (ms), %k key,
+%s value, %K key length, %S value length (-1 for null), %h headers (k=v,k=v; a null value
+as NULL), %%;
+escapes \\n \\t \\r \\\\.
+
+Examples:
+  kseek read --topic events --from 2026-11-30T10:00:00Z --to 2026-11-30T11:00:00Z
+  kseek read --topic events --from -15m --follow
+  kseek read --topic events --partition 0,2 --from offset:100 --count 10 --format raw
+  kseek read --topic events --from -1h --format '%p %o %T %k %s\\n'
+  kseek read --topic events --group g --from group --commit";
+
+pub(crate) const OFFSETS_EXAMPLES: &str = "\
+Examples:
+  kseek offsets --topic events --from 2026-11-30T10:00:00Z --to 2026-11-30T11:00:00Z
+  kseek offsets --topic events --from -1h --format json
+  kseek offsets --topic events --group g --from group";
+
+pub(crate) const METADATA_EXAMPLES: &str = "\
+Examples:
+  kseek metadata
+  kseek metadata --topic events --format json";
+
+pub(crate) const COMMIT_EXAMPLES: &str = "\
+Examples:
+  kseek commit --group g --topic events --to 2026-11-30      # restart from today 00:00 UTC
+  kseek commit --group g --topic events --to -1h --dry-run
+  kseek commit --group g --topic events --partition 0 --to offset:42";
+
+pub(crate) const COMMITTED_EXAMPLES: &str = "\
+Examples:
+  kseek committed --group g
+  kseek committed --group g --topic events --format json";
+
+/// The partitions and range of a read (shared by `read` and `offsets`).
+#[derive(Debug, Args)]
+pub(crate) struct Selector {
+    /// Topic to read (repeat for several)
+    #[arg(long, short = 't', required = true, value_name = "TOPIC")]
+    pub(crate) topic: Vec<String>,
+    /// Only these partitions (repeat, or a comma list) [default: all]
+    #[arg(long, short = 'p', value_delimiter = ',', value_name = "P",
+          allow_negative_numbers = true, value_parser = partition_id)]
+    pub(crate) partition: Vec<i32>,
+    /// Where to start
+    #[arg(
+        long,
+        default_value = "earliest",
+        value_name = "POS",
+        allow_hyphen_values = true
+    )]
+    pub(crate) from: String,
+    /// Where to stop (exclusive)
+    #[arg(
+        long,
+        default_value = "latest",
+        value_name = "POS",
+        allow_hyphen_values = true
+    )]
+    pub(crate) to: String,
+    /// Never stop: follow the log after the last record
+    #[arg(long, conflicts_with = "to")]
+    pub(crate) follow: bool,
+    /// The consumer group for `group` positions and --commit
+    #[arg(long, short = 'g', value_name = "GROUP")]
+    pub(crate) group: Option<String>,
+    /// Which records to see of transactions
+    #[arg(long, value_enum, default_value_t = Isolation::ReadUncommitted)]
+    pub(crate) isolation: Isolation,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ReadArgs {
+    #[command(flatten)]
+    pub(crate) select: Selector,
+    /// Commit the positions reached to --group, after the output is flushed (with --count,
+    /// after Ctrl-C or after a read error, up to the last record printed; nothing when stdout
+    /// was closed)
+    #[arg(long, requires = "group")]
+    pub(crate) commit: bool,
+    /// Also drop records whose own timestamp is outside the --from/--to times
+    #[arg(long)]
+    pub(crate) exact_time: bool,
+    /// Stop after this many records
+    #[arg(long, short = 'c', value_name = "N", allow_negative_numbers = true, value_parser = record_count)]
+    pub(crate) count: Option<u64>,
+    /// json, raw, or a template such as '%p %o %T %k %s\n'
+    #[arg(long, short = 'f', default_value = "json", value_name = "FORMAT")]
+    pub(crate) format: String,
+    /// No summary on stderr
+    #[arg(long, short = 'q')]
+    pub(crate) quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct OffsetsArgs {
+    #[command(flatten)]
+    pub(crate) select: Selector,
+    /// table or json (one object per partition)
+    #[arg(long, short = 'f', value_enum, default_value_t = TableFormat::Table)]
+    pub(crate) format: TableFormat,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct MetadataArgs {
+    /// Only these topics (repeat for several) [default: all]
+    #[arg(long, short = 't', value_name = "TOPIC")]
+    pub(crate) topic: Vec<String>,
+    /// table or json (one document)
+    #[arg(long, short = 'f', value_enum, default_value_t = TableFormat::Table)]
+    pub(crate) format: TableFormat,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CommitArgs {
+    /// The consumer group
+    #[arg(long, short = 'g', value_name = "GROUP")]
+    pub(crate) group: String,
+    /// Topic (repeat for several)
+    #[arg(long, short = 't', required = true, value_name = "TOPIC")]
+    pub(crate) topic: Vec<String>,
+    /// Only these partitions (repeat, or a comma list) [default: all]
+    #[arg(long, short = 'p', value_delimiter = ',', value_name = "P",
+          allow_negative_numbers = true, value_parser = partition_id)]
+    pub(crate) partition: Vec<i32>,
+    /// The position to commit: the group restarts there
+    #[arg(long, value_name = "POS", allow_hyphen_values = true)]
+    pub(crate) to: String,
+    /// Print what would be committed, without committing
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+    /// table or json (one object per partition)
+    #[arg(long, short = 'f', value_enum, default_value_t = TableFormat::Table)]
+    pub(crate) format: TableFormat,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CommittedArgs {
+    /// The consumer group
+    #[arg(long, short = 'g', value_name = "GROUP")]
+    pub(crate) group: String,
+    /// Only these topics [default: every topic the group has committed offsets for]
+    #[arg(long, short = 't', value_name = "TOPIC")]
+    pub(crate) topic: Vec<String>,
+    /// table or json (one object per partition)
+    #[arg(long, short = 'f', value_enum, default_value_t = TableFormat::Table)]
+    pub(crate) format: TableFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Isolation {
+    /// Every record, also of open and aborted transactions
+    #[value(name = "read_uncommitted")]
+    ReadUncommitted,
+    /// Only committed transactions' records, up to the last stable offset
+    #[value(name = "read_committed")]
+    ReadCommitted,
+}
+
+/// The output of the subcommands other than `read`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum TableFormat {
+    /// Aligned columns with a header
+    Table,
+    /// JSON
+    Json,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_timeout_flags_set_the_client_config() {
+        let config = |args: &[&str]| {
+            let all = [&["kseek", "metadata", "--bootstrap", "b:1,c:2"][..], args].concat();
+            Cli::try_parse_from(all).unwrap().client_config().unwrap()
+        };
+        let c = config(&[
+            "--connect-timeout",
+            "500ms",
+            "--request-timeout",
+            "5s",
+            "--retry-deadline",
+            "1m30s",
+        ]);
+        assert_eq!(c.bootstrap, ["b:1,c:2"]);
+        assert_eq!(c.connection.connect_timeout, Duration::from_millis(500));
+        assert_eq!(c.connection.request_timeout, Duration::from_secs(5));
+        assert_eq!(c.retry_deadline, Duration::from_secs(90));
+        let defaults = config(&[]);
+        let library = kseek::ConnectionConfig::default();
+        assert_eq!(defaults.connection.connect_timeout, library.connect_timeout);
+        assert_eq!(defaults.connection.request_timeout, library.request_timeout);
+        assert_eq!(defaults.retry_deadline, RETRY_DEADLINE);
+        // Global: after the subcommand's own flags too.
+        let cli = Cli::try_parse_from(["kseek", "read", "--topic", "t", "--request-timeout", "2s"]);
+        assert_eq!(cli.unwrap().request_timeout, Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn timeouts_are_positive_durations() {
+        assert_eq!(timeout("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(timeout(" 2m "), Ok(Duration::from_secs(120)));
+        assert!(timeout("0s").unwrap_err().contains("more than 0"));
+        assert!(timeout("-1s").unwrap_err().contains("can't be negative"));
+        assert!(timeout("5").unwrap_err().contains("needs a unit"));
+        assert!(timeout("").unwrap_err().contains("500ms, 5s"));
+    }
+
+    #[test]
+    fn the_command_line_parses() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+        let cli = Cli::try_parse_from([
+            "kseek",
+            "read",
+            "--topic",
+            "t",
+            "--partition",
+            "0,2",
+            "--partition",
+            "5",
+            "--from",
+            "-2h",
+            "--bootstrap",
+            "b:1",
+        ])
+        .unwrap();
+        let Command::Read(r) = cli.command else {
+            panic!("not read")
+        };
+        assert_eq!(r.select.partition, [0, 2, 5]);
+        assert_eq!(r.select.from, "-2h");
+        assert_eq!(cli.bootstrap.as_deref(), Some("b:1"));
+        let usage = |args: &[&str]| Cli::try_parse_from(args).unwrap_err().exit_code();
+        assert_eq!(
+            usage(&["kseek", "read", "--topic", "t", "--follow", "--to", "now"]),
+            2
+        );
+        assert_eq!(usage(&["kseek", "read", "--topic", "t", "--commit"]), 2);
+        assert_eq!(usage(&["kseek", "read"]), 2);
+        assert_eq!(usage(&["kseek", "read", "--topic", "t", "--count", "0"]), 2);
+        assert_eq!(
+            usage(&["kseek", "read", "--topic", "t", "--partition", "-1"]),
+            2
+        );
+        assert_eq!(
+            usage(&["kseek", "offsets", "--topic", "t", "--format", "raw"]),
+            2
+        );
+    }
+}
