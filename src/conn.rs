@@ -287,6 +287,7 @@ impl Connection {
             authenticating: false,
             sasl: config.security.protocol.uses_sasl(),
             answers: 0,
+            has_client_cert: config.security.tls.client_cert.is_some(),
             shared: shared.clone(),
             read_buf: BytesMut::new(),
             answered: false,
@@ -309,7 +310,7 @@ impl Connection {
             versions: None,
             config,
         };
-        conn.versions = Some(conn.negotiate().await?);
+        conn.versions = Some(conn.negotiate().await.map_err(refused_tls)?);
         if conn.config.security.protocol.uses_sasl() {
             #[cfg(feature = "sasl")]
             conn.authenticate().await?;
@@ -541,6 +542,8 @@ struct Io {
     sasl: bool,
     /// Response frames read so far.
     answers: u64,
+    /// Whether TLS presents a client certificate (for error hints).
+    has_client_cert: bool,
     shared: Arc<Shared>,
     read_buf: BytesMut,
     /// Whether any response frame has come yet.
@@ -614,7 +617,7 @@ impl Io {
         let read = pin!(self.stream.read_buf(&mut self.read_buf));
         let n = match ready!(read.poll(cx)) {
             Ok(n) => n,
-            Err(e) => return Poll::Ready(Err(format!("read failed: {e}"))),
+            Err(e) => return Poll::Ready(Err(read_error(&e, self.has_client_cert))),
         };
         if n == 0 {
             return Poll::Ready(Err(if self.read_buf.is_empty() {
@@ -634,11 +637,9 @@ impl Io {
             }));
         }
         if !self.answered && looks_like_tls(&self.read_buf) {
-            return Poll::Ready(Err(
-                "the broker answered in TLS: this listener expects security.protocol SSL or \
-                 SASL_SSL"
-                    .to_owned(),
-            ));
+            return Poll::Ready(Err(format!(
+                "{TLS_ANSWER}: this listener expects security.protocol SSL or SASL_SSL"
+            )));
         }
         loop {
             match split_frame(&mut self.read_buf, self.max_frame_size) {
@@ -805,6 +806,61 @@ impl Io {
         }
         ready!(self.timer.as_mut().poll(cx));
         Poll::Ready(Ok(()))
+    }
+}
+
+/// Why a connection closes when a broker answers a plaintext request in TLS.
+const TLS_ANSWER: &str = "the broker answered in TLS";
+
+/// Marks a connection closed by a TLS alert from the broker (see [`refused_tls`]).
+const TLS_REFUSED: &str = "TLS session refused: ";
+
+/// Why a read failed. A TLS alert means the broker refused the session: with TLS 1.3 a
+/// client certificate it rejects (or one it requires and didn't get) shows only now, on the
+/// first read after the handshake.
+fn read_error(e: &std::io::Error, has_client_cert: bool) -> String {
+    #[cfg(feature = "tls")]
+    if let Some(rustls::Error::AlertReceived(alert)) = e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+    {
+        use rustls::AlertDescription as A;
+        let hint = match alert {
+            A::CertificateRequired => {
+                "the listener requires a client certificate (ssl.client.auth=required): set \
+                 ssl.certificate.location and ssl.key.location (or ssl.keystore.location)"
+            }
+            A::BadCertificate | A::UnknownCA | A::CertificateUnknown | A::HandshakeFailure
+                if !has_client_cert =>
+            {
+                "the listener requires a client certificate (ssl.client.auth=required): set \
+                 ssl.certificate.location and ssl.key.location (or ssl.keystore.location)"
+            }
+            A::BadCertificate | A::UnknownCA | A::CertificateUnknown => {
+                "the broker does not trust our client certificate: use one signed by a CA in \
+                 its truststore"
+            }
+            _ => "see the broker's log",
+        };
+        return format!("{TLS_REFUSED}the broker sent the alert {alert:?}; {hint}");
+    }
+    let _ = has_client_cert;
+    format!("read failed: {e}")
+}
+
+/// A connection the broker closed with a TLS alert while connecting is a TLS error (not
+/// retriable), not a closed connection.
+fn refused_tls(e: Error) -> Error {
+    match e {
+        Error::ConnectionClosed { broker, reason }
+            if reason.starts_with(TLS_REFUSED) || reason.starts_with(TLS_ANSWER) =>
+        {
+            Error::Tls {
+                broker,
+                message: reason,
+            }
+        }
+        e => e,
     }
 }
 

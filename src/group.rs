@@ -331,7 +331,10 @@ impl Client {
                 broker,
                 api: ApiKey::FIND_COORDINATOR,
                 code,
-                message: message.or_else(|| Some(format!("for group {group:?}"))),
+                message: Some(match message.filter(|m| !m.is_empty()) {
+                    Some(m) => format!("for group {group:?}: {m}"),
+                    None => format!("for group {group:?}"),
+                }),
             });
         }
         self.learn_broker(node_id, format!("{host}:{port}"));

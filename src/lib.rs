@@ -48,6 +48,7 @@
 //! the batch's buffer: no allocation and no copy per record, the CRC checked once per batch
 //! and a compressed batch decompressed once into one buffer. Records outside the plan's range
 //! (before the start in the first batch, at or after the end in the last) are already dropped.
+//! One `await` per batch, then a plain loop; `kseek read` prints this way.
 //!
 //! ```no_run
 //! use kseek::{End, ReadOptions, ReadSpec, Start};
@@ -65,6 +66,8 @@
 //!         bytes += record?.value().map_or(0, <[u8]>::len);
 //!     }
 //! }
+//! // What to commit: batches.positions(), or batches.positions_within_last(..) after
+//! // stopping inside a batch.
 //! println!("{bytes} value bytes; resume from {:?}", batches.positions());
 //! # Ok(())
 //! # }
@@ -130,8 +133,11 @@ pub mod conn;
 pub mod error;
 pub mod group;
 pub mod plan;
+pub mod properties;
 pub mod read;
 pub mod resolve;
+#[cfg(feature = "sasl")]
+pub mod sasl;
 pub mod security;
 #[cfg(test)]
 mod sim;

@@ -295,7 +295,11 @@ impl ServerCertVerifier for Verifier {
                 if presented.is_empty() {
                     "no host".to_owned()
                 } else {
-                    presented.join(", ")
+                    presented
+                        .iter()
+                        .map(|name| plain_name(name))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 }
             ),
             rustls::Error::InvalidCertificate(CertificateError::NotValidForName) => format!(
@@ -339,6 +343,14 @@ impl ServerCertVerifier for Verifier {
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.webpki.supported_verify_schemes()
+    }
+}
+
+/// `wrong.example` of rustls' `DnsName("wrong.example")`; other text as it is.
+fn plain_name(name: &str) -> &str {
+    match (name.find('"'), name.rfind('"')) {
+        (Some(a), Some(b)) if a < b => &name[a + 1..b],
+        _ => name,
     }
 }
 

@@ -1,5 +1,6 @@
 //! Writes the seed corpus under `fuzz/seeds/` from the golden frames captured from real brokers
-//! (`protocol/tests/data/*/index.tsv`) and from record batches built with kseek's encoder.
+//! (`protocol/tests/data/*/index.tsv` and `protocol/tests/data/sasl/*/index.tsv`) and from record
+//! batches built with kseek's encoder.
 //!
 //! Run from `fuzz/`: `cargo run --example make_seeds`. Seeds are named by a hash of their
 //! content, so running it again adds nothing twice.
@@ -9,14 +10,18 @@ use std::fs;
 use std::hash::{Hash, Hasher};
 use std::path::Path;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use kseek_protocol::messages::fetch::FetchResponse;
+use kseek_protocol::messages::sasl_authenticate::{
+    SaslAuthenticateRequest, SaslAuthenticateResponse,
+};
+use kseek_protocol::messages::sasl_handshake::{SaslHandshakeRequest, SaslHandshakeResponse};
 use kseek_protocol::negotiate::SUPPORTED_APIS;
 use kseek_protocol::records::{
     encode_legacy_message_set, Compression, ControlRecordType, LegacyMessage, NewRecord,
     RecordBatchBuilder,
 };
-use kseek_protocol::{decode_exact, ApiKey, RequestHeader, ResponseHeader};
+use kseek_protocol::{decode_exact, ApiKey, Message, RequestHeader, ResponseHeader};
 
 fn target_of(api: ApiKey) -> Option<&'static str> {
     Some(match api {
@@ -27,8 +32,17 @@ fn target_of(api: ApiKey) -> Option<&'static str> {
         ApiKey::OFFSET_COMMIT => "offset_commit",
         ApiKey::OFFSET_FETCH => "offset_fetch",
         ApiKey::FIND_COORDINATOR => "find_coordinator",
+        ApiKey::SASL_HANDSHAKE => "sasl_handshake",
+        ApiKey::SASL_AUTHENTICATE => "sasl_authenticate",
         _ => return None,
     })
+}
+
+/// A message target's input: the selector byte, then `m` encoded at `version`.
+fn seed<M: Message>(selector: i16, m: &M, version: i16) -> Vec<u8> {
+    let mut body = BytesMut::new();
+    m.encode(&mut body, version).unwrap();
+    [&[selector as u8][..], &body].concat()
 }
 
 fn write_seed(target: &str, data: &[u8]) {
@@ -42,8 +56,10 @@ fn write_seed(target: &str, data: &[u8]) {
 fn main() {
     let data = Path::new("../protocol/tests/data");
     let mut frames = 0;
-    for capture in fs::read_dir(data).unwrap() {
-        let capture = capture.unwrap().path();
+    let mut captures: Vec<_> = fs::read_dir(data).unwrap().map(|e| e.unwrap().path()).collect();
+    // The SASL logins are one level deeper: protocol/tests/data/sasl/<broker>/.
+    captures.extend(fs::read_dir(data.join("sasl")).unwrap().map(|e| e.unwrap().path()));
+    for capture in captures {
         let Ok(index) = fs::read_to_string(capture.join("index.tsv")) else {
             continue;
         };
@@ -128,5 +144,36 @@ fn main() {
         write_seed("records", &[&[0u8, 8, 0][..], &set].concat());
         batches += 1;
     }
-    println!("seeds: {frames} message bodies from golden frames, {batches} built batches");
+    // SASL messages at the versions the Java client doesn't send (SaslHandshake v0,
+    // SaslAuthenticate v0 and v1: session lifetime only in v1+).
+    let mut sasl = 0;
+    let handshake = SaslHandshakeRequest {
+        mechanism: "SCRAM-SHA-512".into(),
+    };
+    let mechanisms = SaslHandshakeResponse {
+        error_code: 33,
+        mechanisms: vec!["PLAIN".into(), "SCRAM-SHA-512".into()],
+    };
+    let auth = SaslAuthenticateRequest {
+        auth_bytes: Bytes::from_static(b"n,,n=user,r=fyko+d2lbbFgONRv9qkxdawL"),
+        ..Default::default()
+    };
+    let answer = SaslAuthenticateResponse {
+        error_code: 58,
+        error_message: Some("Authentication failed".into()),
+        auth_bytes: Bytes::from_static(b"v=rmF9pqV8S7suAoZWja4dJRkFsKQ="),
+        session_lifetime_ms: 3_600_000,
+        ..Default::default()
+    };
+    for version in 0..=1i16 {
+        write_seed("sasl_handshake", &seed(version << 1, &handshake, version));
+        write_seed("sasl_handshake", &seed(version << 1 | 1, &mechanisms, version));
+        write_seed("sasl_authenticate", &seed(version << 1, &auth, version));
+        write_seed("sasl_authenticate", &seed(version << 1 | 1, &answer, version));
+        sasl += 4;
+    }
+    println!(
+        "seeds: {frames} message bodies from golden frames, {batches} built batches, \
+         {sasl} built SASL messages"
+    );
 }

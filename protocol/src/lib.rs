@@ -2,8 +2,9 @@
 //!
 //! This crate turns bytes into typed messages and back: primitives, request and response
 //! headers, framing, the seven APIs a reader by time needs (ApiVersions, Metadata,
-//! ListOffsets, Fetch, OffsetCommit, OffsetFetch, FindCoordinator), error codes and record
-//! batches. It owns no sockets, no runtime and no clock; the `kseek` crate does the IO.
+//! ListOffsets, Fetch, OffsetCommit, OffsetFetch, FindCoordinator), the two of SASL
+//! authentication (SaslHandshake, SaslAuthenticate), error codes and record batches. It owns
+//! no sockets, no runtime and no clock; the `kseek` crate does the IO.
 //!
 //! Decoding is hostile-input safe: every length is checked against the bytes present before
 //! anything is allocated, no input can make a decoder panic or loop, and trailing bytes after a

@@ -109,6 +109,8 @@ use crate::messages::list_offsets::ListOffsetsRequest;
 use crate::messages::metadata::MetadataRequest;
 use crate::messages::offset_commit::OffsetCommitRequest;
 use crate::messages::offset_fetch::OffsetFetchRequest;
+use crate::messages::sasl_authenticate::SaslAuthenticateRequest;
+use crate::messages::sasl_handshake::SaslHandshakeRequest;
 use crate::messages::{decode_exact, Message, Request, VersionRange};
 
 /// One API kseek implements, with the versions it implements.
@@ -137,14 +139,16 @@ impl SupportedApi {
 ///
 /// Each range is the request type's [`Message::VERSIONS`], so the table can't drift from what
 /// the codecs implement.
-pub const SUPPORTED_APIS: [SupportedApi; 7] = [
+pub const SUPPORTED_APIS: [SupportedApi; 9] = [
     SupportedApi::of::<FetchRequest>("Fetch"),
     SupportedApi::of::<ListOffsetsRequest>("ListOffsets"),
     SupportedApi::of::<MetadataRequest>("Metadata"),
     SupportedApi::of::<OffsetCommitRequest>("OffsetCommit"),
     SupportedApi::of::<OffsetFetchRequest>("OffsetFetch"),
     SupportedApi::of::<FindCoordinatorRequest>("FindCoordinator"),
+    SupportedApi::of::<SaslHandshakeRequest>("SaslHandshake"),
     SupportedApi::of::<ApiVersionsRequest>("ApiVersions"),
+    SupportedApi::of::<SaslAuthenticateRequest>("SaslAuthenticate"),
 ];
 
 /// The entry of [`SUPPORTED_APIS`] for `api_key`, if kseek implements the API.
@@ -354,8 +358,11 @@ mod tests {
             (ApiKey::OFFSET_COMMIT, 2, 10),
             (ApiKey::OFFSET_FETCH, 1, 10),
             (ApiKey::FIND_COORDINATOR, 0, 6),
+            (ApiKey::SASL_HANDSHAKE, 0, 1),
             (ApiKey::API_VERSIONS, 0, 4),
+            (ApiKey::SASL_AUTHENTICATE, 0, 2),
         ];
+        assert_eq!(SUPPORTED_APIS.len(), expect.len());
         for (api, (key, min, max)) in SUPPORTED_APIS.iter().zip(expect) {
             assert_eq!(api.api_key, key);
             assert_eq!(api.versions, VersionRange { min, max }, "{}", api.name);
@@ -425,6 +432,34 @@ mod tests {
         assert_eq!(map.version_for::<FindCoordinatorRequest>(), Ok(5));
         assert_eq!(map.version_for::<ApiVersionsRequest>(), Ok(3));
         assert_eq!(map.version_for::<MetadataRequest>(), Ok(12));
+    }
+
+    #[test]
+    fn sasl_versions_are_negotiated() {
+        // Kafka 4.4 lists SaslHandshake 0..=1 and SaslAuthenticate 0..=2.
+        let map = negotiate(&response(vec![
+            api(ApiKey::SASL_HANDSHAKE, 0, 1),
+            api(ApiKey::SASL_AUTHENTICATE, 0, 2),
+        ]))
+        .unwrap();
+        assert_eq!(map.version_for::<SaslHandshakeRequest>(), Ok(1));
+        assert_eq!(map.version_for::<SaslAuthenticateRequest>(), Ok(2));
+        assert_eq!(map.version(ApiKey::SASL_HANDSHAKE), Ok(1));
+        assert_eq!(map.version(ApiKey::SASL_AUTHENTICATE), Ok(2));
+        // An old broker (before KIP-152) and a hypothetical newer one.
+        let map = negotiate(&response(vec![
+            api(ApiKey::SASL_HANDSHAKE, 0, 0),
+            api(ApiKey::SASL_AUTHENTICATE, 1, 3),
+        ]))
+        .unwrap();
+        assert_eq!(map.version_for::<SaslHandshakeRequest>(), Ok(0));
+        assert_eq!(map.version_for::<SaslAuthenticateRequest>(), Ok(2));
+        assert_eq!(
+            ApiVersionMap::default().version_for::<SaslAuthenticateRequest>(),
+            Err(Error::ApiNotSupported {
+                api: "SaslAuthenticate"
+            })
+        );
     }
 
     #[test]

@@ -19,13 +19,13 @@ use kseek_protocol::messages::sasl_authenticate::{
     SaslAuthenticateRequest, SaslAuthenticateResponse,
 };
 use kseek_protocol::messages::sasl_handshake::{SaslHandshakeRequest, SaslHandshakeResponse};
-use kseek_protocol::{decode_exact, messages::encode_request_frame, ErrorCode, Message, Request};
+use kseek_protocol::{decode_exact, messages::encode_request_frame, ErrorCode, Request};
 use tokio::time::Instant;
 
 use super::{Auth, Connection, RequestInfo, Via};
 use crate::error::{Error, Result};
-use crate::sasl::{Authenticator, Step};
-use crate::security::{SaslConfig, TokenSource};
+use crate::sasl::{run_token_command, Authenticator, Step, TOKEN_COMMAND_TIMEOUT};
+use crate::security::SaslConfig;
 
 /// When the session must be renewed; `None` for a session without an end.
 #[derive(Default)]
@@ -165,7 +165,6 @@ impl Connection {
             .auth_send(
                 &SaslHandshakeRequest {
                     mechanism: mechanism.to_owned(),
-                    ..Default::default()
                 },
                 handshake_version,
             )
@@ -212,6 +211,25 @@ impl Connection {
             {
                 Step::Send(bytes) => out = bytes,
                 Step::Done => break answer.session_lifetime_ms,
+                Step::Fail { send, error } => {
+                    // The mechanism's way of ending the exchange; the broker then refuses
+                    // with SASL_AUTHENTICATION_FAILED, whose message may say more.
+                    let last: SaslAuthenticateResponse = self
+                        .auth_send(
+                            &SaslAuthenticateRequest {
+                                auth_bytes: send.into(),
+                                ..Default::default()
+                            },
+                            authenticate_version,
+                        )
+                        .await?;
+                    let detail = last
+                        .error_message
+                        .filter(|m| !m.is_empty())
+                        .map(|m| format!(" (broker: {m})"))
+                        .unwrap_or_default();
+                    return Err(fail(format!("{error}{detail}")));
+                }
             }
         };
         exclusive.end().await?;
@@ -243,18 +261,18 @@ impl Connection {
     }
 }
 
-/// The mechanism's state machine, with a token fetched first for a token command.
+/// The mechanism's state machine, with the token of a token command fetched first (off the
+/// runtime's threads: the command may take a while).
 async fn authenticator(sasl: &SaslConfig) -> std::result::Result<Authenticator, String> {
-    if let SaslConfig::OAuthBearer {
-        token: TokenSource::Command(_),
-    } = sasl
-    {
-        let config = sasl.clone();
-        return tokio::task::spawn_blocking(move || {
-            Authenticator::new(&config).map_err(|e| e.to_string())
-        })
-        .await
-        .map_err(|e| format!("the token command did not finish: {e}"))?;
+    let mut authenticator = Authenticator::new(sasl).map_err(|e| e.to_string())?;
+    if let Some(command) = authenticator.token_command() {
+        let command = command.to_owned();
+        let token =
+            tokio::task::spawn_blocking(move || run_token_command(&command, TOKEN_COMMAND_TIMEOUT))
+                .await
+                .map_err(|e| format!("the token command did not finish: {e}"))?
+                .map_err(|e| e.to_string())?;
+        authenticator.set_token(token).map_err(|e| e.to_string())?;
     }
-    Authenticator::new(sasl).map_err(|e| e.to_string())
+    Ok(authenticator)
 }

@@ -382,6 +382,18 @@ impl BatchStream {
         self.positions.all()
     }
 
+    /// [`positions`](Self::positions) for a caller that stopped inside the last batch handed
+    /// out: that batch's partition is at `next_offset`, the first of its records not
+    /// processed, or back where it was before the batch when `next_offset` is `None` (none of
+    /// its records was processed, say because one failed to decode). What to commit then.
+    pub fn positions_within_last(&self, next_offset: Option<i64>) -> Vec<PartitionPosition> {
+        let rewind = self.positions.before_last().map(|b| match next_offset {
+            Some(next) => (b.idx, next, None),
+            None => (b.idx, b.next_offset, Some(b.leader_epoch)),
+        });
+        self.positions.rewound(rewind)
+    }
+
     /// Every jump over deleted offsets so far ([`OutOfRange::ResetToLogStart`]).
     pub fn data_loss(&self) -> &[DataLoss] {
         self.positions.data_loss()
@@ -708,6 +720,31 @@ mod tests {
         // The stream has ended: batch 4..=5 is not handed out past the hole.
         assert!(records.next().await.is_none());
         assert_eq!(records.positions()[0].next_offset, 2);
+    }
+
+    #[tokio::test]
+    async fn positions_within_the_last_batch_point_at_its_first_record_not_processed() {
+        let (mut s, tx) = stream(&[Some(10), Some(10)]);
+        tx.send(chunk(0, wire(&[batch(0, 5)]), 2, Some(10)))
+            .await
+            .unwrap();
+        tx.send(chunk(1, wire(&[batch(0, 4)]), 0, Some(10)))
+            .await
+            .unwrap();
+        drop(tx);
+        s.next().await.unwrap().unwrap();
+        // Stopped after offset 3 of partition 0's batch 2..=4.
+        let within = s.positions_within_last(Some(4));
+        assert_eq!((within[0].next_offset, within[0].leader_epoch), (4, 3));
+        assert!(!within[0].done);
+        assert_eq!(s.positions()[0].next_offset, 5);
+        s.next().await.unwrap().unwrap();
+        // Partition 1's batch not processed at all: back before it, before any epoch.
+        let within = s.positions_within_last(None);
+        assert_eq!((within[1].next_offset, within[1].leader_epoch), (0, -1));
+        assert_eq!(within[0], s.positions()[0]);
+        assert_eq!(s.positions()[1].next_offset, 4);
+        assert!(s.next().await.is_none());
     }
 
     #[tokio::test]

@@ -7,6 +7,7 @@
 //! otherwise the first test that asks starts one through
 //! `tests/kafka/broker` with a watchdog that stops it when the test binary exits.
 //! [`Broker::start`] makes a private cluster (say three nodes) that stops on drop.
+//! [`secure`] has the secured broker (TLS, SASL, ACLs) and the client config files for it.
 //!
 //! Data is written and read by Kafka's own Java client (`tests/kafka/ktool`), the
 //! independent oracle: [`Broker::produce`] returns exactly what the broker stored
@@ -28,6 +29,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{json, Value};
 
 pub(crate) mod nodes;
+pub(crate) mod secure;
 
 /// `tests/golden/proxy.py` in front of a single-node `broker`, with fault options (see the
 /// script: `--corrupt-fetch`, `--fail API:CODE:N`). Clients given [`Proxy::bootstrap`] reach
@@ -480,33 +482,7 @@ impl Broker {
     /// Runs `tests/kafka/ktool <args> --bootstrap <this cluster>` with `stdin`,
     /// panics (showing its stderr) unless it succeeds, and returns its stdout.
     pub(crate) fn ktool<S: AsRef<str>>(&self, args: &[S], stdin: Option<&str>) -> String {
-        let mut cmd = Command::new(kafka_script("ktool"));
-        cmd.args(args.iter().map(AsRef::as_ref))
-            .args(["--bootstrap", &self.bootstrap])
-            .stdin(if stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot run tests/kafka/ktool: {e}"));
-        // Feed stdin from another thread: the tool may write while we still write.
-        let feeder = child.stdin.take().map(|mut pipe| {
-            let input = stdin.unwrap_or_default().to_string();
-            std::thread::spawn(move || pipe.write_all(input.as_bytes()))
-        });
-        let out = child
-            .wait_with_output()
-            .expect("waiting for tests/kafka/ktool");
-        if let Some(feeder) = feeder {
-            feeder
-                .join()
-                .expect("stdin feeder panicked")
-                .expect("writing to ktool's stdin");
-        }
+        let out = run_ktool(&self.bootstrap, args, stdin, None);
         let shown: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
         assert!(
             out.status.success(),
@@ -518,6 +494,48 @@ impl Broker {
         );
         String::from_utf8(out.stdout).expect("ktool prints UTF-8")
     }
+}
+
+/// Runs `tests/kafka/ktool <args> --bootstrap <bootstrap> [--command-config <config>]` with
+/// `stdin` and returns its output, whatever its exit status.
+pub(crate) fn run_ktool<S: AsRef<str>>(
+    bootstrap: &str,
+    args: &[S],
+    stdin: Option<&str>,
+    config: Option<&Path>,
+) -> std::process::Output {
+    let mut cmd = Command::new(kafka_script("ktool"));
+    cmd.args(args.iter().map(AsRef::as_ref))
+        .args(["--bootstrap", bootstrap]);
+    if let Some(config) = config {
+        cmd.arg("--command-config").arg(config);
+    }
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run tests/kafka/ktool: {e}"));
+    // Feed stdin from another thread: the tool may write while we still write.
+    let feeder = child.stdin.take().map(|mut pipe| {
+        let input = stdin.unwrap_or_default().to_string();
+        std::thread::spawn(move || pipe.write_all(input.as_bytes()))
+    });
+    let out = child
+        .wait_with_output()
+        .expect("waiting for tests/kafka/ktool");
+    if let Some(feeder) = feeder {
+        let fed = feeder.join().expect("stdin feeder panicked");
+        // A tool that failed early may have closed its stdin: its status tells.
+        if out.status.success() {
+            fed.expect("writing to ktool's stdin");
+        }
+    }
+    out
 }
 
 impl Drop for Broker {

@@ -16,6 +16,8 @@ pub mod list_offsets;
 pub mod metadata;
 pub mod offset_commit;
 pub mod offset_fetch;
+pub mod sasl_authenticate;
+pub mod sasl_handshake;
 #[cfg(test)]
 pub(crate) mod testing;
 

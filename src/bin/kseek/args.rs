@@ -44,6 +44,15 @@ pub(crate) struct Cli {
     /// restarting) are retried before giving up, e.g. 30s, 2m [default: 10s]
     #[arg(long, global = true, value_name = "DURATION", allow_hyphen_values = true, value_parser = timeout)]
     pub(crate) retry_deadline: Option<Duration>,
+    /// A Kafka client property, as in client.properties or librdkafka: security.protocol,
+    /// sasl.mechanism, sasl.jaas.config, sasl.username, sasl.password, ssl.ca.location, ... A
+    /// value may read a secret from the environment: ${env:NAME}. Repeatable; later wins
+    #[arg(short = 'X', global = true, value_name = "KEY=VALUE")]
+    pub(crate) property: Vec<String>,
+    /// A properties file: a Java client's client.properties or a kcat config file (read
+    /// before -X). Repeatable
+    #[arg(long = "config", short = 'F', global = true, value_name = "FILE")]
+    pub(crate) config_file: Vec<std::path::PathBuf>,
     #[command(subcommand)]
     pub(crate) command: Command,
 }
@@ -57,15 +66,29 @@ impl Cli {
     /// The client's settings: the bootstrap servers (--bootstrap, else $KSEEK_BOOTSTRAP, else
     /// localhost:9092) and the timeouts.
     pub(crate) fn client_config(&self) -> Result<ClientConfig, Fail> {
+        let mut config = ClientConfig::default();
+        self.apply_properties(&mut config)?;
         let bootstrap = match &self.bootstrap {
-            Some(b) => b.clone(),
-            None => match std::env::var("KSEEK_BOOTSTRAP") {
+            Some(b) => Some(b.clone()),
+            // bootstrap.servers of --config / -X comes before $KSEEK_BOOTSTRAP.
+            None if !config.bootstrap.is_empty() => None,
+            None => Some(match std::env::var("KSEEK_BOOTSTRAP") {
                 Ok(b) if !b.trim().is_empty() => bootstrap(&b)
                     .map_err(|why| Fail::usage(format!("KSEEK_BOOTSTRAP={b:?} {why}")))?,
                 _ => "localhost:9092".to_owned(),
-            },
+            }),
         };
-        let mut config = ClientConfig::new([bootstrap]);
+        if let Some(bootstrap) = bootstrap {
+            config.bootstrap = vec![bootstrap];
+        }
+        let security = &config.connection.security;
+        if security.protocol.uses_tls() && !security.tls.verify_hostname {
+            eprintln!(
+                "kseek: warning: hostname verification is off \
+                 (ssl.endpoint.identification.algorithm): any certificate from a trusted CA is \
+                 accepted for any broker"
+            );
+        }
         if let Some(t) = self.connect_timeout {
             config.connection.connect_timeout = t;
         }
@@ -74,6 +97,32 @@ impl Cli {
         }
         config.retry_deadline = self.retry_deadline.unwrap_or(RETRY_DEADLINE);
         Ok(config)
+    }
+}
+
+impl Cli {
+    /// `--config` files, then `-X` settings, applied to `config` (the flags come after).
+    fn apply_properties(&self, config: &mut ClientConfig) -> Result<(), Fail> {
+        if self.config_file.is_empty() && self.property.is_empty() {
+            return Ok(());
+        }
+        let mut properties = kseek::properties::Properties::new();
+        for path in &self.config_file {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                Fail::usage(format!("cannot read --config {}: {e}", path.display()))
+            })?;
+            properties
+                .add_text(&text, &path.display().to_string())
+                .map_err(|e| Fail::usage(e.to_string()))?;
+        }
+        for setting in &self.property {
+            properties
+                .add_assignment(setting)
+                .map_err(|e| Fail::usage(e.to_string()))?;
+        }
+        properties
+            .apply(config)
+            .map_err(|e| Fail::usage(e.to_string()))
     }
 }
 

@@ -253,9 +253,10 @@ pub(crate) fn exit_code(error: &Error) -> u8 {
             | WireError::BrokerError { .. } => KAFKA,
             _ => CORRUPT,
         },
-        Error::InvalidSpec { .. } | Error::StartAfterEnd { .. } | Error::NoBootstrapServers => {
-            USAGE
-        }
+        Error::InvalidSpec { .. }
+        | Error::StartAfterEnd { .. }
+        | Error::NoBootstrapServers
+        | Error::Config { .. } => USAGE,
         // Not Kafka's doing: the runtime going away, or a bug in kseek.
         Error::Cancelled { .. } | Error::ReadStalled => OTHER,
         _ => KAFKA,
@@ -275,6 +276,15 @@ fn hint(error: &Error) -> &'static str {
             if matches!(innermost(source), Error::Io { source, .. } if source.kind() == std::io::ErrorKind::TimedOut) =>
         {
             "Check that Kafka is reachable at --bootstrap (a firewall may drop the connection), or raise --connect-timeout"
+        }
+        // A listener that wants SASL closed the connection after ApiVersions.
+        Error::Bootstrap { source, .. }
+            if matches!(innermost(source), Error::ConnectionClosed { reason, .. } if reason.contains("security.protocol")) =>
+        {
+            "Check security.protocol against the listener (--config or -X)"
+        }
+        Error::ConnectionClosed { reason, .. } if reason.contains("security.protocol") => {
+            "Check security.protocol against the listener (--config or -X)"
         }
         Error::Bootstrap { .. } | Error::Io { .. } | Error::ConnectionClosed { .. } => {
             "Check that Kafka is running and reachable at --bootstrap (or KSEEK_BOOTSTRAP)"
@@ -310,6 +320,13 @@ fn hint(error: &Error) -> &'static str {
         }
         Error::OffsetOutOfRange { .. } => "Read from a later position (e.g. --from earliest)",
         Error::Broker { code, .. } | Error::Partition { code, .. } => code_hint(*code),
+        Error::Tls { .. } => {
+            "Check security.protocol and the ssl.* settings (--config or -X) against the listener"
+        }
+        Error::Authentication { .. } => {
+            "Check sasl.mechanism and the credentials (sasl.jaas.config, or sasl.username and sasl.password)"
+        }
+        Error::Config { .. } => "Fix the setting named above (--config or -X)",
         _ => "Try again, and check the broker's log if it persists",
     }
 }

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use clap::Parser;
 
+#[cfg(test)]
+mod alloc_count;
 mod args;
 mod cmd;
 mod fail;

@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use kseek::ReadRecord;
+use kseek::protocol::records::Record;
 
 use crate::fail::Fail;
 
@@ -121,96 +121,286 @@ impl RecordFormat {
         Ok(RecordFormat::Template(pieces))
     }
 
-    /// Writes `record` to `out`.
-    pub(crate) fn write(&self, out: &mut impl Write, record: &ReadRecord) -> io::Result<()> {
+    /// Appends `record` of `topic`'s `partition` to `out`: no allocation beyond `out`'s
+    /// growth.
+    #[inline]
+    pub(crate) fn write(
+        &self,
+        out: &mut Vec<u8>,
+        topic: &str,
+        partition: i32,
+        record: &Record<'_>,
+    ) {
         match self {
-            RecordFormat::Json => write_json_record(out, record),
+            RecordFormat::Json => write_json_record(out, topic, partition, record),
             RecordFormat::Raw => {
-                out.write_all(record.value.as_deref().unwrap_or_default())?;
-                out.write_all(b"\n")
+                out.extend_from_slice(record.value().unwrap_or_default());
+                out.push(b'\n');
             }
             RecordFormat::Template(pieces) => {
                 for piece in pieces {
-                    write_piece(out, piece, record)?;
+                    write_piece(out, piece, topic, partition, record);
                 }
-                Ok(())
             }
         }
     }
 }
 
-fn write_piece(out: &mut impl Write, piece: &Piece, r: &ReadRecord) -> io::Result<()> {
-    let len = |b: &Option<bytes::Bytes>| b.as_ref().map_or(-1, |b| b.len() as i64);
-    match piece {
-        Piece::Literal(bytes) => out.write_all(bytes),
-        Piece::Topic => out.write_all(r.topic.as_bytes()),
-        Piece::Partition => write!(out, "{}", r.partition),
-        Piece::Offset => write!(out, "{}", r.offset),
-        Piece::Timestamp => write!(out, "{}", r.timestamp),
-        Piece::Key => out.write_all(r.key.as_deref().unwrap_or_default()),
-        Piece::Value => out.write_all(r.value.as_deref().unwrap_or_default()),
-        Piece::KeyLength => write!(out, "{}", len(&r.key)),
-        Piece::ValueLength => write!(out, "{}", len(&r.value)),
-        Piece::Headers => {
-            for (i, h) in r.headers.iter().enumerate() {
-                if i > 0 {
-                    out.write_all(b",")?;
+/// How many formatted bytes collect, in whole batches, before they go to the output in one
+/// write.
+const WRITE_AT: usize = 64 * 1024;
+/// How many formatted bytes of one batch may collect before they go to the output even though
+/// the batch is not finished (once the rest of the batch is known to decode).
+const HOLD_AT: usize = 256 * 1024;
+
+/// Records formatted straight from a batch's record views into one reused buffer, which goes
+/// to `out` in writes of [`WRITE_AT`] bytes or more (at a batch's end) or of about [`HOLD_AT`]
+/// bytes (inside a large batch): no copy, allocation or `await` per record.
+///
+/// A batch's output leaves the buffer only once every record of the batch is known to
+/// decode, so a batch that fails prints nothing (as a read through `RecordStream`, which
+/// decodes a whole batch before handing out its first record).
+#[derive(Debug)]
+pub(crate) struct RecordWriter<W: Write> {
+    format: RecordFormat,
+    buf: Vec<u8>,
+    out: W,
+    /// Whether something was written since the last flush.
+    dirty: bool,
+}
+
+/// What [`RecordWriter::write_batch`] printed of a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Printed {
+    /// Records printed.
+    pub(crate) records: u64,
+    /// Their key and value bytes.
+    pub(crate) bytes: u64,
+    /// When the limit stopped the batch before its end: the offset of its first record not
+    /// printed.
+    pub(crate) stopped_before: Option<i64>,
+}
+
+/// Why [`RecordWriter::write_batch`] failed.
+#[derive(Debug)]
+pub(crate) enum BatchFailed<E> {
+    /// Writing to the output failed.
+    Output(io::Error),
+    /// A record of the batch failed to decode: nothing of the batch was printed.
+    Read(E),
+}
+
+impl<W: Write> RecordWriter<W> {
+    /// A writer of `format` to `out`.
+    pub(crate) fn new(format: RecordFormat, out: W) -> Self {
+        RecordWriter {
+            format,
+            // Room for a full hold and a record: the buffer never grows for common records.
+            buf: Vec::with_capacity(HOLD_AT + WRITE_AT),
+            out,
+            dirty: false,
+        }
+    }
+
+    /// Formats up to `limit` of a batch's `records` (of `topic`'s `partition`). Cloning
+    /// `records` must give an iterator over the same records from the same point (it is how
+    /// the rest of a batch is checked before part of it is written out).
+    pub(crate) fn write_batch<'a, E>(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        mut records: impl Iterator<Item = Result<Record<'a>, E>> + Clone,
+        limit: u64,
+    ) -> Result<Printed, BatchFailed<E>> {
+        // Where the batch's output starts in the buffer, until all of it is known to decode.
+        let mut mark = Some(self.buf.len());
+        let mut printed = Printed::default();
+        while printed.records < limit {
+            let record = match records.next() {
+                None => {
+                    self.write_out_from(WRITE_AT)?;
+                    return Ok(printed);
                 }
-                out.write_all(&h.key)?;
-                out.write_all(b"=")?;
-                // kcat writes a null header value as NULL (an empty one as nothing).
-                out.write_all(h.value.as_deref().unwrap_or(b"NULL"))?;
+                Some(Ok(record)) => record,
+                Some(Err(e)) => return Err(self.fail(mark, e)),
+            };
+            self.format.write(&mut self.buf, topic, partition, &record);
+            printed.records += 1;
+            printed.bytes += (record.key().map_or(0, <[u8]>::len)
+                + record.value().map_or(0, <[u8]>::len)) as u64;
+            if self.buf.len() >= HOLD_AT {
+                if mark.is_some() {
+                    if let Some(e) = records.clone().find_map(Result::err) {
+                        return Err(self.fail(mark, e));
+                    }
+                    mark = None;
+                }
+                self.write_out_from(HOLD_AT)?;
             }
-            Ok(())
+        }
+        // Stopped by the limit: what was printed stands only if the rest decodes too.
+        if mark.is_some() {
+            if let Some(e) = records.clone().find_map(Result::err) {
+                return Err(self.fail(mark, e));
+            }
+        }
+        printed.stopped_before = records.next().and_then(Result::ok).map(|r| r.offset());
+        self.write_out_from(WRITE_AT)?;
+        Ok(printed)
+    }
+
+    /// Writes the buffer to the output if it holds `at` bytes or more.
+    fn write_out_from<E>(&mut self, at: usize) -> Result<(), BatchFailed<E>> {
+        if self.buf.len() >= at {
+            self.out.write_all(&self.buf).map_err(BatchFailed::Output)?;
+            self.buf.clear();
+            self.dirty = true;
+        }
+        Ok(())
+    }
+
+    /// Drops the output of a batch that failed (from `mark`), and passes the error on.
+    fn fail<E>(&mut self, mark: Option<usize>, error: E) -> BatchFailed<E> {
+        if let Some(mark) = mark {
+            self.buf.truncate(mark);
+        }
+        BatchFailed::Read(error)
+    }
+
+    /// Whether something was printed since the last [`flush`](Self::flush).
+    pub(crate) fn is_dirty(&self) -> bool {
+        self.dirty || !self.buf.is_empty()
+    }
+
+    /// Writes out the buffer and flushes the output.
+    pub(crate) fn flush(&mut self) -> io::Result<()> {
+        self.dirty = false;
+        if !self.buf.is_empty() {
+            self.out.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        self.out.flush()
+    }
+}
+
+fn write_piece(out: &mut Vec<u8>, piece: &Piece, topic: &str, partition: i32, r: &Record<'_>) {
+    let len = |b: Option<&[u8]>| b.map_or(-1, |b| b.len() as i64);
+    match piece {
+        Piece::Literal(bytes) => out.extend_from_slice(bytes),
+        Piece::Topic => out.extend_from_slice(topic.as_bytes()),
+        Piece::Partition => write_int(out, i64::from(partition)),
+        Piece::Offset => write_int(out, r.offset()),
+        Piece::Timestamp => write_int(out, r.timestamp()),
+        Piece::Key => out.extend_from_slice(r.key().unwrap_or_default()),
+        Piece::Value => out.extend_from_slice(r.value().unwrap_or_default()),
+        Piece::KeyLength => write_int(out, len(r.key())),
+        Piece::ValueLength => write_int(out, len(r.value())),
+        Piece::Headers => {
+            for (i, h) in r.headers().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(h.key());
+                out.push(b'=');
+                // kcat writes a null header value as NULL (an empty one as nothing).
+                out.extend_from_slice(h.value().unwrap_or(b"NULL"));
+            }
         }
     }
 }
 
 /// `{"topic":..,"partition":..,"offset":..,"timestamp":..,"key":..,"value":..,"headers":[[k,v]]}`
 /// and a newline.
-fn write_json_record(out: &mut impl Write, r: &ReadRecord) -> io::Result<()> {
-    out.write_all(b"{\"topic\":")?;
-    write_json_str(out, &r.topic)?;
-    write!(
-        out,
-        ",\"partition\":{},\"offset\":{},\"timestamp\":{},\"key\":",
-        r.partition, r.offset, r.timestamp
-    )?;
-    write_json_bytes(out, r.key.as_deref())?;
-    out.write_all(b",\"value\":")?;
-    write_json_bytes(out, r.value.as_deref())?;
-    out.write_all(b",\"headers\":[")?;
-    for (i, h) in r.headers.iter().enumerate() {
-        out.write_all(if i > 0 { b",[" } else { b"[" })?;
-        write_json_bytes(out, Some(&h.key))?;
-        out.write_all(b",")?;
-        write_json_bytes(out, h.value.as_deref())?;
-        out.write_all(b"]")?;
+fn write_json_record(out: &mut Vec<u8>, topic: &str, partition: i32, r: &Record<'_>) {
+    out.extend_from_slice(b"{\"topic\":");
+    write_json_str(out, topic);
+    out.extend_from_slice(b",\"partition\":");
+    write_int(out, i64::from(partition));
+    out.extend_from_slice(b",\"offset\":");
+    write_int(out, r.offset());
+    out.extend_from_slice(b",\"timestamp\":");
+    write_int(out, r.timestamp());
+    out.extend_from_slice(b",\"key\":");
+    write_json_bytes(out, r.key());
+    out.extend_from_slice(b",\"value\":");
+    write_json_bytes(out, r.value());
+    out.extend_from_slice(b",\"headers\":[");
+    for (i, h) in r.headers().enumerate() {
+        out.extend_from_slice(if i > 0 { b",[" } else { b"[" });
+        write_json_bytes(out, Some(h.key()));
+        out.push(b',');
+        write_json_bytes(out, h.value());
+        out.push(b']');
     }
-    out.write_all(b"]}\n")
+    out.extend_from_slice(b"]}\n");
+}
+
+/// `n` in decimal, as `{}` prints it (no `fmt` machinery: this is per record).
+pub(crate) fn write_int(out: &mut Vec<u8>, n: i64) {
+    // "00" to "99": two digits per division.
+    const PAIRS: &[u8; 200] = b"\
+        0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
+    // 20 digits hold u64::MAX; the sign goes in front.
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = n.unsigned_abs();
+    while rest >= 100 {
+        let pair = (rest % 100) as usize * 2;
+        rest /= 100;
+        at -= 2;
+        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if rest >= 10 {
+        let pair = rest as usize * 2;
+        at -= 2;
+        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    } else {
+        at -= 1;
+        digits[at] = b'0' + rest as u8;
+    }
+    if n < 0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&digits[at..]);
 }
 
 /// Bytes as JSON: a string when valid UTF-8, `null` when null, else `{"base64":"..."}`.
-pub(crate) fn write_json_bytes(out: &mut impl Write, bytes: Option<&[u8]>) -> io::Result<()> {
+pub(crate) fn write_json_bytes(out: &mut Vec<u8>, bytes: Option<&[u8]>) {
     match bytes {
-        None => out.write_all(b"null"),
+        None => out.extend_from_slice(b"null"),
         Some(b) => match std::str::from_utf8(b) {
             Ok(s) => write_json_str(out, s),
             Err(_) => {
-                out.write_all(b"{\"base64\":\"")?;
-                out.write_all(base64(b).as_bytes())?;
-                out.write_all(b"\"}")
+                out.extend_from_slice(b"{\"base64\":\"");
+                write_base64(out, b);
+                out.extend_from_slice(b"\"}");
             }
         },
     }
 }
 
 /// A JSON string literal: quotes, backslashes and control characters escaped.
-pub(crate) fn write_json_str(out: &mut impl Write, s: &str) -> io::Result<()> {
-    out.write_all(b"\"")?;
+pub(crate) fn write_json_str(out: &mut Vec<u8>, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push(b'"');
     let bytes = s.as_bytes();
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    // `bytes[start..i]` needs no escape and is not written yet.
+    let (mut start, mut i) = (0, 0);
+    while let Some(&b) = bytes.get(i) {
+        // Eight bytes at a time while none needs an escape (the common case).
+        if let Some(word) = bytes
+            .get(i..i + 8)
+            .and_then(|w| <[u8; 8]>::try_from(w).ok())
+        {
+            if !needs_escape(u64::from_le_bytes(word)) {
+                i += 8;
+                continue;
+            }
+        }
         let escape: &[u8] = match b {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
@@ -220,32 +410,51 @@ pub(crate) fn write_json_str(out: &mut impl Write, s: &str) -> io::Result<()> {
             0x08 => b"\\b",
             0x0c => b"\\f",
             0..=0x1f => b"",
-            _ => continue,
+            _ => {
+                i += 1;
+                continue;
+            }
         };
-        out.write_all(&bytes[start..i])?;
+        out.extend_from_slice(&bytes[start..i]);
         if escape.is_empty() {
-            write!(out, "\\u{b:04x}")?;
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(b >> 4)]);
+            out.push(HEX[usize::from(b & 15)]);
         } else {
-            out.write_all(escape)?;
+            out.extend_from_slice(escape);
         }
-        start = i + 1;
+        i += 1;
+        start = i;
     }
-    out.write_all(&bytes[start..])?;
-    out.write_all(b"\"")
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// Whether any of the eight bytes of `word` is a control character, `"` or `\` (exact: the
+/// zero-byte test `(v - 0x01..) & !v & 0x80..` is exact about whether some byte is zero, and
+/// `(w - 0x20..) & !w & 0x80..` about whether some byte is below 0x20).
+#[inline]
+fn needs_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH != 0;
+    let control = word.wrapping_sub(0x20 * ONES) & !word & HIGH != 0;
+    control
+        || has_zero(word ^ (u64::from(b'"') * ONES))
+        || has_zero(word ^ (u64::from(b'\\') * ONES))
 }
 
 /// `s` as a JSON string literal.
 pub(crate) fn json_str(s: &str) -> String {
     let mut out = Vec::with_capacity(s.len() + 2);
-    // Writing to a Vec can't fail.
-    let _ = write_json_str(&mut out, s);
+    write_json_str(&mut out, s);
     String::from_utf8(out).unwrap_or_default()
 }
 
-/// Standard base64 with padding (RFC 4648 section 4).
-pub(crate) fn base64(bytes: &[u8]) -> String {
+/// Appends standard base64 with padding (RFC 4648 section 4).
+pub(crate) fn write_base64(out: &mut Vec<u8>, bytes: &[u8]) {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    out.reserve(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
         let b = [
             chunk[0],
@@ -255,13 +464,12 @@ pub(crate) fn base64(bytes: &[u8]) -> String {
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for k in 0..4 {
             if k <= chunk.len() {
-                out.push(char::from(ALPHABET[(n >> (18 - 6 * k)) as usize & 63]));
+                out.push(ALPHABET[(n >> (18 - 6 * k)) as usize & 63]);
             } else {
-                out.push('=');
+                out.push(b'=');
             }
         }
     }
-    out
 }
 
 /// One line on stderr (a summary or a warning); a closed stderr is ignored.
@@ -324,42 +532,46 @@ pub(crate) fn table(header: &[&str], rows: &[Vec<String>]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use bytes::Bytes;
-    use kseek::protocol::records::{OwnedHeader, TimestampType};
+    use kseek::protocol::records::{DecodeOptions, NewRecord, PartitionReader, RecordBatchBuilder};
 
     use super::*;
 
+    /// A record at offset 42 of partition 2 of topic `t`, as a batch of one record.
     fn record(
         key: Option<&[u8]>,
         value: Option<&[u8]>,
         headers: &[(&[u8], Option<&[u8]>)],
-    ) -> ReadRecord {
-        ReadRecord {
-            topic: Arc::from("t"),
-            partition: 2,
-            offset: 42,
-            timestamp: 1_767_261_600_000,
-            timestamp_type: TimestampType::CreateTime,
-            leader_epoch: 0,
-            key: key.map(Bytes::copy_from_slice),
-            value: value.map(Bytes::copy_from_slice),
-            headers: headers
-                .iter()
-                .map(|(k, v)| OwnedHeader {
-                    key: Bytes::copy_from_slice(k),
-                    value: v.map(Bytes::copy_from_slice),
-                })
-                .collect(),
+    ) -> Bytes {
+        let mut r = NewRecord::new(0, 0);
+        if let Some(key) = key {
+            r = r.key(key);
         }
+        if let Some(value) = value {
+            r = r.value(value);
+        }
+        for (k, v) in headers {
+            r = match v {
+                Some(v) => r.header(k, v),
+                None => r.null_header(k),
+            };
+        }
+        RecordBatchBuilder::new(42, 1_767_261_600_000)
+            .record(r)
+            .build()
+            .unwrap()
     }
 
-    fn render(format: &str, r: &ReadRecord) -> Vec<u8> {
+    /// What `format` prints for the records of `batches`.
+    fn render(format: &str, batches: &Bytes) -> Vec<u8> {
         let f = RecordFormat::parse(format).unwrap();
-        let mut out = Vec::new();
-        f.write(&mut out, r).unwrap();
-        out
+        let mut w = RecordWriter::new(f, Vec::new());
+        for batch in PartitionReader::new(batches.clone(), 0, DecodeOptions::default()) {
+            let batch = batch.unwrap();
+            w.write_batch("t", 2, batch.records(), u64::MAX).unwrap();
+        }
+        w.flush().unwrap();
+        w.out
     }
 
     #[test]
@@ -385,12 +597,17 @@ mod tests {
         assert_eq!(json_str("\u{0}\u{1f}\u{7f}"), "\"\\u0000\\u001f\u{7f}\"");
         assert_eq!(json_str("héllo ✓"), "\"héllo ✓\"");
         let mut out = Vec::new();
-        write_json_bytes(&mut out, Some(b"\xc3\x28")).unwrap();
+        write_json_bytes(&mut out, Some(b"\xc3\x28"));
         assert_eq!(out, b"{\"base64\":\"wyg=\"}");
     }
 
     #[test]
     fn base64_pads() {
+        let base64 = |b: &[u8]| {
+            let mut out = Vec::new();
+            write_base64(&mut out, b);
+            String::from_utf8(out).unwrap()
+        };
         assert_eq!(base64(b""), "");
         assert_eq!(base64(b"f"), "Zg==");
         assert_eq!(base64(b"fo"), "Zm8=");
@@ -432,6 +649,131 @@ mod tests {
         assert_eq!(render("[%k][%s][%K][%S][%h]", &r), b"[][][-1][-1][]");
         let r = record(Some(b""), Some(b"\xff"), &[]);
         assert_eq!(render("[%k][%s][%K][%S]", &r), b"[][\xff][0][1]");
+    }
+
+    /// A batch of `n` records at offsets `base..`, values of 100 bytes.
+    fn batch(base: i64, n: i32) -> Bytes {
+        let mut b = RecordBatchBuilder::new(base, 1_767_261_600_000);
+        for i in 0..n {
+            b.push(NewRecord::new(i, i64::from(i)).value([b'v'; 100]));
+        }
+        b.build().unwrap()
+    }
+
+    /// The records of the one batch in `bytes`, CRC not checked.
+    fn records_of(bytes: &Bytes) -> kseek::protocol::records::FilteredBatch {
+        let options = DecodeOptions {
+            verify_crc: false,
+            ..DecodeOptions::default()
+        };
+        let mut reader = PartitionReader::new(bytes.clone(), 0, options);
+        reader.next().unwrap().unwrap()
+    }
+
+    #[test]
+    fn a_batch_that_fails_to_decode_prints_none_of_its_records() {
+        let good = batch(0, 3);
+        // 3000 records whose declared count is one short: the last is trailing bytes, an
+        // error found only after more than HOLD_AT bytes of output.
+        let mut broken = batch(3, 3000).to_vec();
+        broken[57..61].copy_from_slice(&2999i32.to_be_bytes());
+        let broken = Bytes::from(broken);
+        let mut w = RecordWriter::new(RecordFormat::Json, Vec::new());
+        let printed = w
+            .write_batch("t", 2, records_of(&good).records(), u64::MAX)
+            .unwrap();
+        assert_eq!(printed.records, 3);
+        let failed = w.write_batch("t", 0, records_of(&broken).records(), u64::MAX);
+        assert!(matches!(failed, Err(BatchFailed::Read(_))), "{failed:?}");
+        w.flush().unwrap();
+        assert_eq!(w.out, render("json", &good));
+        // Also when the records before the limit decode: the batch is whole or not printed.
+        let mut w = RecordWriter::new(RecordFormat::Json, Vec::new());
+        let failed = w.write_batch("t", 0, records_of(&broken).records(), 2);
+        assert!(matches!(failed, Err(BatchFailed::Read(_))), "{failed:?}");
+        w.flush().unwrap();
+        assert!(w.out.is_empty());
+    }
+
+    #[test]
+    fn the_limit_stops_inside_a_batch_before_its_next_record() {
+        let b = batch(10, 5);
+        let mut w = RecordWriter::new(RecordFormat::parse("%o\\n").unwrap(), Vec::new());
+        let printed = w.write_batch("t", 0, records_of(&b).records(), 2).unwrap();
+        assert_eq!(
+            printed,
+            Printed {
+                records: 2,
+                bytes: 200,
+                stopped_before: Some(12)
+            }
+        );
+        // A limit that is the batch's length is no stop inside it.
+        let printed = w.write_batch("t", 0, records_of(&b).records(), 5).unwrap();
+        assert_eq!(printed.stopped_before, None);
+        w.flush().unwrap();
+        assert_eq!(w.out, b"10\n11\n10\n11\n12\n13\n14\n");
+    }
+
+    #[test]
+    fn json_escapes_in_long_strings_at_every_position() {
+        for at in 0..20 {
+            for (c, escaped) in [
+                ('"', "\\\""),
+                ('\\', "\\\\"),
+                ('\u{1}', "\\u0001"),
+                ('\u{1f}', "\\u001f"),
+            ] {
+                let mut s = "abcdefghijklmnopqrs".to_owned();
+                s.insert(at, c);
+                let want = format!("\"{}{escaped}{}\"", &s[..at], &s[at + 1..]);
+                assert_eq!(json_str(&s), want, "{s:?}");
+            }
+        }
+        // Plain bytes next to the escaped ones, and UTF-8 beyond ASCII, pass as they are.
+        assert_eq!(json_str("\u{7f} !#[]~ é ✓ 𝄞"), "\"\u{7f} !#[]~ é ✓ 𝄞\"");
+    }
+
+    #[test]
+    fn the_eight_byte_escape_test_agrees_with_the_byte_by_byte_one() {
+        let interesting = [
+            0x00u8, 0x01, 0x1f, 0x20, 0x21, 0x22, 0x23, 0x5b, 0x5c, 0x5d, 0x7f, 0x80, 0xa2, 0xdc,
+            0xff,
+        ];
+        for fill in [0x41u8, 0x20, 0x7f, 0x80, 0xff] {
+            for at in 0..8 {
+                for b in interesting {
+                    let mut word = [fill; 8];
+                    word[at] = b;
+                    let naive = word.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\');
+                    assert_eq!(needs_escape(u64::from_le_bytes(word)), naive, "{word:x?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn integers_print_as_display_does() {
+        for n in [
+            0,
+            1,
+            -1,
+            9,
+            10,
+            42,
+            99,
+            100,
+            101,
+            999,
+            1000,
+            -1234567890,
+            i64::MAX,
+            i64::MIN,
+        ] {
+            let mut out = Vec::new();
+            write_int(&mut out, n);
+            assert_eq!(String::from_utf8(out).unwrap(), n.to_string());
+        }
     }
 
     #[test]

@@ -2,8 +2,10 @@
 // client. It is the oracle: data written here is written the way real producers write it, and
 // what is read here is what a real consumer sees. Run it through tests/kafka/ktool.
 //
-// Commands (all take --bootstrap HOST:PORT[,...]):
-//   wait-ready    [--nodes N] [--timeout-ms T]
+// Commands (all take --bootstrap HOST:PORT[,...] and [--command-config FILE], a Java client
+// properties file, e.g. security.protocol, sasl.jaas.config, ssl.truststore.location):
+//   wait-ready    [--nodes N] [--timeout-ms T] [--acl SPEC]...
+//   add-acls      --acl SPEC...
 //   create-topic  --topic T [--partitions N] [--replication-factor R] [--config k=v]...
 //   delete-topic  --topic T
 //   produce       --topic T [--compression none|gzip|snappy|lz4|zstd] [--batch-size N]
@@ -14,6 +16,15 @@
 //   list-offsets  --topic T [--spec earliest|latest|max-timestamp|<ms>] [--isolation ...]
 //   commit        --group G --topic T --partition P --offset O [--metadata M]
 //   describe-group --group G
+//
+// An ACL SPEC is PRINCIPAL,RESOURCE_TYPE,NAME,OPERATION[,PATTERN_TYPE], e.g. User:alice,TOPIC,*,READ:
+// an ALLOW binding for every host, pattern type LITERAL unless given. wait-ready creates them once the
+// cluster answers; both commands return once the broker's authorizer lists every one of them.
+//
+// A failure the broker reports (an ApiException: authorization, authentication, SSL handshake...)
+// is printed as one line "ktool: <ERROR_NAME>: <message>" on stderr (the name from Kafka's Errors,
+// e.g. TOPIC_AUTHORIZATION_FAILED, GROUP_AUTHORIZATION_FAILED, SASL_AUTHENTICATION_FAILED) and the
+// exit code is 3; any other failure prints a stack trace, exit code 1.
 //
 // Byte fields (keys, values, header values) in JSON are null, a UTF-8 string, or {"hex":"..."}
 // for bytes that are not UTF-8. The tool prints {"hex":..} only when the bytes are not valid UTF-8.
@@ -52,6 +63,8 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
 import java.util.concurrent.Future;
+import java.io.FileInputStream;
+import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
@@ -72,6 +85,16 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -97,9 +120,15 @@ public final class KTool {
             System.err.println("ktool: " + e.getMessage());
             rc = 2;
         } catch (Throwable t) {
-            System.err.print("ktool: ");
-            t.printStackTrace();
-            rc = 1;
+            ApiException api = apiCause(t);
+            if (api != null) {
+                System.err.println("ktool: " + errorName(api) + ": " + api.getMessage() + rootCause(api));
+                rc = 3;
+            } else {
+                System.err.print("ktool: ");
+                t.printStackTrace();
+                rc = 1;
+            }
         }
         OUT.flush();
         // Client threads must not keep the JVM alive.
@@ -114,6 +143,8 @@ public final class KTool {
         switch (argv[0]) {
             case "wait-ready":
                 return waitReady(a);
+            case "add-acls":
+                return addAcls(a);
             case "create-topic":
                 return createTopic(a);
             case "delete-topic":
@@ -152,6 +183,9 @@ public final class KTool {
                     var cluster = admin.describeCluster(new DescribeClusterOptions().timeoutMs(3000));
                     int seen = cluster.nodes().get().size();
                     if (seen >= nodes && cluster.controller().get() != null) {
+                        if (!a.all("acl").isEmpty()) {
+                            createAcls(admin, a.all("acl"), deadline);
+                        }
                         return 0;
                     }
                     last = seen + " of " + nodes + " brokers registered";
@@ -163,6 +197,51 @@ public final class KTool {
         }
         System.err.println("ktool: cluster not ready: " + last);
         return 1;
+    }
+
+    static int addAcls(Args a) throws Exception {
+        if (a.all("acl").isEmpty()) {
+            throw new Usage("add-acls needs --acl SPEC");
+        }
+        try (Admin admin = Admin.create(base(a))) {
+            createAcls(admin, a.all("acl"), System.currentTimeMillis() + a.longOr("timeout-ms", 30_000));
+        }
+        return 0;
+    }
+
+    /** Creates the ACLs, then waits until the authorizer lists all of them (it applies them from the metadata log). */
+    static void createAcls(Admin admin, List<String> specs, long deadline) throws Exception {
+        List<AclBinding> bindings = new ArrayList<>();
+        for (String spec : specs) {
+            bindings.add(acl(spec));
+        }
+        admin.createAcls(bindings).all().get();
+        while (true) {
+            java.util.Collection<AclBinding> have = admin.describeAcls(AclBindingFilter.ANY).values().get();
+            if (have.containsAll(bindings)) {
+                return;
+            }
+            if (System.currentTimeMillis() > deadline) {
+                throw new IllegalStateException("ACLs not in effect in time; the authorizer lists " + have);
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    /** PRINCIPAL,RESOURCE_TYPE,NAME,OPERATION[,PATTERN_TYPE] to an ALLOW binding for every host. */
+    static AclBinding acl(String spec) {
+        String[] f = spec.split(",", -1);
+        if (f.length != 4 && f.length != 5) {
+            throw new Usage("--acl wants PRINCIPAL,RESOURCE_TYPE,NAME,OPERATION[,PATTERN_TYPE], got " + spec);
+        }
+        try {
+            PatternType pattern = f.length == 5 ? PatternType.valueOf(f[4]) : PatternType.LITERAL;
+            return new AclBinding(
+                    new ResourcePattern(ResourceType.valueOf(f[1]), f[2], pattern),
+                    new AccessControlEntry(f[0], "*", AclOperation.valueOf(f[3]), AclPermissionType.ALLOW));
+        } catch (IllegalArgumentException e) {
+            throw new Usage("bad --acl " + spec + ": " + e.getMessage());
+        }
     }
 
     static int createTopic(Args a) throws Exception {
@@ -263,7 +342,7 @@ public final class KTool {
                             break;
                         case "commit":
                             producer.commitTransaction();
-                            awaitMarkers(p, inTxn);
+                            awaitMarkers(a, inTxn);
                             inTxn.clear();
                             break;
                         case "abort":
@@ -273,7 +352,7 @@ public final class KTool {
                             for (Pending pr : inTxn) {
                                 pr.aborted = true;
                             }
-                            awaitMarkers(p, inTxn);
+                            awaitMarkers(a, inTxn);
                             inTxn.clear();
                             break;
                         default:
@@ -320,7 +399,7 @@ public final class KTool {
      * asynchronously. Tests want a settled log (the end offset past the marker), so the marker must be
      * there when produce reports: the last stable offset passes the transaction's last record once it is.
      */
-    static void awaitMarkers(Properties producerProps, List<Pending> txn) throws Exception {
+    static void awaitMarkers(Args a, List<Pending> txn) throws Exception {
         if (txn.isEmpty()) {
             return;
         }
@@ -329,8 +408,7 @@ public final class KTool {
             RecordMetadata md = pr.future.get();
             lastOffset.merge(new TopicPartition(md.topic(), md.partition()), md.offset(), Math::max);
         }
-        Properties p = new Properties();
-        p.put("bootstrap.servers", producerProps.get("bootstrap.servers"));
+        Properties p = base(a);
         p.put("client.id", "kseek-ktool-markers");
         long deadline = System.currentTimeMillis() + 30_000;
         try (Admin admin = Admin.create(p)) {
@@ -593,11 +671,51 @@ public final class KTool {
 
     // ----- helpers -----
 
-    static Properties base(Args a) {
+    static Properties base(Args a) throws java.io.IOException {
         Properties p = new Properties();
+        String file = a.opt("command-config");
+        if (file != null) {
+            try (FileInputStream in = new FileInputStream(file)) {
+                p.load(in);
+            }
+        }
         p.put("bootstrap.servers", a.req("bootstrap"));
         p.put("client.id", "kseek-ktool");
         return p;
+    }
+
+    /**
+     * Kafka's name of the error (TOPIC_AUTHORIZATION_FAILED, ...), or the exception's class name for
+     * client-side failures without an error code of their own (SslAuthenticationException).
+     */
+    static String errorName(ApiException e) {
+        Errors error = Errors.forException(e);
+        if (error.exception() != null && error.exception().getClass() == e.getClass()) {
+            return error.name();
+        }
+        return e.getClass().getSimpleName();
+    }
+
+    /** ": <message of the innermost cause>" when there is a deeper cause (why a handshake failed), else "". */
+    static String rootCause(Throwable t) {
+        Throwable root = t;
+        for (int depth = 0; root.getCause() != null && depth < 20; depth++) {
+            root = root.getCause();
+        }
+        return root == t ? "" : " (" + root.getClass().getSimpleName() + ": " + root.getMessage() + ")";
+    }
+
+    /** The broker's error behind a failure, if there is one (futures and the clients wrap it). */
+    static ApiException apiCause(Throwable t) {
+        for (int depth = 0; t != null && depth < 10; depth++, t = t.getCause()) {
+            if (t instanceof ApiException) {
+                return (ApiException) t;
+            }
+            if (!(t instanceof ExecutionException) && !(t instanceof org.apache.kafka.common.KafkaException)) {
+                return null;
+            }
+        }
+        return null;
     }
 
     static List<TopicPartition> sorted(java.util.Collection<TopicPartition> tps) {

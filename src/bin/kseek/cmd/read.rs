@@ -1,25 +1,27 @@
 //! `kseek read`: resolve the range, print its records, commit where asked.
 
 use std::future::Future;
-use std::io::{BufWriter, IsTerminal, Write};
+use std::io::IsTerminal;
 use std::pin::Pin;
 use std::task::Poll;
 use std::time::Instant;
 
 use futures_core::Stream;
-use kseek::read::TimeFilter;
-use kseek::{ClientConfig, CommitOffset, Plan, ReadOptions, ReadRecord};
+use kseek::read::{FetchedBatch, TimeFilter};
+use kseek::{ClientConfig, CommitOffset, Plan, ReadOptions};
 
 use crate::args::ReadArgs;
 use crate::fail::Fail;
-use crate::output::RecordFormat;
+use crate::output::{BatchFailed, RecordFormat, RecordWriter};
 use crate::progress::Progress;
 
 /// What the read loop saw next.
+// Boxing the batch would cost an allocation per batch; a Step lives for one loop turn.
+#[allow(clippy::large_enum_variant)]
 enum Step {
-    /// A record, an error, or the end (`None`).
-    Next(Option<kseek::Result<ReadRecord>>),
-    /// No record is ready right now: a good moment to flush.
+    /// A batch, an error, or the end (`None`).
+    Next(Option<kseek::Result<FetchedBatch>>),
+    /// No batch is ready right now: a good moment to flush.
     Idle,
     /// Ctrl-C.
     Interrupted,
@@ -48,15 +50,20 @@ pub(crate) async fn run(config: &ClientConfig, args: ReadArgs, now: i64) -> Resu
     let starts: Vec<i64> = plan.partitions.iter().map(|p| p.start).collect();
     let partitions = plan.partitions.len();
     let mut progress = progress_for(&plan, args.quiet);
-    let mut records = client.read(plan, options).records();
+    let mut batches = client.read(plan, options);
 
-    let mut out = BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
+    // Records are formatted straight from each batch's record views: one await per batch,
+    // then a plain loop over its records (output.rs, `RecordWriter`).
+    let mut out = RecordWriter::new(format, std::io::stdout().lock());
+    let limit = args.count.unwrap_or(u64::MAX);
     let (mut count, mut bytes) = (0u64, 0u64);
-    let mut flushed = true;
+    // Set when the read stopped inside the last batch handed out: the offset of its first
+    // record not printed, or `None` for a batch none of whose records was printed.
+    let mut within_last: Option<Option<i64>> = None;
     let mut interrupted = false;
     let mut ctrl_c = Some(Box::pin(tokio::signal::ctrl_c()));
     let result: Result<(), Stopped> = loop {
-        if args.count.is_some_and(|n| count >= n) {
+        if count >= limit {
             break Ok(());
         }
         let step = std::future::poll_fn(|cx| {
@@ -68,10 +75,10 @@ pub(crate) async fn run(config: &ClientConfig, args: ReadArgs, now: i64) -> Resu
                     Poll::Pending => {}
                 }
             }
-            match Pin::new(&mut records).poll_next(cx) {
+            match Pin::new(&mut batches).poll_next(cx) {
                 Poll::Ready(next) => Poll::Ready(Step::Next(next)),
-                Poll::Pending if flushed => Poll::Pending,
-                Poll::Pending => Poll::Ready(Step::Idle),
+                Poll::Pending if out.is_dirty() => Poll::Ready(Step::Idle),
+                Poll::Pending => Poll::Pending,
             }
         })
         .await;
@@ -80,7 +87,6 @@ pub(crate) async fn run(config: &ClientConfig, args: ReadArgs, now: i64) -> Resu
                 if let Err(e) = out.flush() {
                     break Err(Stopped::Output(crate::output::output_failed(e)));
                 }
-                flushed = true;
             }
             Step::Interrupted => {
                 interrupted = true;
@@ -88,16 +94,29 @@ pub(crate) async fn run(config: &ClientConfig, args: ReadArgs, now: i64) -> Resu
             }
             Step::Next(None) => break Ok(()),
             Step::Next(Some(Err(e))) => break Err(Stopped::Read(Fail::kafka("reading", &e))),
-            Step::Next(Some(Ok(record))) => {
-                if let Err(e) = format.write(&mut out, &record) {
-                    break Err(Stopped::Output(crate::output::output_failed(e)));
+            Step::Next(Some(Ok(batch))) => {
+                let printed = match out.write_batch(
+                    batch.topic(),
+                    batch.partition(),
+                    batch.records(),
+                    limit - count,
+                ) {
+                    Ok(printed) => printed,
+                    Err(BatchFailed::Output(e)) => {
+                        break Err(Stopped::Output(crate::output::output_failed(e)))
+                    }
+                    Err(BatchFailed::Read(e)) => {
+                        within_last = Some(None);
+                        break Err(Stopped::Read(Fail::kafka("reading", &e)));
+                    }
+                };
+                count += printed.records;
+                bytes += printed.bytes;
+                if let Some(next) = printed.stopped_before {
+                    within_last = Some(Some(next));
                 }
-                flushed = false;
-                count += 1;
-                bytes += (record.key.as_ref().map_or(0, |k| k.len())
-                    + record.value.as_ref().map_or(0, |v| v.len())) as u64;
                 if let Some(p) = progress.as_mut().filter(|p| p.due()) {
-                    let done = records
+                    let done = batches
                         .positions()
                         .iter()
                         .zip(&starts)
@@ -122,7 +141,7 @@ pub(crate) async fn run(config: &ClientConfig, args: ReadArgs, now: i64) -> Resu
     };
     flushed?;
     // Not a summary: shown with --quiet too.
-    for loss in records.data_loss() {
+    for loss in batches.data_loss() {
         crate::output::note(&format!(
             "kseek: warning: partition {} of topic {:?}: offsets {} to {} were deleted (retention) before they could be read; the read went on at offset {}.",
             loss.partition,
@@ -134,11 +153,15 @@ pub(crate) async fn run(config: &ClientConfig, args: ReadArgs, now: i64) -> Resu
     }
     if args.commit {
         // --commit requires --group (clap checks). After a failed read too: the positions stop
-        // right after the last record handed out (before a batch that failed to decode), and
-        // every record handed out was printed and flushed, so the group restarts exactly
-        // where the output stopped, neither skipping nor repeating a record.
+        // right after the last record printed (before a batch that failed to decode, which
+        // prints nothing), and every record printed was flushed, so the group restarts
+        // exactly where the output stopped, neither skipping nor repeating a record.
         let group = args.select.group.as_deref().unwrap_or_default();
-        let commits: Vec<CommitOffset> = records.positions().into_iter().map(Into::into).collect();
+        let positions = match within_last {
+            Some(next) => batches.positions_within_last(next),
+            None => batches.positions().to_vec(),
+        };
+        let commits: Vec<CommitOffset> = positions.into_iter().map(Into::into).collect();
         let committed = client
             .commit(group, &commits)
             .await
@@ -165,7 +188,7 @@ pub(crate) async fn run(config: &ClientConfig, args: ReadArgs, now: i64) -> Resu
         return Err(fail);
     }
     if !args.quiet {
-        let partitions = records.positions().len().max(partitions);
+        let partitions = batches.positions().len().max(partitions);
         crate::output::note(&format!(
             "read {} ({bytes} bytes of keys+values) from {} in {:.2}s",
             plural(count, "record"),

@@ -1,0 +1,8 @@
+#![no_main]
+//! SaslHandshake requests and responses at every version kseek implements.
+
+use kseek_fuzz::fuzz_api;
+use kseek_protocol::messages::sasl_handshake::{SaslHandshakeRequest, SaslHandshakeResponse};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| fuzz_api::<SaslHandshakeRequest, SaslHandshakeResponse>(data));

@@ -1,0 +1,423 @@
+//! SaslAuthenticate (API key 36), versions 0–2: one step of a SASL exchange, carried in Kafka's
+//! framing after a SaslHandshake v1.
+//!
+//! The client sends the mechanism's bytes (PLAIN's `\0user\0password`, a SCRAM
+//! client-first or client-final message, an OAUTHBEARER token) and the broker answers with its
+//! own bytes (a SCRAM server-first or server-final message), an error code and message, and
+//! from version 1 the session's lifetime (KIP-368: the client must re-authenticate before it
+//! ends). Version 2 is the first flexible version.
+//!
+//! The authentication bytes are secrets, or derived from them: these messages' `Debug` prints
+//! their length only. Decoding hands them out as views into the frame (`Bytes`), without a
+//! copy.
+//!
+//! # References
+//! <https://kafka.apache.org/protocol#sasl_handshake>, KIP-152 (SaslAuthenticate), KIP-368
+//! (session lifetime, re-authentication), `SaslAuthenticateRequest.json` /
+//! `SaslAuthenticateResponse.json` (Kafka 4.2.1).
+
+use core::fmt;
+
+use bytes::{BufMut, Bytes, BytesMut};
+
+use crate::api_key::ApiKey;
+use crate::error::Result;
+use crate::messages::{Message, Request, VersionRange};
+use crate::primitives::{
+    get_bytes, get_i16, get_i64, get_nullable_string, get_tags_if, put_bytes, put_nullable_string,
+    put_tags_if, UnknownTaggedFields,
+};
+
+/// SaslAuthenticate request body.
+///
+/// # References
+/// `SaslAuthenticateRequest.json`.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct SaslAuthenticateRequest {
+    /// The client's SASL bytes, as the mechanism defines them. Secret: `Debug` prints only
+    /// their length.
+    pub auth_bytes: Bytes,
+    /// Tagged fields this crate doesn't know (flexible versions).
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+impl Message for SaslAuthenticateRequest {
+    const API_KEY: ApiKey = ApiKey::SASL_AUTHENTICATE;
+    const VERSIONS: VersionRange = VersionRange { min: 0, max: 2 };
+    const FIRST_FLEXIBLE_VERSION: i16 = 2;
+    const NAME: &'static str = "SaslAuthenticateRequest";
+
+    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
+        Self::check_version(version)?;
+        let flexible = Self::is_flexible(version);
+        put_bytes(
+            buf,
+            &self.auth_bytes,
+            flexible,
+            "SaslAuthenticateRequest.auth_bytes",
+        )?;
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
+        Ok(())
+    }
+
+    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
+        Self::check_version(version)?;
+        let flexible = Self::is_flexible(version);
+        Ok(SaslAuthenticateRequest {
+            auth_bytes: get_bytes(buf, flexible, "SaslAuthenticateRequest.auth_bytes")?,
+            unknown_tagged_fields: get_tags_if(buf, flexible, "SaslAuthenticateRequest")?,
+        })
+    }
+}
+
+impl Request for SaslAuthenticateRequest {
+    type Response = SaslAuthenticateResponse;
+}
+
+impl fmt::Debug for SaslAuthenticateRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SaslAuthenticateRequest")
+            .field("auth_bytes", &Redacted(self.auth_bytes.len()))
+            .field(
+                "unknown_tagged_fields",
+                &TagCount(&self.unknown_tagged_fields),
+            )
+            .finish()
+    }
+}
+
+/// SaslAuthenticate response body.
+///
+/// # References
+/// `SaslAuthenticateResponse.json`, KIP-368.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct SaslAuthenticateResponse {
+    /// The error code, or 0: typically 58 (`SASL_AUTHENTICATION_FAILED`).
+    pub error_code: i16,
+    /// The broker's error message, or null.
+    pub error_message: Option<String>,
+    /// The broker's SASL bytes, as the mechanism defines them. `Debug` prints only their
+    /// length.
+    pub auth_bytes: Bytes,
+    /// Milliseconds after which the session ends unless the client re-authenticates on the
+    /// connection; 0 when the broker sets no limit (versions 1+; ignorable, default 0).
+    pub session_lifetime_ms: i64,
+    /// Tagged fields this crate doesn't know (flexible versions).
+    pub unknown_tagged_fields: UnknownTaggedFields,
+}
+
+impl Message for SaslAuthenticateResponse {
+    const API_KEY: ApiKey = ApiKey::SASL_AUTHENTICATE;
+    const VERSIONS: VersionRange = VersionRange { min: 0, max: 2 };
+    const FIRST_FLEXIBLE_VERSION: i16 = 2;
+    const NAME: &'static str = "SaslAuthenticateResponse";
+
+    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
+        Self::check_version(version)?;
+        let flexible = Self::is_flexible(version);
+        buf.put_i16(self.error_code);
+        put_nullable_string(
+            buf,
+            self.error_message.as_deref(),
+            flexible,
+            "SaslAuthenticateResponse.error_message",
+        )?;
+        put_bytes(
+            buf,
+            &self.auth_bytes,
+            flexible,
+            "SaslAuthenticateResponse.auth_bytes",
+        )?;
+        // SessionLifetimeMs is ignorable: dropped in version 0.
+        if version >= 1 {
+            buf.put_i64(self.session_lifetime_ms);
+        }
+        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
+        Ok(())
+    }
+
+    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
+        Self::check_version(version)?;
+        let flexible = Self::is_flexible(version);
+        let error_code = get_i16(buf, "SaslAuthenticateResponse.error_code")?;
+        let error_message =
+            get_nullable_string(buf, flexible, "SaslAuthenticateResponse.error_message")?;
+        let auth_bytes = get_bytes(buf, flexible, "SaslAuthenticateResponse.auth_bytes")?;
+        let session_lifetime_ms = if version >= 1 {
+            get_i64(buf, "SaslAuthenticateResponse.session_lifetime_ms")?
+        } else {
+            0
+        };
+        Ok(SaslAuthenticateResponse {
+            error_code,
+            error_message,
+            auth_bytes,
+            session_lifetime_ms,
+            unknown_tagged_fields: get_tags_if(buf, flexible, "SaslAuthenticateResponse")?,
+        })
+    }
+}
+
+impl fmt::Debug for SaslAuthenticateResponse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SaslAuthenticateResponse")
+            .field("error_code", &self.error_code)
+            .field("error_message", &self.error_message)
+            .field("auth_bytes", &Redacted(self.auth_bytes.len()))
+            .field("session_lifetime_ms", &self.session_lifetime_ms)
+            .field(
+                "unknown_tagged_fields",
+                &TagCount(&self.unknown_tagged_fields),
+            )
+            .finish()
+    }
+}
+
+/// Prints the length of secret bytes instead of the bytes.
+struct Redacted(usize);
+
+impl fmt::Debug for Redacted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "<{} bytes redacted>", self.0)
+    }
+}
+
+/// Prints the tags and sizes of unknown tagged fields, not their payloads: a newer version's
+/// tagged field beside the authentication bytes may be as secret as they are.
+struct TagCount<'a>(&'a UnknownTaggedFields);
+
+impl fmt::Debug for TagCount<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.0 .0.iter().map(|t| TagSize(t.tag, t.data.len())))
+            .finish()
+    }
+}
+
+/// One unknown tagged field as [`TagCount`] prints it: tag and size.
+struct TagSize(u32, usize);
+
+impl fmt::Debug for TagSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "tag {}: {} bytes", self.0, self.1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+    use crate::messages::decode_exact;
+    use crate::messages::testing::sample_property_tests;
+    use crate::messages::testing::{arb_unknown_tags, assert_prefixes_fail, assert_wire};
+    use crate::primitives::RawTaggedField;
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+
+    fn arb_request(version: i16) -> impl Strategy<Value = SaslAuthenticateRequest> {
+        (vec(any::<u8>(), 0..48), arb_unknown_tags(version >= 2)).prop_map(|(auth, tags)| {
+            SaslAuthenticateRequest {
+                auth_bytes: Bytes::from(auth),
+                unknown_tagged_fields: tags,
+            }
+        })
+    }
+
+    fn arb_response(version: i16) -> impl Strategy<Value = SaslAuthenticateResponse> {
+        (
+            any::<i16>(),
+            proptest::option::of(".{0,20}"),
+            vec(any::<u8>(), 0..48),
+            any::<i64>(),
+            arb_unknown_tags(version >= 2),
+        )
+            .prop_map(move |(error_code, error_message, auth, lifetime, tags)| {
+                SaslAuthenticateResponse {
+                    error_code,
+                    error_message,
+                    auth_bytes: Bytes::from(auth),
+                    session_lifetime_ms: if version >= 1 { lifetime } else { 0 },
+                    unknown_tagged_fields: tags,
+                }
+            })
+    }
+
+    sample_property_tests!(
+        SaslAuthenticateRequest,
+        SaslAuthenticateResponse,
+        0..=2,
+        [
+            (REQUEST_V0, 0),
+            (REQUEST_V2, 2),
+            (RESPONSE_V0, 0),
+            (RESPONSE_V1, 1),
+            (RESPONSE_V2, 2),
+        ]
+    );
+
+    /// PLAIN's `\0u\0p`, classic bytes (versions 0 and 1).
+    const REQUEST_V0: &[u8] = &[0x00, 0x00, 0x00, 0x04, 0x00, b'u', 0x00, b'p'];
+    /// The same in v2: compact bytes and an empty tagged section.
+    const REQUEST_V2: &[u8] = &[0x05, 0x00, b'u', 0x00, b'p', 0x00];
+    /// v0: error 58, message "bad", no bytes.
+    const RESPONSE_V0: &[u8] = &[
+        0x00, 0x3a, // error_code 58
+        0x00, 0x03, b'b', b'a', b'd', // error_message "bad"
+        0x00, 0x00, 0x00, 0x00, // auth_bytes: empty
+    ];
+    /// v1: no error, null message, bytes "ok", session lifetime 3600000 ms.
+    const RESPONSE_V1: &[u8] = &[
+        0x00, 0x00, // error_code
+        0xff, 0xff, // null error_message
+        0x00, 0x00, 0x00, 0x02, b'o', b'k', // auth_bytes "ok"
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x36, 0xee, 0x80, // session_lifetime_ms 3600000
+    ];
+    /// The same in v2, with an unknown tagged field 5 of one byte.
+    const RESPONSE_V2: &[u8] = &[
+        0x00, 0x00, // error_code
+        0x00, // null error_message (compact)
+        0x03, b'o', b'k', // auth_bytes "ok" (compact)
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x36, 0xee, 0x80, // session_lifetime_ms
+        0x01, 0x05, 0x01, 0xab, // tagged section: tag 5, 1 byte
+    ];
+
+    fn plain_request() -> SaslAuthenticateRequest {
+        SaslAuthenticateRequest {
+            auth_bytes: Bytes::from_static(b"\0u\0p"),
+            ..Default::default()
+        }
+    }
+
+    fn ok_response() -> SaslAuthenticateResponse {
+        SaslAuthenticateResponse {
+            auth_bytes: Bytes::from_static(b"ok"),
+            session_lifetime_ms: 3_600_000,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn hand_derived_bytes() {
+        assert_wire(&plain_request(), 0, REQUEST_V0);
+        assert_wire(&plain_request(), 1, REQUEST_V0);
+        assert_wire(&plain_request(), 2, REQUEST_V2);
+        let failed = SaslAuthenticateResponse {
+            error_code: 58,
+            error_message: Some("bad".into()),
+            ..Default::default()
+        };
+        assert_wire(&failed, 0, RESPONSE_V0);
+        assert_wire(&ok_response(), 1, RESPONSE_V1);
+        let tagged = SaslAuthenticateResponse {
+            unknown_tagged_fields: UnknownTaggedFields(vec![RawTaggedField {
+                tag: 5,
+                data: Bytes::from_static(&[0xab]),
+            }]),
+            ..ok_response()
+        };
+        assert_wire(&tagged, 2, RESPONSE_V2);
+    }
+
+    #[test]
+    fn header_versions() {
+        for v in 0..=1 {
+            assert_eq!(SaslAuthenticateRequest::request_header_version(v), 1);
+            assert_eq!(SaslAuthenticateRequest::response_header_version(v), 0);
+        }
+        assert_eq!(SaslAuthenticateRequest::request_header_version(2), 2);
+        assert_eq!(SaslAuthenticateRequest::response_header_version(2), 1);
+    }
+
+    #[test]
+    fn session_lifetime_is_dropped_in_v0() {
+        let mut b = BytesMut::new();
+        ok_response().encode(&mut b, 0).unwrap();
+        let back: SaslAuthenticateResponse = decode_exact(b.freeze(), 0).unwrap();
+        assert_eq!(back.session_lifetime_ms, 0);
+        assert_eq!(back.auth_bytes, Bytes::from_static(b"ok"));
+    }
+
+    #[test]
+    fn auth_bytes_are_a_view_into_the_frame() {
+        let frame = Bytes::from_static(REQUEST_V2);
+        let req: SaslAuthenticateRequest = decode_exact(frame.clone(), 2).unwrap();
+        // Bytes::from_static views share the static slice: same address, no copy.
+        assert_eq!(req.auth_bytes.as_ptr(), frame[1..].as_ptr());
+        let frame = Bytes::copy_from_slice(RESPONSE_V1);
+        let resp: SaslAuthenticateResponse = decode_exact(frame.clone(), 1).unwrap();
+        assert_eq!(resp.auth_bytes.as_ptr(), frame[8..].as_ptr());
+    }
+
+    #[test]
+    fn debug_prints_no_secret() {
+        let secret = "hunter2-secret";
+        let req = SaslAuthenticateRequest {
+            auth_bytes: Bytes::from(format!("\0alice\0{secret}")),
+            unknown_tagged_fields: UnknownTaggedFields(vec![RawTaggedField {
+                tag: 3,
+                data: Bytes::from(secret),
+            }]),
+        };
+        let shown = format!("{req:?} {req:#?}");
+        assert!(!shown.contains(secret), "{shown}");
+        assert!(!shown.contains("alice"), "{shown}");
+        assert!(shown.contains("<21 bytes redacted>"), "{shown}");
+        assert!(shown.contains("tag 3: 14 bytes"), "{shown}");
+        let resp = SaslAuthenticateResponse {
+            error_message: Some("Authentication failed".into()),
+            auth_bytes: Bytes::from(secret),
+            session_lifetime_ms: 7,
+            ..Default::default()
+        };
+        let shown = format!("{resp:?}");
+        assert!(!shown.contains(secret), "{shown}");
+        assert!(shown.contains("<14 bytes redacted>"), "{shown}");
+        assert!(shown.contains("Authentication failed"), "{shown}");
+        assert!(shown.contains("session_lifetime_ms: 7"), "{shown}");
+    }
+
+    #[test]
+    fn prefixes_fail_and_trailing_bytes_are_refused() {
+        for (bytes, v) in [(REQUEST_V0, 0), (REQUEST_V0, 1), (REQUEST_V2, 2)] {
+            assert_prefixes_fail::<SaslAuthenticateRequest>(bytes, v);
+        }
+        for (bytes, v) in [(RESPONSE_V0, 0), (RESPONSE_V1, 1), (RESPONSE_V2, 2)] {
+            assert_prefixes_fail::<SaslAuthenticateResponse>(bytes, v);
+        }
+    }
+
+    #[test]
+    fn nulls_and_length_bombs_fail() {
+        // Null auth bytes: int32 -1 (v0), compact 0 (v2).
+        let null_v0 = Bytes::from_static(&[0xff, 0xff, 0xff, 0xff]);
+        assert!(matches!(
+            decode_exact::<SaslAuthenticateRequest>(null_v0, 0),
+            Err(Error::InvalidValue { value: -1, .. })
+        ));
+        let null_v2 = Bytes::from_static(&[0x00, 0x00]);
+        assert!(decode_exact::<SaslAuthenticateRequest>(null_v2, 2).is_err());
+        // Lengths far beyond the bytes present: int32 0x7fffffff, compact 0xffffffff.
+        let big_v1 = Bytes::from_static(&[0x7f, 0xff, 0xff, 0xff, 1, 2, 3]);
+        assert!(matches!(
+            decode_exact::<SaslAuthenticateRequest>(big_v1, 1),
+            Err(Error::InvalidLength { .. })
+        ));
+        let big_v2 = Bytes::from_static(&[0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2, 0]);
+        assert!(decode_exact::<SaslAuthenticateRequest>(big_v2, 2).is_err());
+        let big_resp = Bytes::from_static(&[0, 0, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0]);
+        assert!(matches!(
+            decode_exact::<SaslAuthenticateResponse>(big_resp, 1),
+            Err(Error::InvalidLength { .. })
+        ));
+    }
+
+    #[test]
+    fn unsupported_versions_are_refused() {
+        let mut b = BytesMut::new();
+        assert!(matches!(
+            SaslAuthenticateRequest::default().encode(&mut b, 3),
+            Err(Error::UnsupportedVersion { version: 3, .. })
+        ));
+        assert!(SaslAuthenticateResponse::decode(&mut Bytes::new(), -1).is_err());
+    }
+}
