@@ -206,7 +206,7 @@ impl Properties {
 
     fn push(&mut self, key: String, value: String, origin: String) -> Result<()> {
         match lookup(&key) {
-            Some(Known::Setting(_) | Known::Ignored(_) | Known::Provider) => {}
+            Some(Known::Setting(_) | Known::Ignored | Known::DnsLookup | Known::Provider) => {}
             Some(Known::Rejected(reason)) => {
                 return Err(Error::Unsupported {
                     origin,
@@ -243,20 +243,20 @@ impl Properties {
         let providers = self.env_providers()?;
         let mut values: HashMap<Setting, Value> = HashMap::new();
         for entry in &self.entries {
-            if let Some(Known::Setting(setting)) = lookup(&entry.key) {
-                let text = substitute(entry, &providers, env)?;
-                values.insert(
-                    setting,
-                    Value {
+            match lookup(&entry.key) {
+                Some(Known::Setting(setting)) => {
+                    let text = substitute(entry, &providers, env)?;
+                    let value = Value {
                         key: entry.key.clone(),
                         origin: entry.origin.clone(),
                         text,
-                    },
-                );
-            } else if let Some(Known::Ignored(name)) = lookup(&entry.key) {
-                if name == "client.dns.lookup" {
+                    };
+                    values.insert(setting, value);
+                }
+                Some(Known::DnsLookup) => {
                     check_dns_lookup(entry, &substitute(entry, &providers, env)?)?;
                 }
+                _ => {}
             }
         }
         Settings(values).apply(config)
@@ -330,8 +330,10 @@ enum Setting {
 
 enum Known {
     Setting(Setting),
-    /// Accepted and ignored; the name, for the one whose value is checked.
-    Ignored(&'static str),
+    /// Accepted and ignored.
+    Ignored,
+    /// `client.dns.lookup`: accepted when its value is what kseek does.
+    DnsLookup,
     /// Known, and refused with this reason.
     Rejected(&'static str),
     /// `config.providers` and `config.providers.NAME.class`.
@@ -381,20 +383,20 @@ fn ignored_or_rejected(key: &str) -> Option<Known> {
     Some(match key {
         // Producer settings: kseek never produces.
         "acks" | "linger.ms" | "batch.size" | "compression.type" | "enable.idempotence"
-        | "delivery.timeout.ms" | "key.serializer" | "value.serializer" => Known::Ignored(""),
+        | "delivery.timeout.ms" | "key.serializer" | "value.serializer" => Known::Ignored,
         // Java deserializer classes: kseek hands out the raw bytes.
-        "key.deserializer" | "value.deserializer" => Known::Ignored(""),
+        "key.deserializer" | "value.deserializer" => Known::Ignored,
         // Consumer-group membership: kseek never joins a group (its commits are standalone),
         // never commits unless asked, and takes each read's start position explicitly.
         "session.timeout.ms" | "heartbeat.interval.ms" | "max.poll.interval.ms"
-        | "max.poll.records" | "enable.auto.commit" | "auto.offset.reset" => Known::Ignored(""),
+        | "max.poll.records" | "enable.auto.commit" | "auto.offset.reset" => Known::Ignored,
         // Schema Registry settings (in Confluent Cloud's generated files), for serializers.
         "schema.registry.url"
         | "basic.auth.credentials.source"
         | "basic.auth.user.info"
-        | "schema.registry.basic.auth.user.info" => Known::Ignored(""),
+        | "schema.registry.basic.auth.user.info" => Known::Ignored,
         // kseek tries every address a name resolves to; the value is checked.
-        "client.dns.lookup" => Known::Ignored("client.dns.lookup"),
+        "client.dns.lookup" => Known::DnsLookup,
         "group.id" => Known::Rejected(
             "a consumer group is not taken from configuration: name it where it is used (kseek's --group), so a commit never goes to an application's group by accident",
         ),
@@ -738,21 +740,29 @@ impl Settings {
             (None, Some(u)) => {
                 let Some(p) = self.get(S::SaslPassword) else {
                     return Err(Error::Invalid {
-                        reason: format!(
-                            "{} ({}) is set but sasl.password is not",
-                            u.key, u.origin
-                        ),
+                        reason: format!("{} ({}) is set but sasl.password is not", u.key, u.origin),
                     });
                 };
+                if u.trimmed().is_empty() {
+                    return Err(u.invalid("a user name"));
+                }
+                if p.text.is_empty() {
+                    return Err(p.invalid("a password"));
+                }
                 (u.trimmed().to_owned(), Secret::new(p.text.clone()))
             }
             (None, None) => {
+                if let Some(p) = self.get(S::SaslPassword) {
+                    return Err(Error::Invalid {
+                        reason: format!("{} ({}) is set but sasl.username is not", p.key, p.origin),
+                    });
+                }
                 return Err(Error::Invalid {
                     reason: format!(
                         "sasl.mechanism {name} needs credentials: sasl.jaas.config (with {}) or sasl.username and sasl.password",
                         if scram.is_some() { "ScramLoginModule" } else { "PlainLoginModule" }
                     ),
-                })
+                });
             }
         };
         Ok(Some(match scram {
@@ -970,7 +980,8 @@ impl Settings {
         match v.trimmed().to_ascii_uppercase().as_str() {
             "PEM" => Ok(true),
             t @ ("JKS" | "PKCS12") => Err(v.unsupported(format!(
-                "{t} {store}s are not supported; convert the {store} to PEM (keytool -importkeystore to PKCS12, then openssl pkcs12 -nodes) and set {}=PEM",
+                "{t} {store}s are not supported; {}, and set {}=PEM",
+                conversion_hint(store),
                 v.key
             ))),
             _ => Err(v.invalid("PEM")),
@@ -1001,12 +1012,22 @@ impl Settings {
             .any(|ext| path.ends_with(ext))
         {
             return Err(location.unsupported(format!(
-                "JKS and PKCS12 {store}s are not supported; convert the {store} to PEM and set {type_key}=PEM"
+                "JKS and PKCS12 {store}s are not supported; {}, and set {type_key}=PEM",
+                conversion_hint(store)
             )));
         }
         Err(location.unsupported(format!(
             "{type_key} is not set, and Java's default, JKS, is not supported; if the file is PEM, set {type_key}=PEM"
         )))
+    }
+}
+
+/// How to turn a JKS or PKCS12 store into the PEM kseek reads.
+fn conversion_hint(store: &str) -> &'static str {
+    if store == "truststore" {
+        "convert it with `keytool -list -rfc -keystore FILE > ca.pem` (or remove it to trust the system's CA certificates)"
+    } else {
+        "convert it with `keytool -importkeystore -srckeystore FILE -destkeystore client.p12 -deststoretype PKCS12` and `openssl pkcs12 -in client.p12 -nodes -out client.pem`"
     }
 }
 
@@ -1676,15 +1697,15 @@ mod tests {
             ),
             (
                 "security.protocol=SSL\nssl.truststore.location=/t.jks\nssl.truststore.type=JKS",
-                "client.properties:3: ssl.truststore.type: JKS truststores are not supported; convert the truststore to PEM (keytool -importkeystore to PKCS12, then openssl pkcs12 -nodes) and set ssl.truststore.type=PEM",
+                "client.properties:3: ssl.truststore.type: JKS truststores are not supported; convert it with `keytool -list -rfc -keystore FILE > ca.pem` (or remove it to trust the system's CA certificates), and set ssl.truststore.type=PEM",
             ),
             (
                 "security.protocol=SSL\nssl.truststore.location=/t.jks",
-                "client.properties:2: ssl.truststore.location: JKS and PKCS12 truststores are not supported; convert the truststore to PEM and set ssl.truststore.type=PEM",
+                "client.properties:2: ssl.truststore.location: JKS and PKCS12 truststores are not supported; convert it with `keytool -list -rfc -keystore FILE > ca.pem` (or remove it to trust the system's CA certificates), and set ssl.truststore.type=PEM",
             ),
             (
                 "security.protocol=SSL\nssl.keystore.location=/k.p12\nssl.keystore.type=PKCS12",
-                "client.properties:3: ssl.keystore.type: PKCS12 keystores are not supported; convert the keystore to PEM (keytool -importkeystore to PKCS12, then openssl pkcs12 -nodes) and set ssl.keystore.type=PEM",
+                "client.properties:3: ssl.keystore.type: PKCS12 keystores are not supported; convert it with `keytool -importkeystore -srckeystore FILE -destkeystore client.p12 -deststoretype PKCS12` and `openssl pkcs12 -in client.p12 -nodes -out client.pem`, and set ssl.keystore.type=PEM",
             ),
             (
                 "security.protocol=SSL\nssl.truststore.location=/etc/truststore",
@@ -1709,6 +1730,18 @@ mod tests {
             (
                 "security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nsasl.username=u",
                 "sasl.username (client.properties:3) is set but sasl.password is not",
+            ),
+            (
+                "security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nsasl.password=p",
+                "sasl.password (client.properties:3) is set but sasl.username is not",
+            ),
+            (
+                "security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nsasl.username= \nsasl.password=p",
+                "client.properties:3: sasl.username: invalid value \"\"; expected a user name",
+            ),
+            (
+                "security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nsasl.username=u\nsasl.password=",
+                "client.properties:4: sasl.password: invalid value; expected a password",
             ),
             (
                 "security.protocol=SASL_SSL\nsasl.mechanism=OAUTHBEARER",

@@ -24,8 +24,8 @@ use tokio::time::Instant;
 
 use super::{Auth, Connection, RequestInfo, Via};
 use crate::error::{Error, Result};
-use crate::sasl::{run_token_command, Authenticator, Step, TOKEN_COMMAND_TIMEOUT};
-use crate::security::SaslConfig;
+use crate::sasl::{Authenticator, Step};
+use crate::security::{SaslConfig, TokenSource};
 
 /// When the session must be renewed; `None` for a session without an end.
 #[derive(Default)]
@@ -187,7 +187,9 @@ impl Connection {
                 format!("{code} (enabled mechanisms: {enabled})")
             }));
         }
-        let mut out = authenticator.initial().map_err(|e| fail(e.to_string()))?;
+        let mut out = authenticator
+            .initial()
+            .map_err(|e| fail(own_words(mechanism, e)))?;
         let lifetime = loop {
             let answer: SaslAuthenticateResponse = self
                 .auth_send(
@@ -207,29 +209,10 @@ impl Connection {
             }
             match authenticator
                 .step(&answer.auth_bytes)
-                .map_err(|e| fail(e.to_string()))?
+                .map_err(|e| fail(own_words(mechanism, e)))?
             {
                 Step::Send(bytes) => out = bytes,
                 Step::Done => break answer.session_lifetime_ms,
-                Step::Fail { send, error } => {
-                    // The mechanism's way of ending the exchange; the broker then refuses
-                    // with SASL_AUTHENTICATION_FAILED, whose message may say more.
-                    let last: SaslAuthenticateResponse = self
-                        .auth_send(
-                            &SaslAuthenticateRequest {
-                                auth_bytes: send.into(),
-                                ..Default::default()
-                            },
-                            authenticate_version,
-                        )
-                        .await?;
-                    let detail = last
-                        .error_message
-                        .filter(|m| !m.is_empty())
-                        .map(|m| format!(" (broker: {m})"))
-                        .unwrap_or_default();
-                    return Err(fail(format!("{error}{detail}")));
-                }
             }
         };
         exclusive.end().await?;
@@ -261,18 +244,31 @@ impl Connection {
     }
 }
 
-/// The mechanism's state machine, with the token of a token command fetched first (off the
-/// runtime's threads: the command may take a while).
+/// The mechanism's state machine. For a token command, `Authenticator::new` runs it: off
+/// the runtime's threads, as it may take a while.
 async fn authenticator(sasl: &SaslConfig) -> std::result::Result<Authenticator, String> {
-    let mut authenticator = Authenticator::new(sasl).map_err(|e| e.to_string())?;
-    if let Some(command) = authenticator.token_command() {
-        let command = command.to_owned();
-        let token =
-            tokio::task::spawn_blocking(move || run_token_command(&command, TOKEN_COMMAND_TIMEOUT))
-                .await
-                .map_err(|e| format!("the token command did not finish: {e}"))?
-                .map_err(|e| e.to_string())?;
-        authenticator.set_token(token).map_err(|e| e.to_string())?;
+    let mechanism = sasl.mechanism_name();
+    let shown = |e: crate::sasl::Error| own_words(mechanism, e);
+    if let SaslConfig::OAuthBearer {
+        token: TokenSource::Command(_),
+    } = sasl
+    {
+        let config = sasl.clone();
+        return tokio::task::spawn_blocking(move || Authenticator::new(&config).map_err(shown))
+            .await
+            .map_err(|e| format!("the token command did not finish: {e}"))?;
     }
-    Ok(authenticator)
+    Authenticator::new(sasl).map_err(shown)
+}
+
+/// A mechanism's error without its leading mechanism name (the error around it names it).
+fn own_words(mechanism: &str, e: crate::sasl::Error) -> String {
+    let text = e.to_string();
+    match text
+        .strip_prefix(mechanism)
+        .and_then(|t| t.strip_prefix(": "))
+    {
+        Some(rest) => rest.to_owned(),
+        None => text,
+    }
 }

@@ -5,11 +5,12 @@
 //! never touches a socket. The connection code wraps each message in a SaslAuthenticate
 //! request (after SaslHandshake has named [`Authenticator::mechanism`]):
 //!
-//! 1. for OAUTHBEARER with a token command, run [`run_token_command`] (it blocks: call it
-//!    from `spawn_blocking`) and hand the token to [`Authenticator::set_token`];
+//! 1. create it with [`Authenticator::new`]; for OAUTHBEARER with a token command this runs
+//!    the command and blocks (at most [`TOKEN_COMMAND_TIMEOUT`]), so call it from
+//!    `spawn_blocking` then;
 //! 2. send [`Authenticator::initial`];
-//! 3. feed every answer's auth bytes to [`Authenticator::step`] until it says [`Step::Done`]
-//!    (or [`Step::Fail`]: send its bytes, then fail with its error).
+//! 3. feed every answer's auth bytes to [`Authenticator::step`] and send what it says until it
+//!    says [`Step::Done`].
 //!
 //! A broker that rejects the credentials usually answers SaslAuthenticate with
 //! SASL_AUTHENTICATION_FAILED and a message instead of SASL bytes; reporting that is the
@@ -119,19 +120,12 @@ pub enum Error {
 #[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Step {
-    /// Send these bytes in the next SaslAuthenticate request.
+    /// Send these bytes in the next SaslAuthenticate request. (After an OAUTHBEARER error
+    /// this is the lone `\x01` RFC 7628 asks for; the broker then fails the exchange, and a
+    /// further [`Authenticator::step`] is that error.)
     Send(Vec<u8>),
     /// Authentication succeeded (for SCRAM: the server proved it knows the password too).
     Done,
-    /// The server refused: send these bytes (the mechanism's way of ending the exchange),
-    /// then fail with this error, whatever the broker answers (it answers with
-    /// SASL_AUTHENTICATION_FAILED, whose message may add detail).
-    Fail {
-        /// The last client message.
-        send: Vec<u8>,
-        /// What the server said.
-        error: Error,
-    },
 }
 
 impl fmt::Debug for Step {
@@ -140,11 +134,6 @@ impl fmt::Debug for Step {
         match self {
             Step::Send(bytes) => write!(f, "Send({} bytes)", bytes.len()),
             Step::Done => f.write_str("Done"),
-            Step::Fail { send, error } => f
-                .debug_struct("Fail")
-                .field("send", &format_args!("{} bytes", send.len()))
-                .field("error", error)
-                .finish(),
         }
     }
 }
@@ -170,11 +159,14 @@ impl fmt::Debug for Authenticator {
 }
 
 impl Authenticator {
-    /// An exchange for `config`'s mechanism and credentials.
+    /// An exchange for `config`'s mechanism and credentials. For OAUTHBEARER with a token
+    /// command, this runs the command (see [`run_token_command`]) and blocks until it ends,
+    /// at most [`TOKEN_COMMAND_TIMEOUT`]: call it from `spawn_blocking` then.
     ///
     /// # Errors
     /// [`Error::InvalidCredentials`] when the credentials can't be sent with the mechanism
-    /// (checked here, before anything is sent).
+    /// (checked here, before anything is sent); [`Error::TokenCommand`] when the token
+    /// command fails.
     pub fn new(config: &SaslConfig) -> Result<Authenticator> {
         let mechanism = match config {
             SaslConfig::Plain { username, password } => {
@@ -226,37 +218,10 @@ impl Authenticator {
         }
     }
 
-    /// The OAUTHBEARER token command still to run before [`Authenticator::initial`], if any:
-    /// run it with [`run_token_command`] and pass the token to [`Authenticator::set_token`].
-    pub fn token_command(&self) -> Option<&str> {
-        match &self.mechanism {
-            Mechanism::OAuthBearer(o) => o.pending_command(),
-            _ => None,
-        }
-    }
-
-    /// Sets the OAUTHBEARER token (from [`run_token_command`]).
-    ///
-    /// # Errors
-    /// [`Error::InvalidCredentials`] when the token is empty or not a bearer token (RFC 6750
-    /// `b64token`); [`Error::OutOfOrder`] for another mechanism or after
-    /// [`Authenticator::initial`].
-    pub fn set_token(&mut self, token: Secret) -> Result<()> {
-        let name = self.mechanism();
-        match &mut self.mechanism {
-            Mechanism::OAuthBearer(o) => o.set_token(token),
-            _ => Err(Error::OutOfOrder {
-                mechanism: name,
-                reason: "a token was set, but the mechanism takes none",
-            }),
-        }
-    }
-
     /// The client's first message (sent in the first SaslAuthenticate request).
     ///
     /// # Errors
-    /// [`Error::OutOfOrder`] when called twice, or before the token of a token command was
-    /// set.
+    /// [`Error::OutOfOrder`] when called twice.
     pub fn initial(&mut self) -> Result<Vec<u8>> {
         match &mut self.mechanism {
             Mechanism::Plain(p) => p.initial(),
@@ -270,8 +235,8 @@ impl Authenticator {
     ///
     /// # Errors
     /// Anything wrong with the server's message: malformed, a wrong SCRAM nonce, signature or
-    /// iteration count, a SCRAM `e=` error, a message after the exchange ended. Never panics,
-    /// whatever the bytes.
+    /// iteration count, a SCRAM `e=` error, an OAUTHBEARER error already answered, a message
+    /// after the exchange ended. Never panics, whatever the bytes.
     pub fn step(&mut self, server: &[u8]) -> Result<Step> {
         match &mut self.mechanism {
             Mechanism::Plain(p) => p.step(server),
@@ -423,7 +388,6 @@ mod tests {
         };
         let mut auth = Authenticator::new(&config).unwrap();
         assert_eq!(auth.mechanism(), "PLAIN");
-        assert_eq!(auth.token_command(), None);
         assert_eq!(auth.initial().unwrap(), b"\0alice\0s3cret");
         assert!(matches!(auth.initial(), Err(Error::OutOfOrder { .. })));
         assert_eq!(auth.step(b"").unwrap(), Step::Done);
@@ -637,6 +601,18 @@ mod tests {
     }
 
     #[test]
+    fn a_step_before_the_first_message_leaves_the_exchange_usable() {
+        let config = scram(ScramMechanism::Sha256, "user", "pencil");
+        let mut auth = Authenticator::with_nonce(&config, "rOprNGfwEbeRWgbNEkqO").unwrap();
+        assert!(matches!(
+            auth.step(SERVER_FIRST),
+            Err(Error::OutOfOrder { .. })
+        ));
+        assert_eq!(auth.initial().unwrap(), b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO");
+        assert!(matches!(auth.step(SERVER_FIRST), Ok(Step::Send(_))));
+    }
+
+    #[test]
     fn scram_escapes_the_user_name() {
         let config = scram(ScramMechanism::Sha256, "a=b,c", "pencil");
         let mut auth = Authenticator::with_nonce(&config, "nonce").unwrap();
@@ -661,11 +637,11 @@ mod tests {
         };
         let mut auth = Authenticator::new(&config).unwrap();
         assert_eq!(auth.mechanism(), "OAUTHBEARER");
-        assert_eq!(auth.token_command(), None);
         assert_eq!(
             auth.initial().unwrap(),
             b"n,,\x01auth=Bearer eyJhbGciOi.eyJzdWIi.c2ln\x01\x01"
         );
+        assert!(matches!(auth.initial(), Err(Error::OutOfOrder { .. })));
         assert_eq!(auth.step(b"").unwrap(), Step::Done);
         assert!(matches!(auth.step(b""), Err(Error::OutOfOrder { .. })));
     }
@@ -676,26 +652,25 @@ mod tests {
             token: TokenSource::Static(Secret::new("tok")),
         };
         let mut auth = Authenticator::new(&config).unwrap();
+        assert!(matches!(auth.step(b""), Err(Error::OutOfOrder { .. })));
         auth.initial().unwrap();
         let step = auth
             .step(br#"{"status":"invalid_token","scope":"kafka","openid-configuration":"https://x/.well-known"}"#)
             .unwrap();
-        let Step::Fail { send, error } = step else {
-            panic!("{step:?}")
-        };
-        assert_eq!(send, b"\x01");
-        assert_eq!(
-            error.to_string(),
-            "OAUTHBEARER: the server refused: status invalid_token, scope kafka, openid-configuration https://x/.well-known"
-        );
+        assert_eq!(step, Step::Send(b"\x01".to_vec()));
+        // Whatever the server answers next, the exchange has failed, with its words.
+        for answer in [&b""[..], b"anything"] {
+            assert_eq!(
+                auth.step(answer).unwrap_err().to_string(),
+                "OAUTHBEARER: the server refused: status invalid_token, scope kafka, openid-configuration https://x/.well-known"
+            );
+        }
         // Not JSON: shown as it came, escaped.
         let mut auth = Authenticator::new(&config).unwrap();
         auth.initial().unwrap();
-        let Step::Fail { error, .. } = auth.step(b"nope\n").unwrap() else {
-            panic!()
-        };
+        assert_eq!(auth.step(b"nope\n").unwrap(), Step::Send(b"\x01".to_vec()));
         assert_eq!(
-            error.to_string(),
+            auth.step(b"").unwrap_err().to_string(),
             "OAUTHBEARER: the server refused: nope\\n"
         );
     }
@@ -706,15 +681,24 @@ mod tests {
             token: TokenSource::Command("printf '  tok.en-1  \\n'".into()),
         };
         let mut auth = Authenticator::new(&config).unwrap();
-        let command = auth.token_command().unwrap().to_owned();
-        assert!(matches!(auth.initial(), Err(Error::OutOfOrder { .. })));
-        auth.set_token(run_token_command(&command, TOKEN_COMMAND_TIMEOUT).unwrap())
-            .unwrap();
-        assert_eq!(auth.token_command(), None);
         assert_eq!(
             auth.initial().unwrap(),
             b"n,,\x01auth=Bearer tok.en-1\x01\x01"
         );
+        let failing = SaslConfig::OAuthBearer {
+            token: TokenSource::Command("echo no >&2; exit 1".into()),
+        };
+        assert_eq!(
+            Authenticator::new(&failing).unwrap_err().to_string(),
+            "OAUTHBEARER: the token command failed: exit status: 1: no"
+        );
+        let not_a_token = SaslConfig::OAuthBearer {
+            token: TokenSource::Command("echo two words".into()),
+        };
+        assert!(matches!(
+            Authenticator::new(&not_a_token),
+            Err(Error::InvalidCredentials { .. })
+        ));
     }
 
     #[test]
@@ -771,13 +755,11 @@ mod tests {
             );
             assert!(bad.is_empty() || !err.to_string().contains(bad), "{err}");
         }
-        let config = SaslConfig::OAuthBearer {
-            token: TokenSource::Command("true".into()),
-        };
-        let mut auth = Authenticator::new(&config).unwrap();
-        assert!(auth.set_token(Secret::new("a b")).is_err());
         // Padding is allowed at the end only.
-        auth.set_token(Secret::new("abc==")).unwrap();
+        let padded = SaslConfig::OAuthBearer {
+            token: TokenSource::Static(Secret::new("abc==")),
+        };
+        assert!(Authenticator::new(&padded).is_ok());
     }
 
     #[test]

@@ -18,93 +18,66 @@ pub(super) const NAME: &str = "OAUTHBEARER";
 const KVSEP: u8 = 0x01;
 
 pub(super) struct OAuthBearer {
-    /// Set from a static token, or after the token command ran.
-    token: Option<Secret>,
-    /// The command still to run, until a token is set.
-    command: Option<String>,
+    token: Secret,
     state: State,
 }
 
-#[derive(PartialEq, Eq)]
 enum State {
     Initial,
     Sent,
+    /// The server refused; `\x01` went out, and the exchange can only fail now.
+    Refused(Error),
     Done,
 }
 
 impl OAuthBearer {
+    /// An exchange with `source`'s token; a token command runs here (and blocks).
     pub(super) fn new(source: &TokenSource) -> Result<OAuthBearer> {
-        let (token, command) = match source {
-            TokenSource::Static(token) => {
-                check_token(token)?;
-                (Some(token.clone()), None)
-            }
-            TokenSource::Command(command) => (None, Some(command.clone())),
-        };
+        let token = source.fetch()?;
+        check_token(&token)?;
         Ok(OAuthBearer {
             token,
-            command,
             state: State::Initial,
         })
     }
 
-    pub(super) fn pending_command(&self) -> Option<&str> {
-        match self.token {
-            None => self.command.as_deref(),
-            Some(_) => None,
-        }
-    }
-
-    pub(super) fn set_token(&mut self, token: Secret) -> Result<()> {
-        if self.state != State::Initial {
-            return Err(out_of_order(
-                NAME,
-                "a token was set after the first message",
-            ));
-        }
-        check_token(&token)?;
-        self.token = Some(token);
-        Ok(())
-    }
-
     /// `n,,\x01auth=Bearer <token>\x01\x01`.
     pub(super) fn initial(&mut self) -> Result<Vec<u8>> {
-        if self.state != State::Initial {
+        if !matches!(self.state, State::Initial) {
             return Err(out_of_order(NAME, "the first message was already sent"));
         }
-        let Some(token) = &self.token else {
-            return Err(out_of_order(
-                NAME,
-                "the token command has not run yet (see Authenticator::token_command)",
-            ));
-        };
-        let mut message = Vec::with_capacity(20 + token.expose().len());
+        let token = self.token.expose();
+        let mut message = Vec::with_capacity(20 + token.len());
         message.extend_from_slice(b"n,,\x01auth=Bearer ");
-        message.extend_from_slice(token.expose().as_bytes());
+        message.extend_from_slice(token.as_bytes());
         message.extend_from_slice(&[KVSEP, KVSEP]);
         self.state = State::Sent;
         Ok(message)
     }
 
     pub(super) fn step(&mut self, server: &[u8]) -> Result<Step> {
-        match self.state {
-            State::Initial => Err(out_of_order(
-                NAME,
-                "a server message came before the first client message",
-            )),
-            State::Sent if server.is_empty() => {
-                self.state = State::Done;
-                Ok(Step::Done)
+        match std::mem::replace(&mut self.state, State::Done) {
+            State::Initial => {
+                self.state = State::Initial;
+                Err(out_of_order(
+                    NAME,
+                    "a server message came before the first client message",
+                ))
             }
+            State::Sent if server.is_empty() => Ok(Step::Done),
+            // RFC 7628 section 3.2.2: the client answers an error with a lone kvsep, and the
+            // server then fails the exchange (Kafka: SASL_AUTHENTICATION_FAILED with the
+            // same JSON as its message). Should it answer anything else, the error stands.
             State::Sent => {
-                self.state = State::Done;
-                Ok(Step::Fail {
-                    send: vec![KVSEP],
-                    error: Error::Refused {
-                        mechanism: NAME,
-                        message: describe_server_error(server),
-                    },
-                })
+                self.state = State::Refused(Error::Refused {
+                    mechanism: NAME,
+                    message: describe_server_error(server),
+                });
+                Ok(Step::Send(vec![KVSEP]))
+            }
+            State::Refused(error) => {
+                self.state = State::Refused(error.clone());
+                Err(error)
             }
             State::Done => Err(out_of_order(
                 NAME,

@@ -102,10 +102,13 @@ impl Scram {
 
     pub(super) fn step(&mut self, server: &[u8]) -> Result<Step> {
         match std::mem::replace(&mut self.state, State::Done) {
-            State::Initial => Err(out_of_order(
-                self.name(),
-                "a server message came before the first client message",
-            )),
+            State::Initial => {
+                self.state = State::Initial;
+                Err(out_of_order(
+                    self.name(),
+                    "a server message came before the first client message",
+                ))
+            }
             State::SentFirst { client_first_bare } => {
                 let (client_final, server_signature) =
                     self.client_final(&client_first_bare, server)?;
