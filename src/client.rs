@@ -31,8 +31,21 @@ use crate::cluster::{cluster_from_response, partitions_of, ClusterMetadata, Topi
 use crate::conn::{Connection, ConnectionConfig};
 use crate::error::{Error, Result};
 
-/// Settings of a [`Client`].
+/// Settings of a [`Client`]. [`ClientConfig::new`] and the builder-style setters make one (new
+/// fields may be added, so it can't be built as a struct literal):
+///
+/// ```
+/// use std::time::Duration;
+/// use kseek::ClientConfig;
+///
+/// let config = ClientConfig::new(["kafka-1:9092", "kafka-2:9092"])
+///     .connect_timeout(Duration::from_secs(3))
+///     .request_timeout(Duration::from_secs(10))
+///     .retry_deadline(Duration::from_secs(60));
+/// assert_eq!(config.connection.connect_timeout, Duration::from_secs(3));
+/// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ClientConfig {
     /// `host:port` of brokers to learn the cluster from; tried in order until one answers.
     /// An entry may be a comma-separated list (Kafka's `bootstrap.servers` form).
@@ -72,14 +85,66 @@ impl ClientConfig {
             ..ClientConfig::default()
         }
     }
+
+    /// Sets [`ClientConfig::bootstrap`].
+    pub fn bootstrap(mut self, bootstrap: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.bootstrap = bootstrap.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets [`ClientConfig::connection`], the settings of every broker connection.
+    pub fn connection(mut self, connection: ConnectionConfig) -> Self {
+        self.connection = connection;
+        self
+    }
+
+    /// How long opening a TCP connection to a broker may take (default 10 s): sets the
+    /// connection's [`ConnectionConfig::connect_timeout`].
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connection.connect_timeout = timeout;
+        self
+    }
+
+    /// How long a request may wait for its answer (default 30 s), the first one (ApiVersions,
+    /// to a server that accepts and never answers) included: sets the connection's
+    /// [`ConnectionConfig::request_timeout`]. A read's max wait is kept below half of it.
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.connection.request_timeout = timeout;
+        self
+    }
+
+    /// Sets [`ClientConfig::metadata_max_age`].
+    pub fn metadata_max_age(mut self, age: Duration) -> Self {
+        self.metadata_max_age = age;
+        self
+    }
+
+    /// Sets [`ClientConfig::retry_backoff`].
+    pub fn retry_backoff(mut self, wait: Duration) -> Self {
+        self.retry_backoff = wait;
+        self
+    }
+
+    /// Sets [`ClientConfig::retry_backoff_max`].
+    pub fn retry_backoff_max(mut self, wait: Duration) -> Self {
+        self.retry_backoff_max = wait;
+        self
+    }
+
+    /// Sets [`ClientConfig::retry_deadline`].
+    pub fn retry_deadline(mut self, deadline: Duration) -> Self {
+        self.retry_deadline = deadline;
+        self
+    }
 }
+
 /// A connection to a Kafka cluster. Cheap to clone: clones share the metadata cache and the
 /// broker connections.
 ///
 /// ```no_run
 /// # async fn example() -> kseek::Result<()> {
 /// let client = kseek::Client::connect(["localhost:9092"]).await?;
-/// let topics = client.metadata(&["events".to_owned()]).await?;
+/// let topics = client.metadata(&["events"]).await?;
 /// println!("{} has {} partitions", topics[0].name, topics[0].partitions.len());
 /// # Ok(())
 /// # }
@@ -97,7 +162,6 @@ impl std::fmt::Debug for Client {
     }
 }
 
-/// A broker's connection, once opened; locked while it is being opened.
 /// A boxed future. The futures every path shares (connecting, Metadata, the connection to a
 /// broker) are returned boxed from non-generic `#[inline(never)]` functions, so each is
 /// compiled once: an `async fn` is instantiated, and inlined, anew in every calling crate and
@@ -112,6 +176,7 @@ pub(crate) fn spawn(task: BoxFuture<'static, ()>) -> tokio::task::JoinHandle<()>
     tokio::spawn(task)
 }
 
+/// A broker's connection, once opened; locked while it is being opened.
 type ConnectionSlot = Arc<tokio::sync::Mutex<Option<Arc<Connection>>>>;
 
 struct Inner {
@@ -155,7 +220,7 @@ impl Client {
     /// itself be a comma-separated list, as in Kafka's `bootstrap.servers`.
     ///
     /// # Errors
-    /// [`Error::Bootstrap`] when none answers, [`Error::InvalidSpec`] for an empty list.
+    /// [`Error::Bootstrap`] when none answers, [`Error::NoBootstrapServers`] for an empty list.
     pub async fn with_config(mut config: ClientConfig) -> Result<Client> {
         // Accept Kafka's `bootstrap.servers` form too: "host:port,host:port".
         config.bootstrap = config
@@ -167,9 +232,7 @@ impl Client {
             .map(str::to_owned)
             .collect();
         if config.bootstrap.is_empty() {
-            return Err(Error::InvalidSpec {
-                reason: "no bootstrap servers given".to_owned(),
-            });
+            return Err(Error::NoBootstrapServers);
         }
         let client = Client {
             inner: Arc::new(Inner {
@@ -196,9 +259,11 @@ impl Client {
     /// # Errors
     /// [`Error::RetriesExhausted`] wrapping [`Error::UnknownTopic`] for a topic that still
     /// doesn't exist at the deadline; other errors as they come.
-    pub async fn metadata(&self, topics: &[String]) -> Result<Vec<TopicMetadata>> {
+    pub async fn metadata(&self, topics: &[impl AsRef<str>]) -> Result<Vec<TopicMetadata>> {
+        // Owned once here: the request and the cache keep the names.
+        let topics: Vec<String> = topics.iter().map(|t| t.as_ref().to_owned()).collect();
         self.retry(&format!("fetching metadata for topics {topics:?}"), || {
-            self.metadata_once(topics)
+            self.metadata_once(&topics)
         })
         .await
     }
@@ -534,9 +599,7 @@ impl Client {
             }
             Err(Error::Bootstrap {
                 servers: candidates,
-                source: Box::new(last.unwrap_or(Error::InvalidSpec {
-                    reason: "no bootstrap servers given".to_owned(),
-                })),
+                source: Box::new(last.unwrap_or(Error::NoBootstrapServers)),
             })
         })
     }
@@ -723,6 +786,67 @@ mod tests {
             .apply_metadata("b:1", &["t".to_owned()], response)
             .unwrap();
         assert!(client.cached(&["t".to_owned()]).is_none());
+    }
+
+    #[tokio::test]
+    async fn no_bootstrap_servers_is_its_own_error() {
+        for servers in [vec![], vec![" , ".to_owned(), String::new()]] {
+            let err = Client::connect(servers).await.unwrap_err();
+            assert!(matches!(err, Error::NoBootstrapServers), "{err:?}");
+            assert!(!err.is_retriable());
+        }
+    }
+
+    #[test]
+    fn timeouts_set_on_the_client_reach_every_connection() {
+        let config = ClientConfig::new(["b:1"])
+            .connect_timeout(Duration::from_millis(700))
+            .request_timeout(Duration::from_millis(900))
+            .retry_deadline(Duration::from_secs(2));
+        assert_eq!(
+            config.connection.connect_timeout,
+            Duration::from_millis(700)
+        );
+        assert_eq!(
+            config.connection.request_timeout,
+            Duration::from_millis(900)
+        );
+        assert_eq!(config.retry_deadline, Duration::from_secs(2));
+        // The other connection settings keep their defaults.
+        assert_eq!(config.connection.max_in_flight, 16);
+    }
+
+    #[tokio::test]
+    async fn a_server_that_never_answers_fails_within_the_request_timeout() {
+        // Accepts and holds every connection, never writes a byte.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap().to_string();
+        let holder = tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((socket, _)) = listener.accept().await {
+                held.push(socket);
+            }
+        });
+        let started = Instant::now();
+        let err = Client::with_config(
+            ClientConfig::new([address.as_str()])
+                .request_timeout(Duration::from_millis(200))
+                .retry_deadline(Duration::from_millis(100)),
+        )
+        .await
+        .unwrap_err();
+        let took = started.elapsed();
+        holder.abort();
+        let timed_out = |e: &Error| matches!(e, Error::Timeout { .. });
+        let source = match &err {
+            Error::RetriesExhausted { source, .. } => source.as_ref(),
+            other => other,
+        };
+        assert!(
+            matches!(source, Error::Bootstrap { source, .. } if timed_out(source)),
+            "{err:?}"
+        );
+        assert!(took < Duration::from_secs(5), "took {took:?}");
     }
 
     #[test]

@@ -71,6 +71,7 @@ pub struct ClusterMetadata {
     /// ordered by name, partitions by id.
     pub topics: Vec<TopicMetadata>,
 }
+
 /// A topic's partitions from a Metadata response, ordered by partition.
 pub(crate) fn partitions_of(partitions: &[MetadataResponsePartition]) -> Vec<PartitionMetadata> {
     let mut partitions: Vec<PartitionMetadata> = partitions
@@ -85,6 +86,7 @@ pub(crate) fn partitions_of(partitions: &[MetadataResponsePartition]) -> Vec<Par
     partitions.sort_unstable_by_key(|p| p.partition);
     partitions
 }
+
 /// The [`ClusterMetadata`] of a Metadata answer for every topic: topics with a topic-level
 /// error (or no partitions) are left out, since there is nothing to read from them.
 pub(crate) fn cluster_from_response(response: MetadataResponse) -> ClusterMetadata {
@@ -121,6 +123,7 @@ pub(crate) fn cluster_from_response(response: MetadataResponse) -> ClusterMetada
         topics,
     }
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;

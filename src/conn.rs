@@ -49,8 +49,21 @@ use crate::security::SecurityConfig;
 #[cfg(feature = "sasl")]
 mod authenticate;
 
-/// Settings of a connection.
+/// Settings of a connection. `ConnectionConfig::default()` and the builder-style setters make
+/// one (new fields may be added, so it can't be built as a struct literal):
+///
+/// ```
+/// use std::time::Duration;
+/// use kseek::ConnectionConfig;
+///
+/// let config = ConnectionConfig::default()
+///     .client_id("billing-audit")
+///     .connect_timeout(Duration::from_secs(3))
+///     .request_timeout(Duration::from_secs(10));
+/// assert_eq!(config.max_in_flight, 16);
+/// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ConnectionConfig {
     /// Sent in every request header, for the broker's logs and quotas.
     pub client_id: String,
@@ -81,6 +94,44 @@ impl Default for ConnectionConfig {
             max_in_flight: 16,
             security: SecurityConfig::default(),
         }
+    }
+}
+
+impl ConnectionConfig {
+    /// Sets [`ConnectionConfig::client_id`].
+    pub fn client_id(mut self, client_id: impl Into<String>) -> Self {
+        self.client_id = client_id.into();
+        self
+    }
+
+    /// Sets [`ConnectionConfig::connect_timeout`].
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Sets [`ConnectionConfig::request_timeout`].
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// Sets [`ConnectionConfig::max_frame_size`].
+    pub fn max_frame_size(mut self, bytes: usize) -> Self {
+        self.max_frame_size = bytes;
+        self
+    }
+
+    /// Sets [`ConnectionConfig::max_in_flight`].
+    pub fn max_in_flight(mut self, requests: usize) -> Self {
+        self.max_in_flight = requests;
+        self
+    }
+
+    /// Sets [`ConnectionConfig::security`].
+    pub fn security(mut self, security: SecurityConfig) -> Self {
+        self.security = security;
+        self
     }
 }
 

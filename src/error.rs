@@ -151,13 +151,14 @@ pub enum Error {
     },
     /// Strict mode: no record has a timestamp at or after the one asked for (below the last
     /// fetchable offset).
-    #[error("partition {partition} of topic {topic:?} has no record with timestamp >= {timestamp} below offset {last_fetchable_offset} (strict mode)")]
+    #[error("partition {partition} of topic {topic:?} has no {} below offset {last_fetchable_offset} (strict mode)", lookup_name(*timestamp))]
     TimestampNotFound {
         /// The topic's name.
         topic: String,
         /// The partition.
         partition: i32,
-        /// The timestamp looked up (ms since the epoch).
+        /// The timestamp looked up (ms since the epoch), or the ListOffsets timestamp of a
+        /// special position (-3 max timestamp, -4 earliest local, -5 latest tiered).
         timestamp: i64,
         /// The last fetchable offset at resolution.
         last_fetchable_offset: i64,
@@ -173,13 +174,16 @@ pub enum Error {
         /// The partitions without a commit, as (topic, partition).
         partitions: Vec<(String, i32)>,
     },
-    /// A special ListOffsets timestamp that the partition leader's ListOffsets version can't
-    /// carry.
-    #[error("broker {broker} speaks ListOffsets up to v{broker_max_version}, but timestamp {timestamp} needs v{required_version}")]
+    /// A position ([`Start::MaxTimestamp`](crate::Start::MaxTimestamp),
+    /// [`Start::EarliestLocal`](crate::Start::EarliestLocal),
+    /// [`Start::LatestTiered`](crate::Start::LatestTiered) or their [`End`](crate::End)
+    /// twins) that the partition leader's ListOffsets version can't carry.
+    #[error("broker {broker} speaks ListOffsets up to v{broker_max_version}, but the {} position (ListOffsets timestamp {timestamp}) needs v{required_version}", special_name(*timestamp))]
     UnsupportedTimestamp {
         /// The broker's address.
         broker: String,
-        /// The special timestamp.
+        /// The ListOffsets timestamp the position is sent as (-3 max timestamp, -4 earliest
+        /// local, -5 latest tiered): what the broker was asked, for diagnosis.
         timestamp: i64,
         /// The lowest version that carries it.
         required_version: i16,
@@ -253,17 +257,72 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
-    /// The read spec asks for something that can't be resolved.
+    /// The read spec asks for something that can't be resolved: no topics, a negative
+    /// timestamp or offset, a start time after the end time, an offset for a partition the
+    /// read doesn't cover, a nested fallback.
     #[error("invalid read: {reason}")]
     InvalidSpec {
         /// What is wrong.
         reason: String,
     },
+    /// A client was configured without any bootstrap server (an empty list, or only commas
+    /// and blanks).
+    #[error("no bootstrap servers given: a client needs at least one host:port to learn the cluster from")]
+    NoBootstrapServers,
+    /// A task kseek spawned for a request was cancelled before it answered (the tokio runtime
+    /// is shutting down).
+    #[error("{what} was cancelled: {reason}")]
+    Cancelled {
+        /// What the task was doing.
+        what: String,
+        /// What tokio reported.
+        reason: String,
+    },
+    /// A broker's answer decoded, but says something no correct broker says: -1 where an
+    /// offset is required, no entry for a partition that was asked about.
+    #[error("broker {broker} gave an unusable {api} answer: {reason}")]
+    InvalidResponse {
+        /// The broker's address (or node id, where the address is not at hand).
+        broker: String,
+        /// The API of the request.
+        api: ApiKey,
+        /// What is wrong with the answer.
+        reason: String,
+    },
+    /// A read has partitions left to read but nothing in flight and nothing to wait for: a
+    /// bug in kseek's read state machine. The read fails instead of ending early.
+    #[error("the read stalled with partitions left to read, no request in flight and nothing to wait for (a bug in kseek; please report it)")]
+    ReadStalled,
 }
 
 impl Error {
     /// Whether the same operation may succeed if tried again (after refreshing metadata or
-    /// reconnecting): I/O errors, timeouts, closed connections and Kafka's retriable codes.
+    /// reconnecting). The client's own retries (until
+    /// [`ClientConfig::retry_deadline`](crate::ClientConfig::retry_deadline)) use this, and
+    /// [`Error::RetriesExhausted`] is what they end with.
+    ///
+    /// Retriable, because the cause passes by itself:
+    /// - [`Error::Io`], [`Error::Timeout`] and [`Error::ConnectionClosed`]: the network or a
+    ///   broker was down or slow; a new connection may work. [`Error::Bootstrap`] when its
+    ///   last error is one of these (not when a server refused the credentials or certificate).
+    /// - [`Error::Broker`] and [`Error::Partition`] with a code Kafka marks retriable
+    ///   ([`ErrorCode::is_retriable`]: NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH,
+    ///   OFFSET_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS, ...); others are not.
+    /// - [`Error::UnknownTopic`] (a topic just created is unknown to some brokers for a
+    ///   moment), [`Error::LeaderNotAvailable`] (an election is under way) and
+    ///   [`Error::UnknownBroker`] (a broker that just joined).
+    ///
+    /// Not retriable, because trying again gives the same answer:
+    /// - settings a broker refuses or that can't be used: [`Error::Tls`],
+    ///   [`Error::Authentication`], [`Error::Config`];
+    /// - what the caller asked for: [`Error::InvalidSpec`], [`Error::NoBootstrapServers`],
+    ///   [`Error::UnknownPartition`], [`Error::StartAfterEnd`], [`Error::TimestampNotFound`],
+    ///   [`Error::NoCommittedOffset`], [`Error::UnsupportedTimestamp`],
+    ///   [`Error::GroupHasActiveMembers`] and [`Error::OffsetOutOfRange`] (a fail-fast read);
+    /// - bytes or answers that are wrong: [`Error::Protocol`], [`Error::CorruptRecords`],
+    ///   [`Error::InvalidResponse`];
+    /// - the end of the road: [`Error::RetriesExhausted`] (retried already),
+    ///   [`Error::Cancelled`] (the runtime is going away) and [`Error::ReadStalled`] (a bug).
     pub fn is_retriable(&self) -> bool {
         match self {
             Error::Io { .. } | Error::Timeout { .. } | Error::ConnectionClosed { .. } => true,
@@ -283,9 +342,33 @@ impl Error {
             | Error::UnsupportedTimestamp { .. }
             | Error::GroupHasActiveMembers { .. }
             | Error::InvalidSpec { .. }
+            | Error::NoBootstrapServers
+            | Error::Cancelled { .. }
+            | Error::InvalidResponse { .. }
+            | Error::ReadStalled
             | Error::OffsetOutOfRange { .. }
             | Error::CorruptRecords { .. } => false,
         }
+    }
+}
+
+/// The name of a special ListOffsets timestamp, for an error message.
+fn special_name(timestamp: i64) -> &'static str {
+    use kseek_protocol::messages::list_offsets::{EARLIEST_LOCAL, LATEST_TIERED, MAX_TIMESTAMP};
+    match timestamp {
+        MAX_TIMESTAMP => "max timestamp",
+        EARLIEST_LOCAL => "earliest local",
+        LATEST_TIERED => "latest tiered",
+        _ => "special",
+    }
+}
+
+/// What a lookup of `timestamp` looked for, for an error message.
+fn lookup_name(timestamp: i64) -> String {
+    if timestamp >= 0 {
+        format!("record with timestamp >= {timestamp}")
+    } else {
+        format!("{} offset", special_name(timestamp))
     }
 }
 
@@ -296,4 +379,37 @@ fn fmt_partitions(partitions: &[(String, i32)]) -> String {
         .map(|(t, p)| format!("{t}[{p}]"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn special_positions_are_named_in_messages() {
+        let unsupported = Error::UnsupportedTimestamp {
+            broker: "b:1".into(),
+            timestamp: -3,
+            required_version: 7,
+            broker_max_version: 6,
+        };
+        assert_eq!(
+            unsupported.to_string(),
+            "broker b:1 speaks ListOffsets up to v6, but the max timestamp position (ListOffsets timestamp -3) needs v7"
+        );
+        let not_found = |timestamp| Error::TimestampNotFound {
+            topic: "t".into(),
+            partition: 1,
+            timestamp,
+            last_fetchable_offset: 9,
+        };
+        assert_eq!(
+            not_found(5).to_string(),
+            "partition 1 of topic \"t\" has no record with timestamp >= 5 below offset 9 (strict mode)"
+        );
+        assert_eq!(
+            not_found(-5).to_string(),
+            "partition 1 of topic \"t\" has no latest tiered offset below offset 9 (strict mode)"
+        );
+    }
 }

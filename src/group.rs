@@ -101,17 +101,22 @@ impl Client {
     ///
     /// ```no_run
     /// # async fn example(client: kseek::Client) -> kseek::Result<()> {
-    /// for c in client.committed("my-group", &["events".to_owned()]).await? {
+    /// for c in client.committed("my-group", &["events"]).await? {
     ///     println!("{}[{}] at {:?}", c.topic, c.partition, c.offset);
     /// }
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn committed(&self, group: &str, topics: &[String]) -> Result<Vec<CommittedOffset>> {
+    pub async fn committed(
+        &self,
+        group: &str,
+        topics: &[impl AsRef<str>],
+    ) -> Result<Vec<CommittedOffset>> {
+        let topics: Vec<String> = topics.iter().map(|t| t.as_ref().to_owned()).collect();
         self.retry(
             &format!("fetching committed offsets of group {group:?} for topics {topics:?}"),
             || async {
-                let metadata = self.metadata_once(topics).await?;
+                let metadata = self.metadata_once(&topics).await?;
                 self.committed_once(group, &metadata).await
             },
         )

@@ -4,7 +4,74 @@
 //! every partition, which can be inspected before any record is fetched. A bounded read always
 //! ends (empty ranges, transaction markers and compaction gaps included) and returns exactly
 //! the records of its range; a timestamp after the newest record means "nothing to read", never
-//! offset -1. Positions can be committed to a consumer group.
+//! offset -1. Positions can be committed to a consumer group. The contract every one of these
+//! promises comes from is `docs/reading-by-time.md` in the repository.
+//!
+//! # How the pieces fit
+//!
+//! ```text
+//! ClientConfig ─► Client::with_config ─► Client
+//! ReadSpec (topics, Start, End, IsolationLevel) ─► Client::resolve ─► Plan (a PartitionPlan each)
+//! Plan + ReadOptions ─► Client::read ─► BatchStream  (FetchedBatch: Record<'_> views, zero-copy)
+//!                                         └ .records() ─► RecordStream  (ReadRecord, owned handles)
+//! stream.positions() ─► CommitOffset ─► Client::commit(group, ..)
+//! ```
+//!
+//! - [`Client`] ([`ClientConfig`]) starts from bootstrap servers, keeps a metadata cache per
+//!   topic and one [`Connection`] ([`ConnectionConfig`]) per broker, opened on first use.
+//!   Retriable failures ([`Error::is_retriable`]) are retried with backoff until
+//!   [`ClientConfig::retry_deadline`]. Cheap to clone.
+//! - [`ReadSpec`] says what to read: topics (optionally some partitions), a [`Start`], an
+//!   [`End`] and an [`IsolationLevel`]. Every position has a name ([`Start::Earliest`],
+//!   [`End::Latest`], [`Start::Timestamp`], [`Start::MaxTimestamp`], [`Start::Committed`], ...);
+//!   none is a ListOffsets sentinel.
+//! - [`Client::resolve`] turns the spec into a [`Plan`], one [`PartitionPlan`] per partition,
+//!   with the log start and last fetchable offsets it saw. Looking at it is a dry run; nothing
+//!   has been fetched. The [`resolve`] module lists every decision it makes.
+//! - [`Client::read`] reads a plan in a background task and hands out a [`BatchStream`];
+//!   [`BatchStream::records`] turns it into a [`RecordStream`]. The [`read`] module says how a
+//!   read ends, what it skips and what it retries; [`ReadOptions`] tunes it.
+//! - Both streams report where each partition stands ([`PartitionPosition`]); those become
+//!   [`CommitOffset`]s for [`Client::commit`], which commits without joining the group.
+//!   [`Client::committed`] reads a group's offsets back.
+//! - The wire format (messages, record batches, framing) is the [`protocol`] crate,
+//!   `kseek-protocol`, which does no IO.
+//!
+//! # Two ways to take the records
+//!
+//! The convenient path is [`RecordStream`]: one [`ReadRecord`] at a time, with its topic,
+//! partition, offset, timestamp, key, value and headers. Key and value are [`bytes::Bytes`]
+//! handles into the fetched buffer (no copy); the headers are a small `Vec` per record.
+//!
+//! The fast path is [`BatchStream`]: one [`FetchedBatch`] per record batch, whose
+//! [`records`](FetchedBatch::records) are [`Record`](protocol::records::Record) views borrowing
+//! the batch's buffer: no allocation and no copy per record, the CRC checked once per batch
+//! and a compressed batch decompressed once into one buffer. Records outside the plan's range
+//! (before the start in the first batch, at or after the end in the last) are already dropped.
+//! One `await` per batch, then a plain loop; `kseek read` prints this way.
+//!
+//! ```no_run
+//! use kseek::{End, ReadOptions, ReadSpec, Start};
+//!
+//! # async fn fast(client: kseek::Client) -> kseek::Result<()> {
+//! let plan = client
+//!     .resolve(&ReadSpec::new(["events"], Start::Earliest, End::Latest))
+//!     .await?;
+//! let mut batches = client.read(plan, ReadOptions::default());
+//! let mut bytes = 0;
+//! while let Some(batch) = batches.next().await {
+//!     let batch = batch?;
+//!     for record in batch.records() {
+//!         // `value()` borrows the fetched buffer: nothing is copied.
+//!         bytes += record?.value().map_or(0, <[u8]>::len);
+//!     }
+//! }
+//! // What to commit: batches.positions(), or batches.positions_within_last(..) after
+//! // stopping inside a batch.
+//! println!("{bytes} value bytes; resume from {:?}", batches.positions());
+//! # Ok(())
+//! # }
+//! ```
 //!
 //! # Read a time window, then commit
 //!
@@ -29,28 +96,29 @@
 //!
 //! `tests/quickstart.rs` runs this same code against real Kafka 4.4 and 3.9 brokers.
 //!
-//! # The fast path: record views, batch by batch
+//! # Settings
 //!
-//! [`RecordStream`] hands out owned [`ReadRecord`]s, one `await` each: convenient. The
-//! [`BatchStream`] under it hands out whole fetched batches ([`FetchedBatch`]) whose records
-//! are views into the fetched bytes: one `await` per batch, then a plain loop with no copy
-//! and no allocation per record. `kseek read` prints this way.
+//! [`ClientConfig`], [`ConnectionConfig`], [`ReadSpec`] and [`ReadOptions`] may gain fields, so
+//! they are built from their constructor or `Default` and builder-style setters:
 //!
-//! ```no_run
-//! # async fn fast(client: kseek::Client, plan: kseek::Plan) -> kseek::Result<()> {
-//! let mut batches = client.read(plan, kseek::ReadOptions::default());
-//! let mut value_bytes = 0;
-//! while let Some(batch) = batches.next().await {
-//!     let batch = batch?;
-//!     for record in batch.records() {
-//!         value_bytes += record?.value().map_or(0, <[u8]>::len);
-//!     }
-//! }
-//! // What to commit: batches.positions(), or batches.positions_within_last(..) after
-//! // stopping inside a batch.
-//! # Ok(())
-//! # }
 //! ```
+//! use std::time::Duration;
+//! use kseek::{ClientConfig, End, IsolationLevel, ReadOptions, ReadSpec, Start};
+//!
+//! let config = ClientConfig::new(["kafka-1:9092"])
+//!     .connect_timeout(Duration::from_secs(3))
+//!     .request_timeout(Duration::from_secs(10));
+//! let spec = ReadSpec::new(["events"], Start::Latest, End::Unbounded)
+//!     .isolation(IsolationLevel::READ_COMMITTED);
+//! let options = ReadOptions::default().max_wait(Duration::from_millis(100));
+//! # let _ = (config, spec, options);
+//! ```
+//!
+//! # Features
+//!
+//! `gzip`, `snappy`, `lz4` and `zstd` (on by default) decode compressed batches, `zstd-c` uses
+//! the C libzstd instead; `tracing` (on by default) logs retries, closes and data loss; `cli`
+//! builds the `kseek` command line tool.
 //!
 //! The wire format lives in [`kseek_protocol`], re-exported here as [`protocol`].
 

@@ -7,31 +7,35 @@
 
 use std::collections::BTreeMap;
 
-pub use kseek_protocol::messages::list_offsets::IsolationLevel;
+pub use kseek_protocol::IsolationLevel;
 use kseek_protocol::Uuid;
 
 /// Milliseconds since the Unix epoch, as Kafka timestamps are.
 pub type TimestampMs = i64;
 
 /// Where a read starts, for every partition it covers.
+///
+/// Every position of the contract (docs/reading-by-time.md, "Positions" and point 8) has a
+/// variant; none takes a ListOffsets sentinel.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Start {
-    /// The log start offset (ListOffsets timestamp -2).
+    /// The log start offset: the oldest record still kept.
     Earliest,
     /// The last fetchable offset at resolution: nothing already written is read.
     Latest,
     /// The first offset whose record timestamp is at or after this time. A time after the
     /// newest record resolves to the end of the range (nothing to read), never to -1.
     Timestamp(TimestampMs),
-    /// The offset ListOffsets answers for one of its special timestamps:
-    /// [`MAX_TIMESTAMP`](kseek_protocol::messages::list_offsets::MAX_TIMESTAMP) (-3, the
-    /// record with the largest timestamp; ListOffsets v7+),
-    /// [`EARLIEST_LOCAL`](kseek_protocol::messages::list_offsets::EARLIEST_LOCAL) (-4, v8+),
-    /// [`LATEST_TIERED`](kseek_protocol::messages::list_offsets::LATEST_TIERED) (-5, v9+).
-    /// Sent only to leaders whose ListOffsets version carries it, else
-    /// [`crate::Error::UnsupportedTimestamp`]. No answer (-1) is handled like a timestamp miss.
-    Special(i64),
+    /// The offset of the record with the largest timestamp (KIP-734; ListOffsets v7+).
+    /// An empty partition has none, which is handled like a timestamp that finds nothing.
+    MaxTimestamp,
+    /// The first offset of the leader's local log, after the segments moved to tiered storage
+    /// (KIP-405; ListOffsets v8+). Without tiered storage, the log start offset.
+    EarliestLocal,
+    /// The highest offset copied to tiered storage (KIP-1005; ListOffsets v9+).
+    /// Nothing tiered yet is handled like a timestamp that finds nothing.
+    LatestTiered,
     /// Given offsets per partition. Partitions not listed use `default`.
     Offsets {
         /// Offsets per (topic, partition).
@@ -50,20 +54,33 @@ pub enum Start {
 }
 
 /// Where a read ends (exclusive), for every partition it covers.
+///
+/// Like [`Start`], every position of the contract has a variant. A broker too old for
+/// [`End::MaxTimestamp`], [`End::EarliestLocal`] or [`End::LatestTiered`] makes resolution
+/// fail with [`crate::Error::UnsupportedTimestamp`], never a wrong answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum End {
     /// Never: follow the log.
     Unbounded,
+    /// The log start offset at resolution. A start at the log start gives an empty range, and
+    /// so does a start time that finds no record; any other later start is
+    /// [`crate::Error::StartAfterEnd`].
+    Earliest,
     /// The last fetchable offset, read once at resolution (high watermark, or last stable
     /// offset under read_committed).
     Latest,
     /// The first offset whose record timestamp is at or after this time; records at or after
     /// it are not returned. No such record: the last fetchable offset.
     Timestamp(TimestampMs),
-    /// The offset ListOffsets answers for a special timestamp, exclusive; see
-    /// [`Start::Special`]. No answer: the last fetchable offset.
-    Special(i64),
+    /// The offset of the record with the largest timestamp, exclusive (see
+    /// [`Start::MaxTimestamp`]). None: the last fetchable offset.
+    MaxTimestamp,
+    /// The first offset of the leader's local log, exclusive (see [`Start::EarliestLocal`]).
+    EarliestLocal,
+    /// The highest offset copied to tiered storage, exclusive (see [`Start::LatestTiered`]).
+    /// None: the last fetchable offset.
+    LatestTiered,
     /// Given offsets per partition, exclusive. Unlisted partitions end at latest.
     Offsets(BTreeMap<(String, i32), i64>),
     /// The group's committed offsets; a partition without one is an error.
@@ -74,7 +91,21 @@ pub enum End {
 }
 
 /// What to read: topics (optionally some partitions), a start, an end, an isolation level.
+///
+/// Made with [`ReadSpec::new`] and adjusted with the builder-style setters (or by assigning
+/// the public fields); new fields may be added, so it can't be built as a struct literal.
+///
+/// ```
+/// use kseek::{End, IsolationLevel, ReadSpec, Start};
+///
+/// let spec = ReadSpec::new(["events"], Start::Earliest, End::Latest)
+///     .partitions([0, 2])
+///     .isolation(IsolationLevel::READ_COMMITTED)
+///     .strict(true);
+/// assert_eq!(spec.partitions, Some(vec![0, 2]));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ReadSpec {
     /// The topics to read.
     pub topics: Vec<String>,
@@ -106,6 +137,42 @@ impl ReadSpec {
             isolation: IsolationLevel::READ_UNCOMMITTED,
             strict: false,
         }
+    }
+
+    /// Sets [`ReadSpec::topics`].
+    pub fn topics(mut self, topics: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.topics = topics.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets [`ReadSpec::partitions`]: only these partitions of every topic are read.
+    pub fn partitions(mut self, partitions: impl IntoIterator<Item = i32>) -> Self {
+        self.partitions = Some(partitions.into_iter().collect());
+        self
+    }
+
+    /// Sets [`ReadSpec::start`].
+    pub fn start(mut self, start: Start) -> Self {
+        self.start = start;
+        self
+    }
+
+    /// Sets [`ReadSpec::end`].
+    pub fn end(mut self, end: End) -> Self {
+        self.end = end;
+        self
+    }
+
+    /// Sets [`ReadSpec::isolation`].
+    pub fn isolation(mut self, isolation: IsolationLevel) -> Self {
+        self.isolation = isolation;
+        self
+    }
+
+    /// Sets [`ReadSpec::strict`].
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
     }
 }
 

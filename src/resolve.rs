@@ -34,12 +34,15 @@
 //!   fallback, in strict mode, or for [`End::Committed`], it is [`Error::NoCommittedOffset`]
 //!   naming every such partition.
 //! - Explicit offsets ([`Start::Offsets`], [`End::Offsets`]) are used as given (a start below
-//!   the log start is the reader's data-loss case). A start after the end of the same
-//!   partition is [`Error::StartAfterEnd`] when either side was given explicitly; when both
-//!   were resolved (say a latest start with a timestamp end before it), the range is empty:
-//!   the end becomes the start.
+//!   the log start is the reader's data-loss case).
+//! - A start after the end of the same partition is [`Error::StartAfterEnd`], whatever kind
+//!   of position either side is: latest to earliest, latest to an earlier time, a commit
+//!   after the end time, an offset after latest. The one exception is a start lookup that
+//!   finds nothing (a start time after the newest record): it becomes the partition's end,
+//!   an empty range. A start equal to its end is an empty range, never an error.
 //! - A start timestamp after an end timestamp is an [`Error::InvalidSpec`]; negative
-//!   timestamps too (the special values are [`Start::Special`] / [`End::Special`]).
+//!   timestamps too (the special positions have their own variants: [`Start::MaxTimestamp`],
+//!   [`End::Earliest`], ...).
 //!
 //! # References
 //! docs/reading-by-time.md ("Positions", points 1, 2, 4, 7, 8, 9, 11);
@@ -49,7 +52,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use kseek_protocol::messages::list_offsets::{
     min_version_for_timestamp, ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic,
-    CONSUMER_REPLICA_ID, EARLIEST, LATEST,
+    CONSUMER_REPLICA_ID, EARLIEST, EARLIEST_LOCAL, LATEST, LATEST_TIERED, MAX_TIMESTAMP,
 };
 use kseek_protocol::negotiate::ApiVersionMap;
 use kseek_protocol::{ApiKey, ErrorCode, Uuid};
@@ -124,7 +127,8 @@ impl Client {
     /// # Errors
     /// [`Error::InvalidSpec`], [`Error::UnknownPartition`], [`Error::StartAfterEnd`],
     /// [`Error::TimestampNotFound`] (strict), [`Error::NoCommittedOffset`],
-    /// [`Error::UnsupportedTimestamp`]; [`Error::RetriesExhausted`] when retriable errors
+    /// [`Error::UnsupportedTimestamp`]; [`Error::InvalidResponse`] for a leader's unusable
+    /// answer (-1 for latest or earliest); [`Error::RetriesExhausted`] when retriable errors
     /// outlast the retry deadline (a topic that doesn't exist, a leader that doesn't come).
     pub async fn resolve(&self, spec: &ReadSpec) -> Result<Plan> {
         validate(spec)?;
@@ -211,8 +215,9 @@ impl Client {
                 Ok(answer) => offsets.extend(answer?),
                 Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
                 Err(e) => {
-                    return Err(Error::InvalidSpec {
-                        reason: format!("a ListOffsets task was cancelled: {e}"),
+                    return Err(Error::Cancelled {
+                        what: "a ListOffsets request".to_owned(),
+                        reason: e.to_string(),
                     })
                 }
             }
@@ -241,7 +246,7 @@ impl Client {
         let offsets = self
             .list_offsets_of(leader_id, vec![(target, EARLIEST)], isolation)
             .await?;
-        answer(&offsets, &key, "the log start")
+        answer(&offsets, &key, "the log start", leader_id)
     }
 
     /// One ListOffsets to `leader` for `partitions` (boxed: one copy serves the snapshot, the
@@ -277,18 +282,20 @@ impl Client {
                     offsets.insert((topic.name.clone(), p.partition_index), p.offset);
                 }
             }
-            for (t, _) in &partitions {
-                if !offsets.contains_key(&t.key()) {
-                    return Err(Error::Broker {
-                        broker: conn.broker().to_owned(),
-                        api: ApiKey::LIST_OFFSETS,
-                        code: ErrorCode::UNKNOWN_SERVER_ERROR,
-                        message: Some(format!(
-                            "no answer for partition {} of topic {:?}",
-                            t.partition, t.topic
-                        )),
-                    });
-                }
+            for (t, timestamp) in &partitions {
+                let bad = match offsets.get(&t.key()) {
+                    None => "no answer",
+                    // Latest and earliest always have an offset; -1 would become a position.
+                    Some(&o) if o < 0 && matches!(*timestamp, LATEST | EARLIEST) => {
+                        "offset -1 for the latest or earliest offset"
+                    }
+                    Some(_) => continue,
+                };
+                return Err(Error::InvalidResponse {
+                    broker: conn.broker().to_owned(),
+                    api: ApiKey::LIST_OFFSETS,
+                    reason: format!("{bad} for partition {} of topic {:?}", t.partition, t.topic),
+                });
             }
             Ok(offsets)
         })
@@ -357,8 +364,8 @@ fn plan(
     for (i, t) in targets.iter().enumerate() {
         let key = t.key();
         let snapshot = Snapshot {
-            log_start: answer(earliest, &key, "the log start offset")?,
-            last_fetchable: answer(latest, &key, "the last fetchable offset")?,
+            log_start: answer(earliest, &key, "the log start offset", t.leader_id)?,
+            last_fetchable: answer(latest, &key, "the last fetchable offset", t.leader_id)?,
         };
         let (start_rule, end_rule) = rules[i];
         let start = position(
@@ -378,11 +385,13 @@ fn plan(
                 &key,
             )?),
         };
-        let end = match end {
+        let start = match end {
             Some(end) if start > end => {
-                let explicit = matches!(start_rule, Rule::Explicit(_))
-                    || matches!(end_rule, Rule::Explicit(_));
-                if explicit {
+                // A start lookup that found nothing becomes the partition's end: nothing to
+                // read, not an error (point 1). Every other start after its end is one (point 4).
+                let missed = matches!(start_rule, Rule::Lookup(_))
+                    && hit(start_hits.get(&key).copied(), snapshot).is_none();
+                if !missed {
                     return Err(Error::StartAfterEnd {
                         topic: t.topic.clone(),
                         partition: t.partition,
@@ -390,9 +399,9 @@ fn plan(
                         end,
                     });
                 }
-                Some(start)
+                end
             }
-            end => end,
+            _ => start,
         };
         partitions.push(PartitionPlan {
             topic: t.topic.clone(),
@@ -420,9 +429,8 @@ fn validate(spec: &ReadSpec) -> Result<()> {
     fn check_start(s: &Start, nested: bool) -> std::result::Result<(), String> {
         match s {
             Start::Timestamp(t) if *t < 0 => Err(format!(
-                "start timestamp {t} is negative; ListOffsets' special values are Start::Special"
+                "start timestamp {t} is negative; Start::Earliest, Start::Latest and Start::MaxTimestamp name the special positions"
             )),
-            Start::Special(t) => check_special(*t),
             Start::Offsets { offsets, default } => {
                 if nested {
                     return Err("a default or fallback can't be Offsets or Committed".to_owned());
@@ -443,21 +451,13 @@ fn validate(spec: &ReadSpec) -> Result<()> {
             _ => Ok(()),
         }
     }
-    fn check_special(t: i64) -> std::result::Result<(), String> {
-        if t < 0 && min_version_for_timestamp(t).is_some() {
-            Ok(())
-        } else {
-            Err(format!("{t} is not a ListOffsets special timestamp"))
-        }
-    }
     check_start(&spec.start, false).or_else(invalid)?;
     match &spec.end {
         End::Timestamp(t) if *t < 0 => {
             return invalid(format!(
-                "end timestamp {t} is negative; ListOffsets' special values are End::Special"
+                "end timestamp {t} is negative; End::Earliest, End::Latest and End::MaxTimestamp name the special positions"
             ))
         }
-        End::Special(t) => check_special(*t).or_else(invalid)?,
         End::Offsets(offsets) => {
             if let Some(((topic, p), o)) = offsets.iter().find(|(_, o)| **o < 0) {
                 return invalid(format!(
@@ -574,7 +574,10 @@ fn start_rule(
     Ok(match start {
         Start::Earliest => Rule::Earliest,
         Start::Latest => Rule::Latest,
-        Start::Timestamp(t) | Start::Special(t) => Rule::Lookup(*t),
+        Start::Timestamp(t) => Rule::Lookup(*t),
+        Start::MaxTimestamp => Rule::Lookup(MAX_TIMESTAMP),
+        Start::EarliestLocal => Rule::Lookup(EARLIEST_LOCAL),
+        Start::LatestTiered => Rule::Lookup(LATEST_TIERED),
         Start::Offsets { offsets, default } => match (offsets.get(key), default) {
             (Some(o), _) => Rule::Explicit(*o),
             (None, Some(d)) => start_rule(d, key, commits, strict)?,
@@ -594,14 +597,6 @@ fn start_rule(
                 _ => Rule::NoCommit,
             },
         },
-        // `Start` is non_exhaustive for users, not for this crate; keep this arm an error so
-        // a new variant can't be resolved by accident.
-        #[allow(unreachable_patterns)]
-        other => {
-            return Err(Error::InvalidSpec {
-                reason: format!("unsupported start {other:?}"),
-            })
-        }
     })
 }
 
@@ -612,19 +607,17 @@ fn end_rule(
 ) -> Result<Rule> {
     Ok(match end {
         End::Unbounded => Rule::Unbounded,
+        End::Earliest => Rule::Earliest,
         End::Latest => Rule::Latest,
-        End::Timestamp(t) | End::Special(t) => Rule::Lookup(*t),
+        End::Timestamp(t) => Rule::Lookup(*t),
+        End::MaxTimestamp => Rule::Lookup(MAX_TIMESTAMP),
+        End::EarliestLocal => Rule::Lookup(EARLIEST_LOCAL),
+        End::LatestTiered => Rule::Lookup(LATEST_TIERED),
         End::Offsets(offsets) => offsets
             .get(key)
             .map_or(Rule::Latest, |o| Rule::Explicit(*o)),
         End::Committed { group } => {
             committed_offset(commits, group, key).map_or(Rule::NoCommit, Rule::Committed)
-        }
-        #[allow(unreachable_patterns)]
-        other => {
-            return Err(Error::InvalidSpec {
-                reason: format!("unsupported end {other:?}"),
-            })
         }
     })
 }
@@ -644,11 +637,9 @@ fn position(
     Ok(match rule {
         Rule::Earliest => log_start,
         Rule::Latest => last_fetchable,
-        Rule::Lookup(timestamp) => match hit {
-            // At or beyond the snapshot counts as a miss, as the broker itself answers -1
-            // for a match at or past the last fetchable offset.
-            Some(o) if o >= 0 && o < last_fetchable => o.max(log_start),
-            _ if strict => {
+        Rule::Lookup(timestamp) => match self::hit(hit, snapshot) {
+            Some(o) => o,
+            None if strict => {
                 return Err(Error::TimestampNotFound {
                     topic: key.0.clone(),
                     partition: key.1,
@@ -656,7 +647,7 @@ fn position(
                     last_fetchable_offset: last_fetchable,
                 })
             }
-            _ => last_fetchable,
+            None => last_fetchable,
         },
         Rule::Explicit(o) => o,
         Rule::Committed(o) => o.clamp(log_start, last_fetchable.max(log_start)),
@@ -668,15 +659,29 @@ fn position(
     })
 }
 
+/// The offset a lookup answered, if it found one: at or beyond the snapshot counts as a miss,
+/// as the broker itself answers -1 for a match at or past the last fetchable offset. A hit
+/// below the log start (deleted since) is moved up to it.
+fn hit(answer: Option<i64>, snapshot: Snapshot) -> Option<i64> {
+    answer
+        .filter(|&o| o >= 0 && o < snapshot.last_fetchable)
+        .map(|o| o.max(snapshot.log_start))
+}
+
 /// A snapshot answer; -1 from the broker for latest or earliest would be a broker bug, and
-/// must never become a position.
-fn answer(offsets: &HashMap<Key, i64>, key: &Key, what: &str) -> Result<i64> {
+/// must never become a position. (`list_offsets_of` refuses such answers already; this keeps
+/// the plan from depending on it.) `leader` names the broker in the error.
+fn answer(offsets: &HashMap<Key, i64>, key: &Key, what: &str, leader: i32) -> Result<i64> {
     match offsets.get(key) {
         Some(&o) if o >= 0 => Ok(o),
-        other => Err(Error::InvalidSpec {
+        other => Err(Error::InvalidResponse {
+            broker: format!("node {leader}"),
+            api: ApiKey::LIST_OFFSETS,
             reason: format!(
-                "the leader answered {other:?} for {what} of partition {} of topic {:?}",
-                key.1, key.0
+                "{} for {what} of partition {} of topic {:?}",
+                other.map_or("no answer".to_owned(), |o| format!("offset {o}")),
+                key.1,
+                key.0
             ),
         }),
     }
@@ -750,7 +755,6 @@ fn list_offsets_version(
 mod tests {
     use super::*;
     use kseek_protocol::messages::api_versions::{ApiVersion, ApiVersionsResponse};
-    use kseek_protocol::messages::list_offsets::{EARLIEST_LOCAL, LATEST_TIERED, MAX_TIMESTAMP};
     use kseek_protocol::negotiate::negotiate;
 
     fn key() -> Key {
@@ -901,10 +905,8 @@ mod tests {
         assert!(validate(&spec(Start::Timestamp(5), End::Timestamp(5))).is_ok());
         assert!(validate(&spec(Start::Timestamp(6), End::Timestamp(5))).is_err());
         assert!(validate(&spec(Start::Timestamp(-3), End::Latest)).is_err());
-        assert!(validate(&spec(Start::Special(MAX_TIMESTAMP), End::Latest)).is_ok());
-        assert!(validate(&spec(Start::Special(-99), End::Latest)).is_err());
-        assert!(validate(&spec(Start::Special(0), End::Latest)).is_err());
-        assert!(validate(&spec(Start::Earliest, End::Special(-7))).is_err());
+        assert!(validate(&spec(Start::MaxTimestamp, End::Latest)).is_ok());
+        assert!(validate(&spec(Start::Earliest, End::Timestamp(-2))).is_err());
         assert!(validate(&spec(
             Start::Earliest,
             End::Offsets(BTreeMap::from([(key(), -1)]))
@@ -924,6 +926,144 @@ mod tests {
             End::Latest
         ))
         .is_err());
+    }
+
+    /// The plan of partition t[0] with the snapshot `snap`, the rules, and the lookups'
+    /// answers (`None`: not asked).
+    fn plan_of(
+        snap: Snapshot,
+        rules: (Rule, Rule),
+        start_hit: Option<i64>,
+        end_hit: Option<i64>,
+    ) -> Result<(i64, Option<i64>)> {
+        let spec = ReadSpec::new(["t"], Start::Earliest, End::Latest);
+        let one = |o: Option<i64>| o.map(|o| HashMap::from([(key(), o)])).unwrap_or_default();
+        let rounds = [
+            one(Some(snap.last_fetchable)),
+            one(Some(snap.log_start)),
+            one(start_hit),
+            one(end_hit),
+        ];
+        let plan = plan(&spec, &[target(0)], &[rules], &rounds)?;
+        Ok((plan.partitions[0].start, plan.partitions[0].end))
+    }
+
+    #[test]
+    fn a_start_after_its_end_is_an_error_for_every_kind_of_position() {
+        let after = |rules, start_hit, end_hit| match plan_of(SNAP, rules, start_hit, end_hit) {
+            Err(Error::StartAfterEnd {
+                topic,
+                partition,
+                start,
+                end,
+            }) => {
+                assert_eq!((topic.as_str(), partition), ("t", 0));
+                (start, end)
+            }
+            other => panic!("{rules:?}: {other:?}"),
+        };
+        // Latest to earliest, latest to an earlier time, a commit after the end time, a
+        // timestamp start after a max-timestamp end, an offset after the end.
+        assert_eq!(after((Rule::Latest, Rule::Earliest), None, None), (100, 10));
+        assert_eq!(
+            after((Rule::Latest, Rule::Lookup(5)), None, Some(50)),
+            (100, 50)
+        );
+        assert_eq!(
+            after((Rule::Committed(80), Rule::Lookup(5)), None, Some(50)),
+            (80, 50)
+        );
+        assert_eq!(
+            after(
+                (Rule::Lookup(5), Rule::Lookup(MAX_TIMESTAMP)),
+                Some(60),
+                Some(40)
+            ),
+            (60, 40)
+        );
+        assert_eq!(
+            after((Rule::Explicit(20), Rule::Earliest), None, None),
+            (20, 10)
+        );
+        assert_eq!(
+            after((Rule::Earliest, Rule::Explicit(3)), None, None),
+            (10, 3)
+        );
+    }
+
+    #[test]
+    fn equal_ends_and_start_lookups_that_find_nothing_are_empty_ranges() {
+        let ok = |rules, start_hit, end_hit| plan_of(SNAP, rules, start_hit, end_hit).unwrap();
+        assert_eq!(
+            ok((Rule::Earliest, Rule::Earliest), None, None),
+            (10, Some(10))
+        );
+        assert_eq!(
+            ok((Rule::Latest, Rule::Latest), None, None),
+            (100, Some(100))
+        );
+        // A start time after the newest record: nothing to read, whatever the end.
+        assert_eq!(
+            ok((Rule::Lookup(5), Rule::Latest), Some(-1), None),
+            (100, Some(100))
+        );
+        assert_eq!(
+            ok((Rule::Lookup(5), Rule::Earliest), Some(-1), None),
+            (10, Some(10))
+        );
+        assert_eq!(
+            ok((Rule::Lookup(5), Rule::Lookup(9)), Some(100), Some(-1)),
+            (100, Some(100))
+        );
+        // An empty partition: latest to earliest is the one empty range.
+        let empty = Snapshot {
+            log_start: 5,
+            last_fetchable: 5,
+        };
+        assert_eq!(
+            plan_of(empty, (Rule::Latest, Rule::Earliest), None, None).unwrap(),
+            (5, Some(5))
+        );
+        assert_eq!(ok((Rule::Latest, Rule::Unbounded), None, None), (100, None));
+    }
+
+    #[test]
+    fn a_leader_answering_minus_one_for_latest_or_earliest_is_an_invalid_response() {
+        for offsets in [HashMap::from([(key(), -1)]), HashMap::new()] {
+            match answer(&offsets, &key(), "the log start offset", 3) {
+                Err(e @ Error::InvalidResponse { .. }) => {
+                    assert!(!e.is_retriable());
+                    let text = e.to_string();
+                    assert!(
+                        text.starts_with("broker node 3 gave an unusable ListOffsets answer"),
+                        "{text}"
+                    );
+                    assert!(
+                        text.contains("the log start offset of partition 0 of topic \"t\""),
+                        "{text}"
+                    );
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(
+            answer(&HashMap::from([(key(), 0)]), &key(), "x", 3).unwrap(),
+            0
+        );
+    }
+
+    #[test]
+    fn named_positions_become_rules() {
+        let commits = HashMap::new();
+        let start = |s: Start| start_rule(&s, &key(), &commits, false).unwrap();
+        let end = |e: End| end_rule(&e, &key(), &commits).unwrap();
+        assert_eq!(start(Start::MaxTimestamp), Rule::Lookup(MAX_TIMESTAMP));
+        assert_eq!(start(Start::EarliestLocal), Rule::Lookup(EARLIEST_LOCAL));
+        assert_eq!(start(Start::LatestTiered), Rule::Lookup(LATEST_TIERED));
+        assert_eq!(end(End::Earliest), Rule::Earliest);
+        assert_eq!(end(End::MaxTimestamp), Rule::Lookup(MAX_TIMESTAMP));
+        assert_eq!(end(End::EarliestLocal), Rule::Lookup(EARLIEST_LOCAL));
+        assert_eq!(end(End::LatestTiered), Rule::Lookup(LATEST_TIERED));
     }
 
     fn versions(list_offsets_max: i16) -> ApiVersionMap {

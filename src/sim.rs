@@ -1036,7 +1036,7 @@ impl SimCluster {
                 data.high_watermark = p.log_end;
                 data.last_stable_offset = p.log_end;
                 data.log_start_offset = p.log_start;
-                if request.isolation_level == IsolationLevel::READ_COMMITTED.0 {
+                if request.isolation_level == IsolationLevel::READ_COMMITTED {
                     // The aborted transactions the answer's records may hold: not over before
                     // the fetch offset (their markers are all written: the LSO is the HW).
                     let aborted = p

@@ -1603,3 +1603,45 @@ fn a_missing_topic_is_retried_until_the_retry_deadline_then_reported() {
         assert!(r.took < Duration::from_secs(8), "{}: {:?}", r.what, r.took);
     }
 }
+
+#[test]
+fn a_start_after_the_end_exits_2_for_latest_and_earliest_too() {
+    let broker = support::broker();
+    let s = seeded(broker);
+    let earlier = rfc3339(at(5, 0));
+    for args in [
+        &[
+            "read", "--topic", &s.topic, "--from", "latest", "--to", "earliest",
+        ][..],
+        &[
+            "offsets", "--topic", &s.topic, "--from", "latest", "--to", &earlier,
+        ],
+        &[
+            "read", "--topic", &s.topic, "--from", &earlier, "--to", "earliest",
+        ],
+    ] {
+        let r = kseek(broker, args);
+        let line = r.error(2);
+        assert!(
+            line.contains("is after end offset")
+                && line.ends_with("Pick a --from position before --to."),
+            "{line}"
+        );
+    }
+    // A start time after the newest record finds nothing: an empty read, not an error.
+    let r = kseek(
+        broker,
+        &[
+            "read",
+            "--topic",
+            &s.topic,
+            "--from",
+            "2027-01-01T00:00:00Z",
+            "--to",
+            "earliest",
+        ],
+    )
+    .ok();
+    assert_eq!(r.stdout, b"", "{}", r.what);
+    assert_eq!(summary(&r).0, 0, "{}", r.stderr);
+}

@@ -12,10 +12,9 @@ use kseek::{Client, ClientConfig, CommitOffset, End, Error, ReadSpec, Start};
 use support::{Broker, ConsumeOptions, Input, NewRecord};
 
 async fn client(broker: &Broker) -> Client {
-    Client::with_config(ClientConfig {
-        retry_deadline: Duration::from_secs(5),
-        ..ClientConfig::new([broker.bootstrap()])
-    })
+    Client::with_config(
+        ClientConfig::new([broker.bootstrap()]).retry_deadline(Duration::from_secs(5)),
+    )
     .await
     .unwrap()
 }

@@ -126,10 +126,7 @@ async fn silent_broker(close_after_versions: bool) -> String {
 #[tokio::test]
 async fn a_request_without_an_answer_times_out() {
     let addr = silent_broker(false).await;
-    let config = ConnectionConfig {
-        request_timeout: Duration::from_millis(300),
-        ..Default::default()
-    };
+    let config = ConnectionConfig::default().request_timeout(Duration::from_millis(300));
     let conn = Connection::connect(&addr, config).await.unwrap();
     let err = conn.send(&topic_request("t")).await.unwrap_err();
     assert!(

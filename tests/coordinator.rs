@@ -44,10 +44,9 @@ async fn coordinator_dies(version: KafkaVersion) {
     );
     assert_eq!(written.len(), 3);
 
-    let client = Client::with_config(ClientConfig {
-        retry_deadline: Duration::from_secs(60),
-        ..ClientConfig::new(broker.bootstrap().split(','))
-    })
+    let client = Client::with_config(
+        ClientConfig::new(broker.bootstrap().split(',')).retry_deadline(Duration::from_secs(60)),
+    )
     .await
     .unwrap();
     let group = support::unique_name("kseek-coordinator");

@@ -80,23 +80,18 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
 
 /// A client of `broker` whose retries give up after `deadline`.
 async fn client(broker: &Broker, deadline: Duration) -> Client {
-    Client::with_config(ClientConfig {
-        retry_deadline: deadline,
-        ..ClientConfig::new(broker.bootstrap().split(','))
-    })
-    .await
-    .expect("connecting")
+    Client::with_config(ClientConfig::new(broker.bootstrap().split(',')).retry_deadline(deadline))
+        .await
+        .expect("connecting")
 }
 
 /// Small fetches (about one 4 KiB batch per partition) and a small buffer: a read takes many
 /// fetches, and the reader holding still stops it soon.
 fn options() -> ReadOptions {
-    ReadOptions {
-        buffer: 2,
-        ..ReadOptions::default()
-            .partition_max_bytes(4096)
-            .max_wait(Duration::from_millis(200))
-    }
+    ReadOptions::default()
+        .buffer(2)
+        .partition_max_bytes(4096)
+        .max_wait(Duration::from_millis(200))
 }
 
 /// Creates a topic (three partitions, replication factor 3, min.insync.replicas=2) and writes
@@ -551,10 +546,9 @@ async fn every_node_down_fails_clearly_by_the_retry_deadline() {
     eprintln!("  resolve failed after {resolve_took:?}: {resolve_error}");
     assert!(resolve_took <= deadline + Duration::from_secs(4));
     let asked = Instant::now();
-    let connect = Client::with_config(ClientConfig {
-        retry_deadline: deadline,
-        ..ClientConfig::new(broker.bootstrap().split(','))
-    })
+    let connect = Client::with_config(
+        ClientConfig::new(broker.bootstrap().split(',')).retry_deadline(deadline),
+    )
     .await;
     let connect_error = connect.expect_err("no client of a dead cluster");
     assert!(
@@ -723,10 +717,9 @@ async fn a_coordinator_killed_during_a_commit_gets_it_to_the_next_or_fails_clear
     // the last commit stays as it was.
     blocking(move || broker.kill_node(successor)).await;
     let deadline = Duration::from_secs(3);
-    let short = Client::with_config(ClientConfig {
-        retry_deadline: deadline,
-        ..ClientConfig::new(broker.bootstrap().split(','))
-    })
+    let short = Client::with_config(
+        ClientConfig::new(broker.bootstrap().split(',')).retry_deadline(deadline),
+    )
     .await
     .expect("one node still answers");
     let asked = Instant::now();

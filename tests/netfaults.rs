@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use kseek::read::ReadOptions;
-use kseek::{Client, ClientConfig, ConnectionConfig, End, Error, ReadSpec, Start};
+use kseek::{Client, ClientConfig, End, Error, ReadSpec, Start};
 use kseek_protocol::messages::find_coordinator::{
     Coordinator, FindCoordinatorRequest, FindCoordinatorResponse,
 };
@@ -118,12 +118,10 @@ fn sorted(mut records: Vec<Record>) -> Vec<Record> {
 /// Small fetches, one response buffered: a read takes many Fetch round trips, so a fault
 /// armed mid-read lands on a later response rather than after everything was prefetched.
 fn small_fetches() -> ReadOptions {
-    ReadOptions {
-        partition_max_bytes: 16 * 1024,
-        fetch_max_bytes: 64 * 1024,
-        buffer: 1,
-        ..ReadOptions::default()
-    }
+    ReadOptions::default()
+        .partition_max_bytes(16 * 1024)
+        .fetch_max_bytes(64 * 1024)
+        .buffer(1)
 }
 
 #[tokio::test]
@@ -354,17 +352,12 @@ async fn responses_in_one_byte_slices_give_the_exact_record_set() {
 
 /// A client whose requests time out after 1 s and whose retries stop after 3 s.
 fn impatient(bootstrap: &str) -> ClientConfig {
-    ClientConfig {
-        connection: ConnectionConfig {
-            request_timeout: Duration::from_secs(1),
-            connect_timeout: Duration::from_secs(1),
-            ..ConnectionConfig::default()
-        },
-        retry_deadline: Duration::from_secs(3),
-        retry_backoff: Duration::from_millis(50),
-        retry_backoff_max: Duration::from_millis(200),
-        ..ClientConfig::new([bootstrap])
-    }
+    ClientConfig::new([bootstrap])
+        .request_timeout(Duration::from_secs(1))
+        .connect_timeout(Duration::from_secs(1))
+        .retry_deadline(Duration::from_secs(3))
+        .retry_backoff(Duration::from_millis(50))
+        .retry_backoff_max(Duration::from_millis(200))
 }
 
 /// The longest a read against a black hole may take with [`impatient`]: the retry deadline,
@@ -996,11 +989,9 @@ async fn soak(soak: Soak) {
             (*first, Some(first + prints.len() as i64))
         );
     }
-    let options = ReadOptions {
-        partition_max_bytes: 256 * 1024,
-        fetch_max_bytes: 1024 * 1024,
-        ..ReadOptions::default()
-    };
+    let options = ReadOptions::default()
+        .partition_max_bytes(256 * 1024)
+        .fetch_max_bytes(1024 * 1024);
     proxy.set_random_cuts(Some(soak.cuts));
     let started = Instant::now();
     let read_so_far = Arc::new(AtomicU64::new(0));

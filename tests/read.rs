@@ -711,10 +711,9 @@ async fn retriable_partition_errors_in_list_offsets_and_fetch_are_retried_exactl
     ];
     for (api, code) in faults {
         let proxy = support::Proxy::start(broker, &["--fail", &format!("{api}:{code}:2")]);
-        let client = Client::with_config(ClientConfig {
-            retry_deadline: Duration::from_secs(20),
-            ..ClientConfig::new([proxy.bootstrap.as_str()])
-        })
+        let client = Client::with_config(
+            ClientConfig::new([proxy.bootstrap.as_str()]).retry_deadline(Duration::from_secs(20)),
+        )
         .await
         .unwrap();
         let plan = kseek_plan(&client, &topic, Start::Earliest, End::Latest).await;

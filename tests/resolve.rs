@@ -17,10 +17,9 @@ use support::{ranges, Broker, Input, Isolation, NewRecord, OffsetQuery};
 const BASE: i64 = 1_700_000_000_000;
 
 async fn client(broker: &Broker) -> Client {
-    Client::with_config(ClientConfig {
-        retry_deadline: Duration::from_secs(3),
-        ..ClientConfig::new([broker.bootstrap()])
-    })
+    Client::with_config(
+        ClientConfig::new([broker.bootstrap()]).retry_deadline(Duration::from_secs(3)),
+    )
     .await
     .unwrap()
 }
@@ -228,6 +227,77 @@ async fn a_start_after_the_newest_record_is_an_empty_plan_not_an_error() {
 }
 
 #[tokio::test]
+async fn a_start_after_the_end_is_an_error_for_latest_and_earliest_too() {
+    for broker in support::brokers() {
+        let topic = timed_topic(broker);
+        let client = client(broker).await;
+        let version = broker.version();
+        let resolve = |start: Start, end: End| {
+            let (client, spec) = (&client, ReadSpec::new([&topic], start, end));
+            async move { client.resolve(&spec).await }
+        };
+        let after = |result: kseek::Result<kseek::Plan>| match result {
+            Err(Error::StartAfterEnd {
+                topic: t,
+                partition,
+                start,
+                end,
+            }) => {
+                assert_eq!(t, topic);
+                (partition, start, end)
+            }
+            other => panic!("{version:?}: {other:?}"),
+        };
+        // Latest to earliest, and latest to an earlier time: p0 is the first to say so.
+        assert_eq!(
+            after(resolve(Start::Latest, End::Earliest).await),
+            (0, 4, 0)
+        );
+        assert_eq!(
+            after(resolve(Start::Latest, End::Timestamp(BASE + 1000)).await),
+            (0, 4, 1)
+        );
+        // A time with records after it, to earliest.
+        assert_eq!(
+            after(resolve(Start::Timestamp(BASE + 2000), End::Earliest).await),
+            (0, 2, 0)
+        );
+        let err = resolve(Start::Latest, End::Earliest).await.unwrap_err();
+        assert!(!err.is_retriable());
+        assert!(
+            err.to_string()
+                .contains("start offset 4 is after end offset 0"),
+            "{err}"
+        );
+
+        // Equal ends are empty ranges, not errors.
+        let plan = resolve(Start::Earliest, End::Earliest).await.unwrap();
+        assert_eq!(
+            ranges(&plan),
+            vec![(0, 0, Some(0)), (1, 0, Some(0)), (2, 0, Some(0))],
+            "{version:?}"
+        );
+        // A start time after the newest record finds nothing: the partition's end, whatever
+        // the end is.
+        let plan = resolve(Start::Timestamp(today_midnight_ms()), End::Earliest)
+            .await
+            .unwrap();
+        assert_eq!(
+            ranges(&plan),
+            vec![(0, 0, Some(0)), (1, 0, Some(0)), (2, 0, Some(0))],
+            "{version:?}"
+        );
+        assert!(plan.is_empty());
+        // The empty partition alone: latest is earliest there.
+        let plan = client
+            .resolve(&ReadSpec::new([&topic], Start::Latest, End::Earliest).partitions([2]))
+            .await
+            .unwrap();
+        assert_eq!(ranges(&plan), vec![(2, 0, Some(0))], "{version:?}");
+    }
+}
+
+#[tokio::test]
 async fn strict_mode_names_what_was_not_found() {
     for broker in support::brokers() {
         let topic = timed_topic(broker);
@@ -377,10 +447,9 @@ async fn explicit_offsets_and_their_errors() {
 #[tokio::test]
 async fn a_missing_topic_is_an_error_at_the_deadline() {
     for broker in support::brokers() {
-        let client = Client::with_config(ClientConfig {
-            retry_deadline: Duration::from_millis(800),
-            ..ClientConfig::new([broker.bootstrap()])
-        })
+        let client = Client::with_config(
+            ClientConfig::new([broker.bootstrap()]).retry_deadline(Duration::from_millis(800)),
+        )
         .await
         .unwrap();
         let missing = support::unique_name("no-such-topic");
@@ -504,11 +573,7 @@ async fn max_timestamp_special_on_every_version() {
         let client = client(broker).await;
         // -3: the record with the largest timestamp (ListOffsets v7+, which 3.9 has too).
         let result = client
-            .resolve(&ReadSpec::new(
-                [&topic],
-                Start::Special(MAX_TIMESTAMP),
-                End::Latest,
-            ))
+            .resolve(&ReadSpec::new([&topic], Start::MaxTimestamp, End::Latest))
             .await;
         if broker.version() == support::KafkaVersion::V2_8 {
             // 2.8 tops out at ListOffsets v6: a clear error, never a wrong answer.
@@ -700,10 +765,9 @@ async fn moved_leader(version: support::KafkaVersion) {
         })
         .collect();
     broker.produce(&topic, &input);
-    let client = Client::with_config(ClientConfig {
-        retry_deadline: Duration::from_secs(20),
-        ..ClientConfig::new([broker.bootstrap()])
-    })
+    let client = Client::with_config(
+        ClientConfig::new([broker.bootstrap()]).retry_deadline(Duration::from_secs(20)),
+    )
     .await
     .unwrap();
     let spec = ReadSpec::new([&topic], Start::Timestamp(BASE + 1), End::Latest);

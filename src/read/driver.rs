@@ -80,11 +80,7 @@ impl Driver {
                 (None, true) => {
                     // Nothing in flight and nothing to wait for, yet not finished: a bug in
                     // the machine. Fail loudly rather than end a bounded read early.
-                    let error = Error::InvalidSpec {
-                        reason: "the read stalled: no request in flight and nothing to wait for"
-                            .to_owned(),
-                    };
-                    let _ = self.tx.send(Output::Failed(error)).await;
+                    let _ = self.tx.send(Output::Failed(Error::ReadStalled)).await;
                     return;
                 }
                 (Some(t), true) => {

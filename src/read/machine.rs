@@ -895,7 +895,7 @@ pub(crate) fn build_fetch(
         max_wait_ms: params.max_wait_ms,
         min_bytes: params.min_bytes,
         max_bytes: params.max_bytes,
-        isolation_level: params.isolation.0,
+        isolation_level: params.isolation,
         session_id: 0,
         session_epoch: -1,
         topics,
@@ -1085,7 +1085,7 @@ pub(crate) mod tests {
         ];
         let request = build_fetch(&parts, 13, &PARAMS);
         assert_eq!((request.session_id, request.session_epoch), (0, -1));
-        assert_eq!(request.isolation_level, 1);
+        assert_eq!(request.isolation_level, IsolationLevel::READ_COMMITTED);
         assert_eq!(request.max_wait_ms, 500);
         assert_eq!(request.max_bytes, 50 << 20);
         let topics: Vec<(Uuid, Vec<i32>)> = request

@@ -10,8 +10,22 @@ use crate::plan::{End, ReadSpec, Start, TimestampMs};
 use crate::{error::Error, read::BatchStream, read::DataLoss};
 
 /// How a read fetches, filters and reacts to data loss. `ReadOptions::default()` suits most
-/// reads; the fields are public, and the builder-style methods set them one at a time.
+/// reads; the fields are public, and the builder-style methods set them one at a time (new
+/// fields may be added, so it can't be built as a struct literal).
+///
+/// ```
+/// use std::time::Duration;
+/// use kseek::read::{OutOfRange, ReadOptions};
+///
+/// let options = ReadOptions::default()
+///     .partition_max_bytes(256 * 1024)
+///     .out_of_range(OutOfRange::Fail)
+///     .partition_discovery(None)
+///     .buffer(4);
+/// assert_eq!(options.max_wait, Duration::from_millis(500));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ReadOptions {
     /// The most bytes one Fetch response may carry (Fetch `MaxBytes`); default 50 MiB.
     pub fetch_max_bytes: i32,
@@ -96,6 +110,18 @@ impl ReadOptions {
     /// Sets [`ReadOptions::partition_discovery`].
     pub fn partition_discovery(mut self, every: Option<Duration>) -> Self {
         self.partition_discovery = every;
+        self
+    }
+
+    /// Sets [`ReadOptions::decode`].
+    pub fn decode(mut self, decode: DecodeOptions) -> Self {
+        self.decode = decode;
+        self
+    }
+
+    /// Sets [`ReadOptions::buffer`].
+    pub fn buffer(mut self, partition_responses: usize) -> Self {
+        self.buffer = partition_responses;
         self
     }
 }

@@ -33,12 +33,10 @@ pub(crate) struct PartitionState {
 /// A connection for probes: short timeouts, since a node that is starting may accept
 /// connections before it answers.
 fn probe_config() -> ConnectionConfig {
-    ConnectionConfig {
-        client_id: "kseek-test-probe".to_owned(),
-        connect_timeout: Duration::from_secs(2),
-        request_timeout: Duration::from_secs(3),
-        ..ConnectionConfig::default()
-    }
+    ConnectionConfig::default()
+        .client_id("kseek-test-probe")
+        .connect_timeout(Duration::from_secs(2))
+        .request_timeout(Duration::from_secs(3))
 }
 
 impl Broker {

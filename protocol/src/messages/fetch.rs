@@ -17,7 +17,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::api_key::ApiKey;
 use crate::error::Result;
-use crate::messages::{Message, Request, VersionRange};
+use crate::messages::{IsolationLevel, Message, Request, VersionRange};
 use crate::primitives::{
     get_array, get_i16, get_i32, get_i64, get_i8, get_nullable_array, get_nullable_bytes,
     get_nullable_string, get_string, get_tagged_fields, get_tags_if, get_unknown_tagged_fields,
@@ -64,8 +64,8 @@ pub struct FetchRequest {
     pub min_bytes: i32,
     /// The maximum bytes to fetch (KIP-74). Default `0x7fffffff`.
     pub max_bytes: i32,
-    /// 0 = read_uncommitted, 1 = read_committed.
-    pub isolation_level: i8,
+    /// Read uncommitted (the default) or read committed (v4+; KIP-98).
+    pub isolation_level: IsolationLevel,
     /// The fetch session id (v7+). Default 0.
     pub session_id: i32,
     /// The fetch session epoch (v7+). Default -1.
@@ -89,7 +89,7 @@ impl Default for FetchRequest {
             max_wait_ms: 0,
             min_bytes: 0,
             max_bytes: 0x7fff_ffff,
-            isolation_level: 0,
+            isolation_level: IsolationLevel::READ_UNCOMMITTED,
             session_id: 0,
             session_epoch: -1,
             topics: Vec::new(),
@@ -220,7 +220,7 @@ impl Message for FetchRequest {
         buf.put_i32(self.max_wait_ms);
         buf.put_i32(self.min_bytes);
         buf.put_i32(self.max_bytes);
-        buf.put_i8(self.isolation_level);
+        buf.put_i8(self.isolation_level.0);
         if version >= 7 {
             buf.put_i32(self.session_id);
             buf.put_i32(self.session_epoch);
@@ -272,7 +272,7 @@ impl Message for FetchRequest {
         msg.max_wait_ms = get_i32(buf, "FetchRequest.max_wait_ms")?;
         msg.min_bytes = get_i32(buf, "FetchRequest.min_bytes")?;
         msg.max_bytes = get_i32(buf, "FetchRequest.max_bytes")?;
-        msg.isolation_level = get_i8(buf, "FetchRequest.isolation_level")?;
+        msg.isolation_level = IsolationLevel(get_i8(buf, "FetchRequest.isolation_level")?);
         if version >= 7 {
             msg.session_id = get_i32(buf, "FetchRequest.session_id")?;
             msg.session_epoch = get_i32(buf, "FetchRequest.session_epoch")?;
@@ -1271,7 +1271,7 @@ mod tests {
                     max_wait_ms,
                     min_bytes,
                     max_bytes,
-                    isolation_level: iso,
+                    isolation_level: IsolationLevel(iso),
                     session_id: if v >= 7 { session_id } else { 0 },
                     session_epoch: if v >= 7 { session_epoch } else { -1 },
                     topics,
@@ -1319,7 +1319,7 @@ mod tests {
             max_wait_ms: 500,
             min_bytes: 1,
             max_bytes: 50 << 20,
-            isolation_level: 1,
+            isolation_level: IsolationLevel::READ_COMMITTED,
             topics: vec![FetchTopic {
                 topic: "t1".into(),
                 partitions: vec![FetchPartition {

@@ -15,7 +15,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::api_key::ApiKey;
 use crate::error::Result;
-use crate::messages::{Message, Request, VersionRange};
+use crate::messages::{IsolationLevel, Message, Request, VersionRange};
 use crate::primitives::{
     get_array, get_i16, get_i32, get_i64, get_i8, get_string, get_tags_if, min_array, min_string,
     min_tags, put_array, put_string, put_tags_if, require_default, UnknownTaggedFields,
@@ -55,22 +55,6 @@ pub const fn min_version_for_timestamp(timestamp: i64) -> Option<i16> {
         EARLIEST_PENDING_UPLOAD => Some(11),
         _ => None,
     }
-}
-
-/// The transaction isolation of a read: an open newtype over the wire's `int8`, so a value this
-/// crate doesn't name still survives decoding.
-///
-/// # References
-/// KIP-98; the `IsolationLevel` field of ListOffsets (v2+) and Fetch (v4+).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct IsolationLevel(pub i8);
-
-impl IsolationLevel {
-    /// All records are visible, including those of open and aborted transactions.
-    pub const READ_UNCOMMITTED: IsolationLevel = IsolationLevel(0);
-    /// Only non-transactional and committed transactional records are visible; reads stop at
-    /// the last stable offset.
-    pub const READ_COMMITTED: IsolationLevel = IsolationLevel(1);
 }
 
 // ---------------------------------------------------------------------------------------------

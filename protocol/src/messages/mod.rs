@@ -11,6 +11,7 @@ use bytes::{Bytes, BytesMut};
 pub mod api_versions;
 pub mod fetch;
 pub mod find_coordinator;
+mod isolation;
 pub mod list_offsets;
 pub mod metadata;
 pub mod offset_commit;
@@ -19,6 +20,8 @@ pub mod sasl_authenticate;
 pub mod sasl_handshake;
 #[cfg(test)]
 pub(crate) mod testing;
+
+pub use isolation::IsolationLevel;
 
 use crate::api_key::ApiKey;
 use crate::error::{Error, Result};

@@ -236,7 +236,8 @@ fn describe(error: &Error) -> String {
 }
 
 /// The exit code of a library error: 4 for data that doesn't decode, 2 for a read that can't
-/// be resolved as asked, 3 for everything Kafka or the network said.
+/// be resolved as asked (or no bootstrap server), 1 for a cancelled task or a stalled read
+/// (kseek's own failures), 3 for everything Kafka or the network said.
 pub(crate) fn exit_code(error: &Error) -> u8 {
     match error {
         Error::RetriesExhausted { source, .. } | Error::Bootstrap { source, .. } => {
@@ -252,7 +253,12 @@ pub(crate) fn exit_code(error: &Error) -> u8 {
             | WireError::BrokerError { .. } => KAFKA,
             _ => CORRUPT,
         },
-        Error::InvalidSpec { .. } | Error::StartAfterEnd { .. } | Error::Config { .. } => USAGE,
+        Error::InvalidSpec { .. }
+        | Error::StartAfterEnd { .. }
+        | Error::NoBootstrapServers
+        | Error::Config { .. } => USAGE,
+        // Not Kafka's doing: the runtime going away, or a bug in kseek.
+        Error::Cancelled { .. } | Error::ReadStalled => OTHER,
         _ => KAFKA,
     }
 }
@@ -298,6 +304,11 @@ fn hint(error: &Error) -> &'static str {
             "A leader election may be under way; check the cluster with kseek metadata and try again (a longer --retry-deadline waits for it)"
         }
         Error::StartAfterEnd { .. } => "Pick a --from position before --to",
+        Error::NoBootstrapServers => "Give --bootstrap host:port (or set KSEEK_BOOTSTRAP)",
+        Error::InvalidResponse { .. } => {
+            "The broker answered something no correct broker does; check its log, and report it with the broker's version"
+        }
+        Error::ReadStalled => "This is a bug in kseek; report it with the command you ran",
         Error::InvalidSpec { .. } => "Check --from, --to and --partition",
         Error::TimestampNotFound { .. } => "Pick an earlier time",
         Error::NoCommittedOffset { .. } => {
@@ -559,6 +570,36 @@ mod tests {
             "kseek: resolving the read: partition 0 of topic \"x\": start offset 9 is after end offset 3. Pick a --from position before --to."
         );
         assert_eq!(exit_code(&Error::InvalidSpec { reason: "r".into() }), USAGE);
+    }
+
+    #[test]
+    fn the_new_variants_have_their_own_codes_and_hints() {
+        let f = Fail::kafka("connecting", &Error::NoBootstrapServers);
+        assert_eq!(f.code, USAGE);
+        assert!(
+            f.message
+                .ends_with("Give --bootstrap host:port (or set KSEEK_BOOTSTRAP)."),
+            "{f}"
+        );
+        let bad = Error::InvalidResponse {
+            broker: "b:1".into(),
+            api: ApiKey::LIST_OFFSETS,
+            reason: "offset -1 for the latest or earliest offset for partition 0 of topic \"x\""
+                .into(),
+        };
+        let f = Fail::kafka("resolving the read", &bad);
+        assert_eq!(f.code, KAFKA);
+        assert!(f.message.contains("no correct broker"), "{f}");
+        assert!(!f.message.contains("--from"), "{f}");
+        assert_eq!(exit_code(&Error::ReadStalled), OTHER);
+        let cancelled = Error::Cancelled {
+            what: "a ListOffsets request".into(),
+            reason: "task 3 was cancelled".into(),
+        };
+        assert_eq!(exit_code(&cancelled), OTHER);
+        assert!(!Fail::kafka("resolving the read", &cancelled)
+            .message
+            .contains("--from"));
     }
 
     #[test]

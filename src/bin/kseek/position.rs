@@ -9,7 +9,6 @@
 
 use std::collections::BTreeMap;
 
-use kseek::protocol::messages::list_offsets::EARLIEST;
 use kseek::{End, Start, TimestampMs};
 
 /// A parsed position, before it is applied to the selected partitions.
@@ -376,7 +375,7 @@ pub(crate) fn to_end(
     selection: &Selection,
 ) -> Result<End, String> {
     Ok(match position {
-        Position::Earliest => End::Special(EARLIEST),
+        Position::Earliest => End::Earliest,
         Position::Latest => End::Latest,
         Position::Time(t) => End::Timestamp(*t),
         Position::Offset(o) => {
@@ -599,7 +598,7 @@ mod tests {
         assert_eq!(to_end(&Position::Latest, "--to", None, &s), Ok(End::Latest));
         assert_eq!(
             to_end(&Position::Earliest, "--to", None, &s),
-            Ok(End::Special(EARLIEST))
+            Ok(End::Earliest)
         );
         assert_eq!(
             to_end(&Position::Time(9), "--to", None, &s),
