@@ -520,6 +520,38 @@ async fn sessions_are_renewed_during_a_long_read_without_losing_or_repeating_a_r
     assert_eq!(got, expected);
 }
 
+#[tokio::test]
+async fn the_tls_handshake_names_the_host_by_sni_and_an_ip_address_not() {
+    // A listener that records the ClientHello and closes: the SNI extension carries the host
+    // name (RFC 6066), never an IP address.
+    async fn client_hello(host: &str) -> Vec<u8> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accept = tokio::spawn(async move {
+            use tokio::io::AsyncReadExt;
+            let (mut sock, _) = listener.accept().await.unwrap();
+            let mut hello = vec![0u8; 4096];
+            let n = sock.read(&mut hello).await.unwrap();
+            hello.truncate(n);
+            hello
+        });
+        let mut config = ClientConfig::new([format!("{host}:{port}")]);
+        config.connection.security = kseek::SecurityConfig::ssl(kseek::TlsConfig::default());
+        config.connection.connect_timeout = Duration::from_secs(5);
+        let err = kseek::Client::with_config(config).await.unwrap_err();
+        assert!(matches!(err, Error::Tls { .. }), "{err}");
+        accept.await.unwrap()
+    }
+    let hello = client_hello("localhost").await;
+    assert_eq!(hello.first(), Some(&0x16), "a TLS handshake record");
+    assert!(
+        hello.windows(b"localhost".len()).any(|w| w == b"localhost"),
+        "SNI names localhost"
+    );
+    let hello = client_hello("127.0.0.1").await;
+    assert!(!hello.windows(b"127.0.0.1".len()).any(|w| w == b"127.0.0.1"));
+}
+
 /// The command line with users' own files: `--config client.properties` (Java names) and
 /// kcat's `-F` file (librdkafka names), `-X` on top; one-line errors with exit 3 (Kafka) or 2
 /// (settings), never a secret.
