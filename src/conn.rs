@@ -79,8 +79,9 @@ pub struct ConnectionConfig {
     /// The most requests written and not yet answered at once (at least 1); further requests
     /// wait their turn, in order.
     pub max_in_flight: usize,
-    /// TLS and SASL (plain TCP without authentication by default).
-    pub security: SecurityConfig,
+    /// TLS and SASL (plain TCP without authentication by default). Shared: cloning a
+    /// connection config (every connection takes one) doesn't copy the secrets and files.
+    pub security: Arc<SecurityConfig>,
 }
 
 impl Default for ConnectionConfig {
@@ -92,7 +93,7 @@ impl Default for ConnectionConfig {
             // Fetch's default max bytes is 50 MiB; leave room for the response's framing.
             max_frame_size: 100 * 1024 * 1024,
             max_in_flight: 16,
-            security: SecurityConfig::default(),
+            security: Arc::default(),
         }
     }
 }
@@ -130,7 +131,7 @@ impl ConnectionConfig {
 
     /// Sets [`ConnectionConfig::security`].
     pub fn security(mut self, security: SecurityConfig) -> Self {
-        self.security = security;
+        self.security = Arc::new(security);
         self
     }
 }
@@ -316,11 +317,9 @@ impl Connection {
             conn.authenticate().await?;
             #[cfg(not(feature = "sasl"))]
             return Err(Error::Config {
-                message: format!(
-                    "security.protocol {} needs SASL, and this kseek was built without its \
-                     `sasl` feature",
-                    conn.config.security.protocol.name()
-                ),
+                message: "security.protocol SASL_PLAINTEXT and SASL_SSL need SASL, and this \
+                          kseek was built without its `sasl` feature"
+                    .to_owned(),
             });
         }
         Ok(conn)
@@ -961,11 +960,9 @@ async fn connect_transport(broker: &str, config: &ConnectionConfig) -> Result<Tr
     {
         drop(tcp);
         Err(Error::Config {
-            message: format!(
-                "security.protocol {} needs TLS, and this kseek was built without its `tls` \
-                 feature",
-                config.security.protocol.name()
-            ),
+            message: "security.protocol SSL and SASL_SSL need TLS, and this kseek was built \
+                      without its `tls` feature"
+                .to_owned(),
         })
     }
 }

@@ -624,7 +624,7 @@ impl Settings {
             config.retry_deadline = v.milliseconds(false)?;
         }
         if let Some(security) = self.security()? {
-            config.connection.security = security;
+            config.connection.security = std::sync::Arc::new(security);
         }
         Ok(())
     }

@@ -536,7 +536,8 @@ async fn the_tls_handshake_names_the_host_by_sni_and_an_ip_address_not() {
             hello
         });
         let mut config = ClientConfig::new([format!("{host}:{port}")]);
-        config.connection.security = kseek::SecurityConfig::ssl(kseek::TlsConfig::default());
+        config.connection.security =
+            std::sync::Arc::new(kseek::SecurityConfig::ssl(kseek::TlsConfig::default()));
         config.connection.connect_timeout = Duration::from_secs(5);
         let err = kseek::Client::with_config(config).await.unwrap_err();
         assert!(matches!(err, Error::Tls { .. }), "{err}");
