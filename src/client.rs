@@ -60,8 +60,13 @@ pub struct ClientConfig {
     /// The longest wait between two tries (default 1 s).
     pub retry_backoff_max: Duration,
     /// Retriable errors are retried until this much time has passed since the first try
-    /// (default 30 s). Also how long a missing topic is waited for before it is an error.
+    /// (default 30 s).
     pub retry_deadline: Duration,
+    /// How long a topic that doesn't exist is waited for (it may have just been created, and
+    /// not every broker knows it yet) before it is [`Error::UnknownTopic`] (default 30 s; at
+    /// most [`ClientConfig::retry_deadline`]). A command line wants it short: a mistyped name
+    /// should be reported while the user waits.
+    pub missing_topic_wait: Duration,
 }
 
 impl Default for ClientConfig {
@@ -73,6 +78,7 @@ impl Default for ClientConfig {
             retry_backoff: Duration::from_millis(100),
             retry_backoff_max: Duration::from_secs(1),
             retry_deadline: Duration::from_secs(30),
+            missing_topic_wait: Duration::from_secs(30),
         }
     }
 }
@@ -134,6 +140,12 @@ impl ClientConfig {
     /// Sets [`ClientConfig::retry_deadline`].
     pub fn retry_deadline(mut self, deadline: Duration) -> Self {
         self.retry_deadline = deadline;
+        self
+    }
+
+    /// Sets [`ClientConfig::missing_topic_wait`].
+    pub fn missing_topic_wait(mut self, wait: Duration) -> Self {
+        self.missing_topic_wait = wait;
         self
     }
 }
@@ -530,7 +542,28 @@ impl Client {
                 Err(e) if e.is_retriable() => e,
                 Err(e) => return Err(e),
             };
-            let wait = match backoff.fail(&mut failing, Instant::now()) {
+            let now = Instant::now();
+            let missing_for_too_long = matches!(error, Error::UnknownTopic { .. })
+                && failing.as_ref().is_some_and(|f| {
+                    now.saturating_duration_since(f.since) >= self.inner.config.missing_topic_wait
+                });
+            let wait = match backoff.fail(&mut failing, now) {
+                Ok(_) if missing_for_too_long => {
+                    let f = failing.expect("a failure was just counted");
+                    return Err(Error::RetriesExhausted {
+                        what: what.to_owned(),
+                        attempts: f.failures,
+                        elapsed: f.since.elapsed(),
+                        source: Box::new(error),
+                    });
+                }
+                // A missing topic is looked for again at its own deadline at the latest.
+                Ok(wait) if matches!(error, Error::UnknownTopic { .. }) => {
+                    let since = failing.as_ref().map_or(now, |f| f.since);
+                    let left = (since + self.inner.config.missing_topic_wait)
+                        .saturating_duration_since(now);
+                    wait.min(left)
+                }
                 Ok(wait) => wait,
                 Err(Failing { since, failures }) => {
                     return Err(Error::RetriesExhausted {
@@ -645,6 +678,34 @@ mod tests {
                 bootstrap: tokio::sync::Mutex::new(None),
             }),
         }
+    }
+
+    #[tokio::test]
+    async fn a_missing_topic_is_given_up_at_its_own_shorter_wait() {
+        let client = offline_client(
+            ClientConfig::default()
+                .retry_backoff(Duration::from_millis(1))
+                .retry_backoff_max(Duration::from_millis(200))
+                .retry_deadline(Duration::from_secs(30))
+                .missing_topic_wait(Duration::from_millis(60)),
+        );
+        let started = Instant::now();
+        let err = client
+            .retry("looking up a topic", || async {
+                Err::<(), _>(Error::UnknownTopic {
+                    topic: "nope".into(),
+                    broker: "b:9092".into(),
+                })
+            })
+            .await
+            .unwrap_err();
+        let elapsed = started.elapsed();
+        assert!(
+            matches!(&err, Error::RetriesExhausted { source, .. } if matches!(**source, Error::UnknownTopic { .. })),
+            "{err:?}"
+        );
+        assert!(elapsed >= Duration::from_millis(60), "{elapsed:?}");
+        assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
     }
 
     #[tokio::test]

@@ -40,8 +40,9 @@ pub(crate) struct Cli {
     /// How long a broker may take to answer a request, e.g. 500ms, 5s [default: 30s]
     #[arg(long, global = true, value_name = "DURATION", allow_hyphen_values = true, value_parser = timeout)]
     pub(crate) request_timeout: Option<Duration>,
-    /// How long errors that may pass (a topic just created, a leader election, a broker
-    /// restarting) are retried before giving up, e.g. 30s, 2m [default: 10s]
+    /// How long errors that may pass (a leader election, a broker restarting) are retried
+    /// before giving up, e.g. 30s, 2m; a missing topic is waited for at most 3s of it
+    /// [default: 30s]
     #[arg(long, global = true, value_name = "DURATION", allow_hyphen_values = true, value_parser = timeout)]
     pub(crate) retry_deadline: Option<Duration>,
     /// A Kafka client property, as in client.properties or librdkafka: security.protocol,
@@ -57,10 +58,13 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
-/// How long the CLI retries what may pass: long enough for a topic just created or a leader
-/// election, short enough that a mistyped topic name is reported while the user waits (the
-/// library's default is 30 s).
-const RETRY_DEADLINE: Duration = Duration::from_secs(10);
+/// How long the CLI retries what may pass: long enough for a leader election after a broker
+/// dies (KRaft notices it after `broker.session.timeout.ms`, 9 s), as the library's default.
+const RETRY_DEADLINE: Duration = Duration::from_secs(30);
+
+/// How long a topic that doesn't exist is waited for: long enough for one just created,
+/// short enough that a mistyped name is reported while the user waits.
+const MISSING_TOPIC_WAIT: Duration = Duration::from_secs(3);
 
 impl Cli {
     /// The client's settings: the bootstrap servers (--bootstrap, else $KSEEK_BOOTSTRAP, else
@@ -96,6 +100,7 @@ impl Cli {
             config.connection.request_timeout = t;
         }
         config.retry_deadline = self.retry_deadline.unwrap_or(RETRY_DEADLINE);
+        config.missing_topic_wait = MISSING_TOPIC_WAIT.min(config.retry_deadline);
         Ok(config)
     }
 }
