@@ -36,7 +36,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use kseek_protocol::messages::fetch::{
-    FetchPartition, FetchRequest, FetchResponse, FetchTopic, PartitionData,
+    FetchPartition, FetchRequest, FetchResponse, FetchTopic, ForgottenTopic, PartitionData,
 };
 use kseek_protocol::records::{AbortedTransaction, PartitionReader};
 use kseek_protocol::{ApiKey, ErrorCode, Uuid};
@@ -67,6 +67,7 @@ pub(crate) enum Transmit {
         leader: i32,
         partitions: Vec<Requested>,
         params: FetchParams,
+        session: SessionRequest,
     },
     /// The log start offset of `topic`/`partition` (ListOffsets -2 to its leader, at
     /// `isolation`). Answer with [`ReadMachine::handle_list_offsets`].
@@ -142,6 +143,85 @@ pub(crate) struct Requested {
     /// The leader epoch the metadata gave, for fencing (-1 where unknown).
     pub(crate) leader_epoch: i32,
     pub(crate) max_bytes: i32,
+    /// In an incremental fetch: the broker's session holds the partition with these very
+    /// fields, so the request leaves it out (the broker still fetches it).
+    pub(crate) unchanged: bool,
+}
+
+impl Requested {
+    /// Whether the broker's session copy `held` has the fields this request would send.
+    fn same_as(&self, held: &Requested) -> bool {
+        (
+            self.position,
+            self.leader_epoch,
+            self.max_bytes,
+            self.topic_id,
+        ) == (
+            held.position,
+            held.leader_epoch,
+            held.max_bytes,
+            held.topic_id,
+        )
+    }
+}
+
+/// The fetch session fields of one Fetch (KIP-227).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SessionRequest {
+    /// The session id: 0 for none; with epoch 0, a session to close while opening a new one.
+    pub(crate) id: i32,
+    /// -1 for a sessionless full fetch, 0 for a full fetch opening a session, above 0 for an
+    /// incremental fetch in session `id`.
+    pub(crate) epoch: i32,
+    /// Partitions to drop from the session (incremental fetches only).
+    pub(crate) forgotten: Vec<Requested>,
+}
+
+impl SessionRequest {
+    /// A full fetch without a session (sessions off): id 0, epoch -1.
+    pub(crate) const SESSIONLESS: SessionRequest = SessionRequest {
+        id: 0,
+        epoch: -1,
+        forgotten: Vec::new(),
+    };
+
+    /// Whether this is an incremental fetch at `version` (sessions need v7).
+    pub(crate) fn is_incremental(&self, version: i16) -> bool {
+        self.epoch > 0 && version >= 7
+    }
+}
+
+/// A fetch session with one broker, as the client tracks it (KIP-227).
+#[derive(Debug, Default)]
+struct FetchSession {
+    /// The broker's session id; 0 while there is none.
+    id: i32,
+    /// The epoch of the next request: 0 for a full fetch (which asks for a session, and
+    /// closes session `id` if there is one), 1 and up for incremental ones.
+    epoch: i32,
+    /// What the broker holds for the session, per partition index: the fields last sent.
+    held: HashMap<usize, Requested>,
+}
+
+impl FetchSession {
+    /// Forgets the session; the next fetch is full. `close`: ask the broker to close the
+    /// old session (it may still hold it); otherwise it is known to be gone.
+    fn reset(&mut self, close: bool) {
+        if !close {
+            self.id = 0;
+        }
+        self.epoch = 0;
+        self.held.clear();
+    }
+}
+
+/// The epoch after `epoch`: 1 follows i32::MAX (0 means a new session, KIP-227).
+fn next_epoch(epoch: i32) -> i32 {
+    if epoch == i32::MAX {
+        1
+    } else {
+        epoch + 1
+    }
 }
 
 /// The request-wide Fetch fields.
@@ -230,8 +310,10 @@ pub(crate) struct ReadMachine {
     metadata: Option<(u64, Vec<Arc<str>>)>,
     /// The Metadata request of partition discovery in flight.
     discovery: Option<u64>,
-    /// Fetches in flight: their leader and partitions.
-    fetches: HashMap<u64, (i32, Vec<Requested>)>,
+    /// Fetches in flight: their leader, partitions and session fields.
+    fetches: HashMap<u64, (i32, Vec<Requested>, SessionRequest)>,
+    /// Fetch sessions per leader broker (when [`ReadOptions::fetch_sessions`] is on).
+    sessions: HashMap<i32, FetchSession>,
     /// ListOffsets in flight.
     listings: HashMap<u64, Listing>,
     transmits: VecDeque<Transmit>,
@@ -294,6 +376,7 @@ impl ReadMachine {
             metadata: None,
             discovery: None,
             fetches: HashMap::new(),
+            sessions: HashMap::new(),
             listings: HashMap::new(),
             transmits: VecDeque::new(),
             outputs: VecDeque::new(),
@@ -406,7 +489,7 @@ impl ReadMachine {
         id: u64,
         result: Result<(Arc<str>, i16, FetchResponse)>,
     ) {
-        let Some((leader, requested)) = self.fetches.remove(&id) else {
+        let Some((leader, requested, session)) = self.fetches.remove(&id) else {
             return;
         };
         // The leader is free again: partitions waiting for it are due.
@@ -419,7 +502,7 @@ impl ReadMachine {
         if self.failed {
             return;
         }
-        if let Err(e) = self.fetched(now, leader, &requested, result) {
+        if let Err(e) = self.fetched(now, leader, &requested, &session, result) {
             self.fail(e);
         }
     }
@@ -477,7 +560,7 @@ impl ReadMachine {
             Err(e) if e.is_retriable() => return self.retry_all(now, &due, e),
             Err(e) => return Err(e),
         };
-        let busy: Vec<i32> = self.fetches.values().map(|(leader, _)| *leader).collect();
+        let busy: Vec<i32> = self.fetches.values().map(|(leader, ..)| *leader).collect();
         let mut groups: Vec<(i32, Vec<Requested>)> = Vec::new();
         for idx in due {
             let p = &self.parts[idx];
@@ -517,6 +600,7 @@ impl ReadMachine {
                 position: p.position,
                 leader_epoch: pm.leader_epoch,
                 max_bytes: p.max_bytes,
+                unchanged: false,
             };
             match groups
                 .iter_mut()
@@ -536,36 +620,145 @@ impl ReadMachine {
             for r in &requested {
                 self.parts[r.idx].in_flight = true;
             }
+            let session = self.session_request(leader, &mut requested);
             let id = self.next_id();
-            self.fetches.insert(id, (leader, requested.clone()));
+            self.fetches
+                .insert(id, (leader, requested.clone(), session.clone()));
             self.transmits.push_back(Transmit::Fetch {
                 id,
                 leader,
                 partitions: requested,
                 params: self.params,
+                session,
             });
         }
         Ok(())
     }
 
-    /// A Fetch to `leader` for `requested` came back (or failed).
+    /// The session fields of the next Fetch to `leader` for `requested` (every partition the
+    /// session is to hold), marking the partitions the broker's session already holds as
+    /// they are.
+    fn session_request(&mut self, leader: i32, requested: &mut [Requested]) -> SessionRequest {
+        if !self.options.fetch_sessions {
+            return SessionRequest::SESSIONLESS;
+        }
+        let session = self.sessions.entry(leader).or_default();
+        if session.epoch == 0 {
+            return SessionRequest {
+                id: session.id,
+                epoch: 0,
+                forgotten: Vec::new(),
+            };
+        }
+        let mut wanted = std::collections::HashSet::with_capacity(requested.len());
+        for r in requested.iter_mut() {
+            wanted.insert(r.idx);
+            r.unchanged = session.held.get(&r.idx).is_some_and(|held| r.same_as(held));
+        }
+        let mut forgotten: Vec<Requested> = session
+            .held
+            .values()
+            .filter(|held| !wanted.contains(&held.idx))
+            .cloned()
+            .collect();
+        forgotten.sort_by_key(|f| f.idx);
+        SessionRequest {
+            id: session.id,
+            epoch: session.epoch,
+            forgotten,
+        }
+    }
+
+    /// Updates the session with `leader` after a Fetch with `sent` for `requested` was
+    /// answered at `version` with top-level `code` and session id `answered_id`. Returns
+    /// whether the answer was a session error on an incremental fetch: then nothing of the
+    /// answer applies and the partitions are fetched again at once, in a full fetch.
+    fn session_answered(
+        &mut self,
+        leader: i32,
+        requested: &[Requested],
+        sent: &SessionRequest,
+        version: i16,
+        code: ErrorCode,
+        answered_id: i32,
+    ) -> bool {
+        if sent.epoch < 0 {
+            return false;
+        }
+        let session = self.sessions.entry(leader).or_default();
+        let incremental = sent.is_incremental(version);
+        if !code.is_ok() {
+            // FETCH_SESSION_ID_NOT_FOUND: the broker has no such session (evicted, or the
+            // broker restarted). Other errors leave the session's epoch unknown: close it.
+            session.reset(code != ErrorCode::FETCH_SESSION_ID_NOT_FOUND);
+            let session_error = [
+                ErrorCode::FETCH_SESSION_ID_NOT_FOUND,
+                ErrorCode::INVALID_FETCH_SESSION_EPOCH,
+                ErrorCode::FETCH_SESSION_TOPIC_ID_ERROR,
+            ]
+            .contains(&code);
+            if incremental && session_error {
+                crate::log::debug!(leader, session = sent.id, epoch = sent.epoch, %code,
+                    "fetch session lost; fetching in full");
+            }
+            return incremental && session_error;
+        }
+        if !incremental {
+            // A full fetch: the broker opened a session (id above 0), or did not (id 0:
+            // sessions are off, or its cache is full); then the next fetch is full again.
+            session.id = answered_id;
+            session.epoch = if answered_id > 0 { 1 } else { 0 };
+            session.held = requested.iter().map(|r| (r.idx, r.clone())).collect();
+            if answered_id <= 0 {
+                session.held.clear();
+            }
+        } else if answered_id != sent.id {
+            // Not the session asked for: start over.
+            session.reset(true);
+        } else {
+            session.epoch = next_epoch(sent.epoch);
+            for r in requested.iter().filter(|r| !r.unchanged) {
+                session.held.insert(r.idx, r.clone());
+            }
+            for f in &sent.forgotten {
+                session.held.remove(&f.idx);
+            }
+        }
+        false
+    }
+
+    /// A Fetch to `leader` for `requested` with session fields `sent` came back (or failed).
     #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
     fn fetched(
         &mut self,
         now: Instant,
         leader: i32,
         requested: &[Requested],
+        sent: &SessionRequest,
         result: Result<(Arc<str>, i16, FetchResponse)>,
     ) -> Result<()> {
         let idxs: Vec<usize> = requested.iter().map(|r| r.idx).collect();
         let (broker, version, response) = match result {
             Ok(ok) => ok,
-            Err(e) if e.is_retriable() => {
+            Err(e) => {
+                // The request may or may not have reached the broker: its session's epoch is
+                // unknown, and the connection may be a new one next time. Start a new session.
+                if let Some(session) = self.sessions.get_mut(&leader) {
+                    session.reset(true);
+                }
+                if !e.is_retriable() {
+                    return Err(e);
+                }
                 crate::log::debug!(leader, error = %e, "fetch failed; retrying");
                 return self.retry_all(now, &idxs, e);
             }
-            Err(e) => return Err(e),
         };
+        let code = ErrorCode(response.error_code);
+        if self.session_answered(leader, requested, sent, version, code, response.session_id) {
+            // The partitions are due again at once, at the positions they had: nothing of
+            // this answer was used, so nothing is lost or repeated.
+            return Ok(());
+        }
         if response.error_code != 0 {
             let e = Error::Broker {
                 broker: broker.to_string(),
@@ -858,15 +1051,26 @@ pub(crate) fn fetch_version(negotiated: i16, requested: &[Requested]) -> i16 {
     }
 }
 
-/// A sessionless Fetch (session id 0, epoch -1) for `requested`, topics in order of first
-/// appearance.
+/// The Fetch for `requested` with the session fields of `session`, topics in order of first
+/// appearance. An incremental fetch (epoch above 0, v7+) leaves out the partitions marked
+/// unchanged and lists the forgotten ones; a full fetch has every partition. Below v7 the
+/// session fields are not on the wire, and the fetch is always full.
 pub(crate) fn build_fetch(
     requested: &[Requested],
     version: i16,
     params: &FetchParams,
+    session: &SessionRequest,
 ) -> FetchRequest {
+    let incremental = session.is_incremental(version);
+    let same_topic = |t: &str, id: Uuid, r: &Requested| {
+        if version >= 13 {
+            id == r.topic_id
+        } else {
+            *t == *r.topic
+        }
+    };
     let mut topics: Vec<FetchTopic> = Vec::new();
-    for r in requested {
+    for r in requested.iter().filter(|r| !incremental || !r.unchanged) {
         let partition = FetchPartition {
             partition: r.partition,
             current_leader_epoch: if version >= 9 { r.leader_epoch } else { -1 },
@@ -874,14 +1078,10 @@ pub(crate) fn build_fetch(
             partition_max_bytes: r.max_bytes,
             ..FetchPartition::default()
         };
-        let same_topic = |t: &FetchTopic| {
-            if version >= 13 {
-                t.topic_id == r.topic_id
-            } else {
-                *t.topic == *r.topic
-            }
-        };
-        match topics.iter_mut().find(|t| same_topic(t)) {
+        match topics
+            .iter_mut()
+            .find(|t| same_topic(&t.topic, t.topic_id, r))
+        {
             Some(t) => t.partitions.push(partition),
             None => topics.push(FetchTopic {
                 topic: r.topic.to_string(),
@@ -891,14 +1091,37 @@ pub(crate) fn build_fetch(
             }),
         }
     }
+    let mut forgotten_topics_data: Vec<ForgottenTopic> = Vec::new();
+    if incremental {
+        for f in &session.forgotten {
+            match forgotten_topics_data
+                .iter_mut()
+                .find(|t| same_topic(&t.topic, t.topic_id, f))
+            {
+                Some(t) => t.partitions.push(f.partition),
+                None => forgotten_topics_data.push(ForgottenTopic {
+                    topic: f.topic.to_string(),
+                    topic_id: f.topic_id,
+                    partitions: vec![f.partition],
+                    ..ForgottenTopic::default()
+                }),
+            }
+        }
+    }
+    let (session_id, session_epoch) = if version >= 7 {
+        (session.id, session.epoch)
+    } else {
+        (0, -1)
+    };
     FetchRequest {
         max_wait_ms: params.max_wait_ms,
         min_bytes: params.min_bytes,
         max_bytes: params.max_bytes,
         isolation_level: params.isolation.0,
-        session_id: 0,
-        session_epoch: -1,
+        session_id,
+        session_epoch,
         topics,
+        forgotten_topics_data,
         ..FetchRequest::default()
     }
 }
@@ -1066,6 +1289,7 @@ pub(crate) mod tests {
             position: 10 + i64::from(partition),
             leader_epoch: 4,
             max_bytes: 1000,
+            unchanged: false,
         }
     }
 
@@ -1083,7 +1307,7 @@ pub(crate) mod tests {
             requested("a", 1, 0),
             requested("b", 2, 0),
         ];
-        let request = build_fetch(&parts, 13, &PARAMS);
+        let request = build_fetch(&parts, 13, &PARAMS, &SessionRequest::SESSIONLESS);
         assert_eq!((request.session_id, request.session_epoch), (0, -1));
         assert_eq!(request.isolation_level, 1);
         assert_eq!(request.max_wait_ms, 500);
@@ -1113,7 +1337,7 @@ pub(crate) mod tests {
         );
         // Encodes at every version the client may pick.
         for version in [4, 8, 9, 12, 13, 17, 18] {
-            let request = build_fetch(&parts, version, &PARAMS);
+            let request = build_fetch(&parts, version, &PARAMS, &SessionRequest::SESSIONLESS);
             let mut buf = bytes::BytesMut::new();
             kseek_protocol::Message::encode(&request, &mut buf, version).unwrap();
             let expected_epoch = if version >= 9 { 4 } else { -1 };
@@ -1123,7 +1347,7 @@ pub(crate) mod tests {
             );
         }
         // By name before v13: topics are told apart by name.
-        let by_name = build_fetch(&parts, 12, &PARAMS);
+        let by_name = build_fetch(&parts, 12, &PARAMS, &SessionRequest::SESSIONLESS);
         assert_eq!(by_name.topics[0].topic, "b");
         assert_eq!(by_name.topics.len(), 2);
     }
