@@ -27,7 +27,10 @@
 //! It owns per-partition positions and ends, retries with the client's [`Backoff`] until the
 //! retry deadline, asks for metadata to be invalidated after errors that mean the leader
 //! moved, applies the [`OutOfRange`] policy and discovers partitions of unbounded reads.
-//! One Fetch is in flight per leader at a time. It has no clock, no sockets and no async
+//! One Fetch is in flight per leader at a time, in a fetch session with that leader
+//! (KIP-227) unless [`ReadOptions::fetch_sessions`] is off: [`Transmit::Fetch`] names every
+//! partition the session is to hold, marks those the broker holds as they are
+//! ([`Requested::unchanged`]: [`build_fetch`] leaves them out) and lists the ones to forget. It has no clock, no sockets and no async
 //! runtime: the async driver (`driver.rs`) runs it against real connections, and tests run it
 //! against hand-made answers with a virtual clock.
 
