@@ -620,7 +620,7 @@ impl SimCluster {
             rng: schedule.seed | 1,
             sessions: Vec::new(),
             last_session_id: 0,
-            sessions_off: schedule.seed % 5 == 0,
+            sessions_off: schedule.seed.is_multiple_of(5),
             stats: SimStats::default(),
         }
     }
@@ -2634,6 +2634,42 @@ mod tests {
         let lost: i64 = outcome.losses.iter().map(|l| l.2 - l.1).sum();
         assert_eq!(outcome.losses.iter().map(|l| l.0).collect::<Vec<_>>(), [1]);
         assert_eq!(compared as i64 + lost, 18 + 12);
+    }
+
+    #[test]
+    fn the_harness_reads_through_lost_fetch_sessions_exactly() {
+        // Six partitions on two brokers, small fetches: many incremental Fetches per broker.
+        let mut s = schedule(vec![spec(&[(3, 40); 6]); 6], vec![]);
+        s.partition_max_bytes = 300;
+        s.fetch_max_bytes = 600;
+        s.faults = vec![
+            (Trigger::Request(6), Fault::SessionLoss { epoch: false }),
+            (Trigger::Request(14), Fault::SessionLoss { epoch: true }),
+        ];
+        let Run {
+            outcome,
+            cluster,
+            plan,
+            retry_deadline,
+        } = run(&s, 10_000, Duration::from_secs(60));
+        let expected = Expectation::of(&s, &plan, &cluster, retry_deadline, Duration::ZERO);
+        let compared = check(&expected, &outcome).unwrap();
+        assert!(outcome.finished && outcome.failed.is_none());
+        assert!(outcome.losses.is_empty());
+        assert_eq!(compared, 6 * 18);
+        let stats = cluster.stats;
+        assert!(stats.session_not_found >= 1, "{stats:?}");
+        assert!(stats.session_epoch >= 1, "{stats:?}");
+        assert!(stats.incremental > stats.fetches / 2, "{stats:?}");
+        // Sessions off in the options: no incremental Fetch.
+        let mut off = s.clone();
+        off.fetch_version = 6;
+        off.topic_ids = false;
+        let Run {
+            outcome, cluster, ..
+        } = run(&off, 10_000, Duration::from_secs(60));
+        assert!(outcome.finished && outcome.failed.is_none());
+        assert_eq!(cluster.stats.incremental, 0, "no sessions below Fetch v7");
     }
 
     #[test]
