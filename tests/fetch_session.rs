@@ -1,9 +1,11 @@
-//! Fetch sessions (KIP-227) against the shared Kafka 4.4 broker, through the fault proxy
+//! Fetch sessions (KIP-227) against the shared Kafka 4.4 broker (one node), through the fault proxy
 //! (tests/support/proxy.rs), which records every Fetch with its session fields and can spoil
 //! the session id or epoch of one incremental Fetch on its way, so that the broker itself
 //! answers FETCH_SESSION_ID_NOT_FOUND (70) or INVALID_FETCH_SESSION_EPOCH (71). Every read
 //! is compared record by record with what Kafka's Java producer wrote: nothing lost, nothing
-//! repeated.
+//! repeated. Two more tests meddle with the engine's session from another connection (KIP-227
+//! sessions are not bound to a connection): closing it, or using up its next epoch; the
+//! engine's next Fetch then gets the broker's own 70 or 71 without any rewriting.
 //!
 //! `measure_1000_partitions` (ignored: it needs a prepared topic of 1,000 partitions) prints
 //! the
@@ -16,7 +18,8 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use kseek::read::ReadOptions;
-use kseek::{Client, End, ReadSpec, Start};
+use kseek::{Client, Connection, ConnectionConfig, End, ReadSpec, Start};
+use kseek_protocol::messages::fetch::FetchRequest;
 use support::proxy::{FaultProxy, FetchSeen, SessionSpoiler};
 use support::{Broker, Input, NewRecord, ProduceOptions, Record};
 
@@ -43,6 +46,12 @@ fn inputs(partitions: i32, per_partition: usize, value_len: usize) -> Vec<Input>
 /// A topic of `partitions` partitions holding `per_partition` records each, written in
 /// small batches (about 1 KiB), and the records as stored, sorted.
 fn topic_with(broker: &Broker, partitions: i32, per_partition: usize) -> (String, Vec<Record>) {
+    // The session histories these tests check are of one broker: every partition's leader.
+    assert_eq!(
+        broker.bootstrap().split(',').count(),
+        1,
+        "a one-node broker"
+    );
     let topic = broker.new_topic("fetch-session", partitions, &[]);
     let options = ProduceOptions {
         batch_size: Some(1024),
@@ -258,6 +267,125 @@ async fn fetch_session_id_not_found_from_the_broker_opens_a_new_session() {
 #[tokio::test]
 async fn invalid_fetch_session_epoch_from_the_broker_closes_and_reopens_the_session() {
     session_error_recovery(SessionSpoiler::WrongEpoch, 71, true).await;
+}
+
+/// The engine's fetch session as the proxy saw it last: its id and the epoch the broker
+/// expects next; `None` after an error or without a session.
+fn current_session(seen: &[FetchSeen]) -> Option<(i32, i32)> {
+    let mut session = None;
+    let mut sent = (0, -1);
+    for s in seen {
+        match *s {
+            FetchSeen::Request {
+                session_id,
+                session_epoch,
+                ..
+            } => sent = (session_id, session_epoch),
+            FetchSeen::Response {
+                error_code,
+                session_id,
+                ..
+            } => {
+                session = match (error_code, sent.1) {
+                    (0, 0) => (session_id > 0).then_some((session_id, 1)),
+                    (0, epoch) if epoch > 0 => Some((session_id, epoch + 1)),
+                    _ => None,
+                };
+            }
+        }
+    }
+    session
+}
+
+/// A Fetch naming no partition in session `id` at `epoch`, sent by another connection than
+/// the engine's (sessions are not bound to connections, KIP-227); its top-level error code.
+async fn foreign_fetch(conn: &Connection, id: i32, epoch: i32) -> i16 {
+    let request = FetchRequest {
+        max_wait_ms: 0,
+        min_bytes: 0,
+        max_bytes: 1024,
+        session_id: id,
+        session_epoch: epoch,
+        ..FetchRequest::default()
+    };
+    conn.send(&request).await.unwrap().error_code
+}
+
+/// Reads with another connection meddling with the engine's session after 300 records:
+/// closing it (`steal_epoch` false: a full fetch with the session's id and epoch 0 closes it,
+/// so the broker answers the engine's next incremental Fetch with FETCH_SESSION_ID_NOT_FOUND),
+/// or using up the epoch the engine was to send next (so the broker answers it with
+/// INVALID_FETCH_SESSION_EPOCH). Checks the broker's error reached the engine, the engine's
+/// next Fetch was full, and every record came exactly once.
+async fn foreign_session_use(steal_epoch: bool) {
+    let broker = support::broker();
+    let (topic, written) = topic_with(broker, 6, 150);
+    let proxy = FaultProxy::start(broker.bootstrap());
+    let client = Client::connect([proxy.bootstrap()]).await.unwrap();
+    let leader = broker.bootstrap().split(',').next().unwrap();
+    let other = Connection::connect(leader, ConnectionConfig::default())
+        .await
+        .unwrap();
+    let spec = ReadSpec::new([topic.as_str()], Start::Earliest, End::Latest);
+    let plan = client.resolve(&spec).await.unwrap();
+    let mut stream = client.read(plan, small_fetches()).records();
+    let mut read = Vec::new();
+    let mut meddled = None;
+    tokio::time::timeout(READ_LIMIT, async {
+        while let Some(r) = stream.next().await {
+            read.push(Record::from(&r.unwrap()));
+            if read.len() != 300 {
+                continue;
+            }
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while meddled.is_none() && Instant::now() < deadline {
+                let Some((id, epoch)) = current_session(&proxy.fetches()) else {
+                    panic!("no session after 300 records: {:#?}", proxy.fetches());
+                };
+                let code = if steal_epoch {
+                    foreign_fetch(&other, id, epoch).await
+                } else {
+                    foreign_fetch(&other, id, 0).await
+                };
+                if code == 0 {
+                    meddled = Some(id);
+                } else {
+                    // The engine's own Fetch took that epoch first: try the next one.
+                    assert_eq!(code, 71, "{steal_epoch}");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            }
+        }
+    })
+    .await
+    .expect("the read ends");
+    let id = meddled.expect("the other connection got its Fetch in");
+    read.sort();
+    assert_eq!(read.len(), written.len());
+    assert_eq!(read, written);
+    let seen = proxy.fetches();
+    let code = if steal_epoch { 71 } else { 70 };
+    assert_eq!(check_history(&seen), [code], "{seen:#?}");
+    let failed = seen
+        .iter()
+        .position(|s| matches!(s, FetchSeen::Response { error_code, .. } if *error_code == code))
+        .unwrap();
+    let next = (if steal_epoch { id } else { 0 }, 0);
+    assert!(
+        matches!(seen[failed + 1], FetchSeen::Request { session_id, session_epoch, .. }
+            if (session_id, session_epoch) == next),
+        "{seen:#?}"
+    );
+}
+
+#[tokio::test]
+async fn a_session_closed_by_another_connection_is_not_found_then_reopened() {
+    foreign_session_use(false).await;
+}
+
+#[tokio::test]
+async fn an_epoch_used_up_by_another_connection_is_invalid_then_the_session_reopened() {
+    foreign_session_use(true).await;
 }
 
 #[tokio::test]
