@@ -85,6 +85,9 @@ pub(crate) struct RandomCuts {
     pub(crate) min_gap: Duration,
 }
 
+/// The most Fetch requests and answers [`FaultProxy::fetches`] keeps (a soak sends many).
+const MAX_FETCHES_SEEN: usize = 100_000;
+
 /// How [`FaultProxy::spoil_next_incremental_fetch`] spoils a Fetch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum SessionSpoiler {
@@ -287,7 +290,8 @@ impl FaultProxy {
         self.shared.faults().spoil_next_incremental_fetch.is_some()
     }
 
-    /// Every Fetch request and answer forwarded so far, in the order forwarded.
+    /// Every Fetch request and answer forwarded so far, in the order forwarded (the first
+    /// 100,000).
     pub(crate) fn fetches(&self) -> Vec<FetchSeen> {
         self.shared.faults().fetches.clone()
     }
@@ -618,6 +622,9 @@ fn fetch_request(shared: &Shared, frame: Vec<u8>) -> Vec<u8> {
             out = buf.to_vec();
         }
     }
+    if faults.fetches.len() >= MAX_FETCHES_SEEN {
+        return out;
+    }
     faults.fetches.push(FetchSeen::Request {
         frame_len: out.len(),
         session_id: request.session_id,
@@ -648,7 +655,10 @@ fn fetch_response(shared: &Shared, version: i16, frame: &[u8]) {
         error_code: i16::from_be_bytes([b[4], b[5]]),
         session_id: i32::from_be_bytes([b[6], b[7], b[8], b[9]]),
     };
-    shared.faults().fetches.push(seen);
+    let mut faults = shared.faults();
+    if faults.fetches.len() < MAX_FETCHES_SEEN {
+        faults.fetches.push(seen);
+    }
 }
 
 /// The delivery of a response frame of `len` bytes, under the faults now set.
