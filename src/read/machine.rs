@@ -30,9 +30,10 @@
 //! One Fetch is in flight per leader at a time, in a fetch session with that leader
 //! (KIP-227) unless [`ReadOptions::fetch_sessions`] is off: [`Transmit::Fetch`] names every
 //! partition the session is to hold, marks those the broker holds as they are
-//! ([`Requested::unchanged`]: [`build_fetch`] leaves them out) and lists the ones to forget. It has no clock, no sockets and no async
-//! runtime: the async driver (`driver.rs`) runs it against real connections, and tests run it
-//! against hand-made answers with a virtual clock.
+//! ([`Requested::unchanged`]: [`build_fetch`] leaves them out) and lists the ones to forget.
+//! It has no clock, no sockets and no async runtime: the async driver (`driver.rs`) runs it
+//! against real connections, and tests run it against hand-made answers with a virtual
+//! clock.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -204,6 +205,10 @@ struct FetchSession {
     epoch: i32,
     /// What the broker holds for the session, per partition index: the fields last sent.
     held: HashMap<usize, Requested>,
+    /// Sessions lost in a row without an incremental answer in between: the second in a row
+    /// backs off like any retriable error (a broker that keeps losing sessions must not
+    /// keep the read in a tight loop).
+    lost_in_a_row: u32,
 }
 
 impl FetchSession {
@@ -700,11 +705,13 @@ impl ReadMachine {
                 ErrorCode::FETCH_SESSION_TOPIC_ID_ERROR,
             ]
             .contains(&code);
-            if incremental && session_error {
-                crate::log::debug!(leader, session = sent.id, epoch = sent.epoch, %code,
-                    "fetch session lost; fetching in full");
+            if !(incremental && session_error) {
+                return false;
             }
-            return incremental && session_error;
+            session.lost_in_a_row += 1;
+            crate::log::debug!(leader, session = sent.id, epoch = sent.epoch, %code,
+                "fetch session lost; fetching in full");
+            return session.lost_in_a_row == 1;
         }
         if !incremental {
             // A full fetch: the broker opened a session (id above 0), or did not (id 0:
@@ -719,6 +726,7 @@ impl ReadMachine {
             // Not the session asked for: start over.
             session.reset(true);
         } else {
+            session.lost_in_a_row = 0;
             session.epoch = next_epoch(sent.epoch);
             for r in requested.iter().filter(|r| !r.unchanged) {
                 session.held.insert(r.idx, r.clone());
@@ -2318,6 +2326,66 @@ pub(crate) mod tests {
             assert_eq!(got[&0], (0..6).collect::<Vec<_>>(), "{code:?}");
             assert_eq!(got[&1], (0..6).collect::<Vec<_>>(), "{code:?}");
         }
+    }
+
+    #[test]
+    fn a_session_lost_again_before_an_incremental_answer_backs_off() {
+        let t0 = virtual_epoch();
+        let mut m = machine(&plan(&[(0, 0, Some(6))]), &ReadOptions::default(), t0);
+        let leaders = [(0, 1)];
+        let f = next_fetch(&mut m, t0, &leaders);
+        m.handle_fetch(t0, f.id, in_session(42, vec![]));
+        let f = next_fetch(&mut m, t0, &leaders);
+        m.handle_fetch(
+            t0,
+            f.id,
+            top_level_error(ErrorCode::FETCH_SESSION_ID_NOT_FOUND),
+        );
+        assert_eq!(
+            m.poll_timeout(),
+            None,
+            "the first loss: a full fetch at once"
+        );
+        let f = next_fetch(&mut m, t0, &leaders);
+        assert_eq!(f.session, (0, 0));
+        m.handle_fetch(t0, f.id, in_session(43, vec![]));
+        let f = next_fetch(&mut m, t0, &leaders);
+        assert_eq!(f.session, (43, 1));
+        m.handle_fetch(
+            t0,
+            f.id,
+            top_level_error(ErrorCode::FETCH_SESSION_ID_NOT_FOUND),
+        );
+        assert_eq!(
+            m.poll_timeout(),
+            Some(t0 + 100 * MS),
+            "lost again: backs off"
+        );
+        assert!(matches!(
+            &transmits(&mut m, t0)[..],
+            [Transmit::Invalidate { .. }]
+        ));
+        let t1 = t0 + 100 * MS;
+        m.handle_timeout(t1);
+        let f = next_fetch(&mut m, t1, &leaders);
+        assert_eq!((f.session, &f.sent[..]), ((0, 0), &[(0, 0)][..]));
+        m.handle_fetch(t1, f.id, in_session(44, vec![]));
+        let f = next_fetch(&mut m, t1, &leaders);
+        m.handle_fetch(
+            t1,
+            f.id,
+            in_session(44, vec![records_of(0, wire(&[batch(0, 2)]))]),
+        );
+        assert_eq!(outputs(&mut m).len(), 1);
+        // An incremental answer came in between: the next loss is cured at once again.
+        let f = next_fetch(&mut m, t1, &leaders);
+        assert_eq!(f.session, (44, 2));
+        m.handle_fetch(
+            t1,
+            f.id,
+            top_level_error(ErrorCode::INVALID_FETCH_SESSION_EPOCH),
+        );
+        assert_eq!(m.poll_timeout(), None);
     }
 
     #[test]
