@@ -36,8 +36,8 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use kseek_protocol::messages::fetch::{
-    AbortedTransaction as FetchAbortedTransaction, FetchRequest, FetchResponse,
-    FetchableTopicResponse, LeaderIdAndEpoch, PartitionData,
+    AbortedTransaction as FetchAbortedTransaction, FetchPartition, FetchRequest, FetchResponse,
+    FetchTopic, FetchableTopicResponse, LeaderIdAndEpoch, PartitionData,
 };
 use kseek_protocol::records::{Compression, ControlRecordType, NewRecord, RecordBatchBuilder};
 use kseek_protocol::{decode_exact, ApiKey, ErrorCode, Message, Uuid};
@@ -134,6 +134,11 @@ pub(crate) enum Fault {
     /// The next answer takes this much longer; past [`REQUEST_TIMEOUT`] it never comes and
     /// the request times out.
     Slow { extra_ms: u32 },
+    /// Every broker forgets its fetch sessions (evicted from a full cache): the next
+    /// incremental fetch is FETCH_SESSION_ID_NOT_FOUND. Or, with `epoch`, each session
+    /// expects an epoch one ahead (as if a request had been replayed): the next incremental
+    /// fetch is INVALID_FETCH_SESSION_EPOCH.
+    SessionLoss { epoch: bool },
 }
 
 /// The logs, the plan and the faults of one simulated read.
@@ -285,6 +290,7 @@ pub(crate) fn schedules() -> impl Strategy<Value = Schedule> {
         }),
         any::<bool>().prop_map(|throttled| Fault::Empty { throttled }),
         prop_oneof![0u32..1_000, 1_000u32..5_000].prop_map(|extra_ms| Fault::Slow { extra_ms }),
+        any::<bool>().prop_map(|epoch| Fault::SessionLoss { epoch }),
     ];
     let faults = prop::collection::vec((trigger, fault), 0..=12);
     let blackout = prop::option::weighted(0.1, (0u64..2_000).prop_map(Duration::from_millis));
@@ -390,6 +396,12 @@ pub(crate) struct SimStats {
     pub(crate) empty: u64,
     /// Throttled Fetch answers without partitions.
     pub(crate) throttled: u64,
+    /// Incremental Fetch answers (in a fetch session).
+    pub(crate) incremental: u64,
+    /// FETCH_SESSION_ID_NOT_FOUND answers.
+    pub(crate) session_not_found: u64,
+    /// INVALID_FETCH_SESSION_EPOCH answers.
+    pub(crate) session_epoch: u64,
     /// Slow answers that still came in time.
     pub(crate) slow: u64,
     /// Requests that timed out.
@@ -430,6 +442,9 @@ impl SimStats {
             out_of_range,
             empty,
             throttled,
+            incremental,
+            session_not_found,
+            session_epoch,
             slow,
             timeouts,
             blackout,
@@ -457,6 +472,9 @@ impl SimStats {
         self.out_of_range += out_of_range;
         self.empty += empty;
         self.throttled += throttled;
+        self.incremental += incremental;
+        self.session_not_found += session_not_found;
+        self.session_epoch += session_epoch;
         self.slow += slow;
         self.timeouts += timeouts;
         self.blackout += blackout;
@@ -550,8 +568,25 @@ pub(crate) struct SimCluster {
     blackout: Option<Duration>,
     outage: Option<(Duration, Duration)>,
     rng: u64,
+    /// The fetch sessions the brokers hold.
+    sessions: Vec<SimSession>,
+    /// The last session id given out.
+    last_session_id: i32,
+    /// The brokers open no sessions (`max.incremental.fetch.session.cache.slots=0`).
+    sessions_off: bool,
     /// Counts of this cluster's answers and faults.
     pub(crate) stats: SimStats,
+}
+
+/// A fetch session a simulated broker holds (KIP-227).
+#[derive(Debug)]
+struct SimSession {
+    broker: i32,
+    id: i32,
+    /// The epoch the next incremental fetch must carry.
+    epoch: i32,
+    /// The partitions it holds, in order: the topic's name and id, the fields last sent.
+    held: Vec<(String, Uuid, FetchPartition)>,
 }
 
 impl SimCluster {
@@ -583,6 +618,9 @@ impl SimCluster {
             blackout: schedule.blackout,
             outage: schedule.outage,
             rng: schedule.seed | 1,
+            sessions: Vec::new(),
+            last_session_id: 0,
+            sessions_off: schedule.seed.is_multiple_of(5),
             stats: SimStats::default(),
         }
     }
@@ -789,6 +827,10 @@ impl SimCluster {
         let down = self
             .outage
             .is_some_and(|(from, to)| (from..to).contains(&now));
+        if down {
+            // The brokers restart: their fetch sessions are gone.
+            self.sessions.clear();
+        }
         if self.blackout.is_some_and(|t| t <= now) || down {
             self.stats.blackout += u64::from(!down);
             self.stats.outage += u64::from(down);
@@ -975,7 +1017,113 @@ impl SimCluster {
             Fault::Slow { extra_ms } => self
                 .armed_slow
                 .push_back(Duration::from_millis(u64::from(extra_ms))),
+            Fault::SessionLoss { epoch: false } => self.sessions.clear(),
+            Fault::SessionLoss { epoch: true } => {
+                for s in &mut self.sessions {
+                    s.epoch = s.epoch.wrapping_add(1).max(1);
+                }
+            }
         }
+    }
+
+    /// The fetch session part of a Fetch to `broker` (KIP-227): the partitions to answer
+    /// for, the session id to answer with and whether the answer is incremental; or the
+    /// session error.
+    fn fetch_session(
+        &mut self,
+        broker: i32,
+        request: &FetchRequest,
+        version: i16,
+    ) -> std::result::Result<(Vec<FetchTopic>, i32, bool), ErrorCode> {
+        let same = |name: &str, id: Uuid, t: &str, t_id: Uuid| {
+            if version >= 13 {
+                id == t_id
+            } else {
+                name == t
+            }
+        };
+        let id = request.session_id;
+        if request.session_epoch <= 0 {
+            if id != 0 {
+                // Closing a session (with epoch 0 also opening a new one).
+                self.sessions
+                    .retain(|s| !(s.broker == broker && s.id == id));
+            }
+            if request.session_epoch < -1 {
+                self.stats.session_epoch += 1;
+                return Err(ErrorCode::INVALID_FETCH_SESSION_EPOCH);
+            }
+            if request.session_epoch == -1 || self.sessions_off || version < 7 {
+                return Ok((request.topics.clone(), 0, false));
+            }
+            self.last_session_id += 1;
+            let held = request
+                .topics
+                .iter()
+                .flat_map(|t| {
+                    t.partitions
+                        .iter()
+                        .map(|p| (t.topic.clone(), t.topic_id, p.clone()))
+                })
+                .collect();
+            self.sessions.push(SimSession {
+                broker,
+                id: self.last_session_id,
+                epoch: 1,
+                held,
+            });
+            return Ok((request.topics.clone(), self.last_session_id, false));
+        }
+        let Some(session) = self
+            .sessions
+            .iter_mut()
+            .find(|s| s.broker == broker && s.id == id)
+        else {
+            self.stats.session_not_found += 1;
+            return Err(ErrorCode::FETCH_SESSION_ID_NOT_FOUND);
+        };
+        if session.epoch != request.session_epoch {
+            self.stats.session_epoch += 1;
+            return Err(ErrorCode::INVALID_FETCH_SESSION_EPOCH);
+        }
+        session.epoch = if session.epoch == i32::MAX {
+            1
+        } else {
+            session.epoch + 1
+        };
+        for t in &request.topics {
+            for p in &t.partitions {
+                let found = session.held.iter_mut().find(|(name, tid, q)| {
+                    same(name, *tid, &t.topic, t.topic_id) && q.partition == p.partition
+                });
+                match found {
+                    Some((_, _, q)) => *q = p.clone(),
+                    None => session.held.push((t.topic.clone(), t.topic_id, p.clone())),
+                }
+            }
+        }
+        for f in &request.forgotten_topics_data {
+            session.held.retain(|(name, tid, q)| {
+                !(same(name, *tid, &f.topic, f.topic_id) && f.partitions.contains(&q.partition))
+            });
+        }
+        let mut topics: Vec<FetchTopic> = Vec::new();
+        for (name, tid, p) in &session.held {
+            match topics
+                .iter_mut()
+                .find(|t| same(&t.topic, t.topic_id, name, *tid))
+            {
+                Some(t) => t.partitions.push(p.clone()),
+                None => topics.push(FetchTopic {
+                    topic: name.clone(),
+                    topic_id: *tid,
+                    partitions: vec![p.clone()],
+                    ..FetchTopic::default()
+                }),
+            }
+        }
+        self.stats.incremental += 1;
+        Ok((topics, session.id, true))
     }
 
     /// The broker's answer to a Fetch, and how long it held it (the max wait when there was
@@ -987,10 +1135,21 @@ impl SimCluster {
         version: i16,
         empty: Option<bool>,
     ) -> (FetchResponse, Duration) {
+        let (topics, session_id, incremental) = match self.fetch_session(broker, request, version) {
+            Ok(session) => session,
+            Err(code) => {
+                let response = FetchResponse {
+                    error_code: code.0,
+                    ..FetchResponse::default()
+                };
+                return (response, Duration::ZERO);
+            }
+        };
         if empty == Some(true) {
             self.stats.throttled += 1;
             let response = FetchResponse {
                 throttle_time_ms: 50,
+                session_id,
                 ..FetchResponse::default()
             };
             return (response, Duration::ZERO);
@@ -1003,7 +1162,7 @@ impl SimCluster {
         let mut any_error = false;
         let mut any_bytes = false;
         let mut responses = Vec::new();
-        for t in &request.topics {
+        for t in &topics {
             let known = if version >= 13 {
                 t.topic_id == self.topic_id && !t.topic_id.is_zero()
             } else {
@@ -1135,8 +1294,18 @@ impl SimCluster {
         } else {
             max_wait
         };
+        if incremental {
+            // An incremental answer leaves out the partitions with nothing new (KIP-227).
+            for t in &mut responses {
+                t.partitions.retain(|p| {
+                    p.error_code != 0 || p.records.as_ref().is_some_and(|r| !r.is_empty())
+                });
+            }
+            responses.retain(|t| !t.partitions.is_empty());
+        }
         let response = FetchResponse {
             responses,
+            session_id,
             ..FetchResponse::default()
         };
         (response, wait)
@@ -1698,6 +1867,7 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
                     leader,
                     partitions,
                     params,
+                    session,
                 } => {
                     let asked: Vec<(i32, Option<i64>)> = partitions
                         .iter()
@@ -1706,7 +1876,7 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
                     let found = violations(&in_flight, &plan, Some(leader), &asked);
                     outcome.violations.extend(found);
                     let version = fetch_version(schedule.fetch_version, &partitions);
-                    let request = build_fetch(&partitions, version, &params);
+                    let request = build_fetch(&partitions, version, &params, &session);
                     let d = cluster.fetch(now, leader, &request, version);
                     let mut f = in_flight_of(d, seq, |r| Answer::Fetch(id, r));
                     f.fetch_to = Some(leader);
@@ -2464,6 +2634,42 @@ mod tests {
         let lost: i64 = outcome.losses.iter().map(|l| l.2 - l.1).sum();
         assert_eq!(outcome.losses.iter().map(|l| l.0).collect::<Vec<_>>(), [1]);
         assert_eq!(compared as i64 + lost, 18 + 12);
+    }
+
+    #[test]
+    fn the_harness_reads_through_lost_fetch_sessions_exactly() {
+        // Six partitions on two brokers, small fetches: many incremental Fetches per broker.
+        let mut s = schedule(vec![spec(&[(3, 40); 6]); 6], vec![]);
+        s.partition_max_bytes = 300;
+        s.fetch_max_bytes = 600;
+        s.faults = vec![
+            (Trigger::Request(6), Fault::SessionLoss { epoch: false }),
+            (Trigger::Request(14), Fault::SessionLoss { epoch: true }),
+        ];
+        let Run {
+            outcome,
+            cluster,
+            plan,
+            retry_deadline,
+        } = run(&s, 10_000, Duration::from_secs(60));
+        let expected = Expectation::of(&s, &plan, &cluster, retry_deadline, Duration::ZERO);
+        let compared = check(&expected, &outcome).unwrap();
+        assert!(outcome.finished && outcome.failed.is_none());
+        assert!(outcome.losses.is_empty());
+        assert_eq!(compared, 6 * 18);
+        let stats = cluster.stats;
+        assert!(stats.session_not_found >= 1, "{stats:?}");
+        assert!(stats.session_epoch >= 1, "{stats:?}");
+        assert!(stats.incremental > stats.fetches / 2, "{stats:?}");
+        // Sessions off in the options: no incremental Fetch.
+        let mut off = s.clone();
+        off.fetch_version = 6;
+        off.topic_ids = false;
+        let Run {
+            outcome, cluster, ..
+        } = run(&off, 10_000, Duration::from_secs(60));
+        assert!(outcome.finished && outcome.failed.is_none());
+        assert_eq!(cluster.stats.incremental, 0, "no sessions below Fetch v7");
     }
 
     #[test]

@@ -20,7 +20,8 @@ use crate::cluster::TopicMetadata;
 use crate::error::{Error, Result};
 use crate::plan::{IsolationLevel, Plan};
 use crate::read::machine::{
-    build_fetch, fetch_version, FetchParams, Output, ReadMachine, Requested, Transmit,
+    build_fetch, fetch_version, FetchParams, Output, ReadMachine, Requested, SessionRequest,
+    Transmit,
 };
 use crate::read::options::ReadOptions;
 
@@ -133,8 +134,10 @@ impl Driver {
                 leader,
                 partitions,
                 params,
+                session,
             } => Box::pin(async move {
-                Answer::Fetch(id, fetch(&client, leader, &partitions, &params).await)
+                let answer = fetch(&client, leader, &partitions, &params, &session).await;
+                Answer::Fetch(id, answer)
             }),
             Transmit::ListEarliest {
                 id,
@@ -165,6 +168,7 @@ async fn fetch(
     leader: i32,
     requested: &[Requested],
     params: &FetchParams,
+    session: &SessionRequest,
 ) -> Result<(Arc<str>, i16, FetchResponse)> {
     let conn = client.connection(leader).await?;
     let broker: Arc<str> = Arc::from(conn.broker());
@@ -176,7 +180,7 @@ async fn fetch(
             source,
         })?;
     let version = fetch_version(negotiated, requested);
-    let request = build_fetch(requested, version, params);
+    let request = build_fetch(requested, version, params, session);
     let response = conn.send_version(&request, version).await?;
     Ok((broker, version, response))
 }

@@ -27,16 +27,20 @@
 //! It owns per-partition positions and ends, retries with the client's [`Backoff`] until the
 //! retry deadline, asks for metadata to be invalidated after errors that mean the leader
 //! moved, applies the [`OutOfRange`] policy and discovers partitions of unbounded reads.
-//! One Fetch is in flight per leader at a time. It has no clock, no sockets and no async
-//! runtime: the async driver (`driver.rs`) runs it against real connections, and tests run it
-//! against hand-made answers with a virtual clock.
+//! One Fetch is in flight per leader at a time, in a fetch session with that leader
+//! (KIP-227) unless [`ReadOptions::fetch_sessions`] is off: [`Transmit::Fetch`] names every
+//! partition the session is to hold, marks those the broker holds as they are
+//! ([`Requested::unchanged`]: [`build_fetch`] leaves them out) and lists the ones to forget.
+//! It has no clock, no sockets and no async runtime: the async driver (`driver.rs`) runs it
+//! against real connections, and tests run it against hand-made answers with a virtual
+//! clock.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Instant;
 
 use kseek_protocol::messages::fetch::{
-    FetchPartition, FetchRequest, FetchResponse, FetchTopic, PartitionData,
+    FetchPartition, FetchRequest, FetchResponse, FetchTopic, ForgottenTopic, PartitionData,
 };
 use kseek_protocol::records::{AbortedTransaction, PartitionReader};
 use kseek_protocol::{ApiKey, ErrorCode, Uuid};
@@ -67,6 +71,7 @@ pub(crate) enum Transmit {
         leader: i32,
         partitions: Vec<Requested>,
         params: FetchParams,
+        session: SessionRequest,
     },
     /// The log start offset of `topic`/`partition` (ListOffsets -2 to its leader, at
     /// `isolation`). Answer with [`ReadMachine::handle_list_offsets`].
@@ -142,6 +147,89 @@ pub(crate) struct Requested {
     /// The leader epoch the metadata gave, for fencing (-1 where unknown).
     pub(crate) leader_epoch: i32,
     pub(crate) max_bytes: i32,
+    /// In an incremental fetch: the broker's session holds the partition with these very
+    /// fields, so the request leaves it out (the broker still fetches it).
+    pub(crate) unchanged: bool,
+}
+
+impl Requested {
+    /// Whether the broker's session copy `held` has the fields this request would send.
+    fn same_as(&self, held: &Requested) -> bool {
+        (
+            self.position,
+            self.leader_epoch,
+            self.max_bytes,
+            self.topic_id,
+        ) == (
+            held.position,
+            held.leader_epoch,
+            held.max_bytes,
+            held.topic_id,
+        )
+    }
+}
+
+/// The fetch session fields of one Fetch (KIP-227).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SessionRequest {
+    /// The session id: 0 for none; with epoch 0, a session to close while opening a new one.
+    pub(crate) id: i32,
+    /// -1 for a sessionless full fetch, 0 for a full fetch opening a session, above 0 for an
+    /// incremental fetch in session `id`.
+    pub(crate) epoch: i32,
+    /// Partitions to drop from the session (incremental fetches only).
+    pub(crate) forgotten: Vec<Requested>,
+}
+
+impl SessionRequest {
+    /// A full fetch without a session (sessions off): id 0, epoch -1.
+    pub(crate) const SESSIONLESS: SessionRequest = SessionRequest {
+        id: 0,
+        epoch: -1,
+        forgotten: Vec::new(),
+    };
+
+    /// Whether this is an incremental fetch at `version` (sessions need v7).
+    pub(crate) fn is_incremental(&self, version: i16) -> bool {
+        self.epoch > 0 && version >= 7
+    }
+}
+
+/// A fetch session with one broker, as the client tracks it (KIP-227).
+#[derive(Debug, Default)]
+struct FetchSession {
+    /// The broker's session id; 0 while there is none.
+    id: i32,
+    /// The epoch of the next request: 0 for a full fetch (which asks for a session, and
+    /// closes session `id` if there is one), 1 and up for incremental ones.
+    epoch: i32,
+    /// What the broker holds for the session, per partition index: the fields last sent.
+    held: HashMap<usize, Requested>,
+    /// Sessions lost in a row without an incremental answer in between: the second in a row
+    /// backs off like any retriable error (a broker that keeps losing sessions must not
+    /// keep the read in a tight loop).
+    lost_in_a_row: u32,
+}
+
+impl FetchSession {
+    /// Forgets the session; the next fetch is full. `close`: ask the broker to close the
+    /// old session (it may still hold it); otherwise it is known to be gone.
+    fn reset(&mut self, close: bool) {
+        if !close {
+            self.id = 0;
+        }
+        self.epoch = 0;
+        self.held.clear();
+    }
+}
+
+/// The epoch after `epoch`: 1 follows i32::MAX (0 means a new session, KIP-227).
+fn next_epoch(epoch: i32) -> i32 {
+    if epoch == i32::MAX {
+        1
+    } else {
+        epoch + 1
+    }
 }
 
 /// The request-wide Fetch fields.
@@ -230,8 +318,10 @@ pub(crate) struct ReadMachine {
     metadata: Option<(u64, Vec<Arc<str>>)>,
     /// The Metadata request of partition discovery in flight.
     discovery: Option<u64>,
-    /// Fetches in flight: their leader and partitions.
-    fetches: HashMap<u64, (i32, Vec<Requested>)>,
+    /// Fetches in flight: their leader, partitions and session fields.
+    fetches: HashMap<u64, (i32, Vec<Requested>, SessionRequest)>,
+    /// Fetch sessions per leader broker (when [`ReadOptions::fetch_sessions`] is on).
+    sessions: HashMap<i32, FetchSession>,
     /// ListOffsets in flight.
     listings: HashMap<u64, Listing>,
     transmits: VecDeque<Transmit>,
@@ -294,6 +384,7 @@ impl ReadMachine {
             metadata: None,
             discovery: None,
             fetches: HashMap::new(),
+            sessions: HashMap::new(),
             listings: HashMap::new(),
             transmits: VecDeque::new(),
             outputs: VecDeque::new(),
@@ -406,7 +497,7 @@ impl ReadMachine {
         id: u64,
         result: Result<(Arc<str>, i16, FetchResponse)>,
     ) {
-        let Some((leader, requested)) = self.fetches.remove(&id) else {
+        let Some((leader, requested, session)) = self.fetches.remove(&id) else {
             return;
         };
         // The leader is free again: partitions waiting for it are due.
@@ -419,7 +510,7 @@ impl ReadMachine {
         if self.failed {
             return;
         }
-        if let Err(e) = self.fetched(now, leader, &requested, result) {
+        if let Err(e) = self.fetched(now, leader, &requested, &session, result) {
             self.fail(e);
         }
     }
@@ -477,7 +568,7 @@ impl ReadMachine {
             Err(e) if e.is_retriable() => return self.retry_all(now, &due, e),
             Err(e) => return Err(e),
         };
-        let busy: Vec<i32> = self.fetches.values().map(|(leader, _)| *leader).collect();
+        let busy: Vec<i32> = self.fetches.values().map(|(leader, ..)| *leader).collect();
         let mut groups: Vec<(i32, Vec<Requested>)> = Vec::new();
         for idx in due {
             let p = &self.parts[idx];
@@ -517,6 +608,7 @@ impl ReadMachine {
                 position: p.position,
                 leader_epoch: pm.leader_epoch,
                 max_bytes: p.max_bytes,
+                unchanged: false,
             };
             match groups
                 .iter_mut()
@@ -536,36 +628,148 @@ impl ReadMachine {
             for r in &requested {
                 self.parts[r.idx].in_flight = true;
             }
+            let session = self.session_request(leader, &mut requested);
             let id = self.next_id();
-            self.fetches.insert(id, (leader, requested.clone()));
+            self.fetches
+                .insert(id, (leader, requested.clone(), session.clone()));
             self.transmits.push_back(Transmit::Fetch {
                 id,
                 leader,
                 partitions: requested,
                 params: self.params,
+                session,
             });
         }
         Ok(())
     }
 
-    /// A Fetch to `leader` for `requested` came back (or failed).
+    /// The session fields of the next Fetch to `leader` for `requested` (every partition the
+    /// session is to hold), marking the partitions the broker's session already holds as
+    /// they are.
+    fn session_request(&mut self, leader: i32, requested: &mut [Requested]) -> SessionRequest {
+        if !self.options.fetch_sessions {
+            return SessionRequest::SESSIONLESS;
+        }
+        let session = self.sessions.entry(leader).or_default();
+        if session.epoch == 0 {
+            return SessionRequest {
+                id: session.id,
+                epoch: 0,
+                forgotten: Vec::new(),
+            };
+        }
+        let mut wanted = std::collections::HashSet::with_capacity(requested.len());
+        for r in requested.iter_mut() {
+            wanted.insert(r.idx);
+            r.unchanged = session.held.get(&r.idx).is_some_and(|held| r.same_as(held));
+        }
+        let mut forgotten: Vec<Requested> = session
+            .held
+            .values()
+            .filter(|held| !wanted.contains(&held.idx))
+            .cloned()
+            .collect();
+        forgotten.sort_by_key(|f| f.idx);
+        SessionRequest {
+            id: session.id,
+            epoch: session.epoch,
+            forgotten,
+        }
+    }
+
+    /// Updates the session with `leader` after a Fetch with `sent` for `requested` was
+    /// answered at `version` with top-level `code` and session id `answered_id`. Returns
+    /// whether the answer was a session error on an incremental fetch: then nothing of the
+    /// answer applies and the partitions are fetched again at once, in a full fetch.
+    fn session_answered(
+        &mut self,
+        leader: i32,
+        requested: &[Requested],
+        sent: &SessionRequest,
+        version: i16,
+        code: ErrorCode,
+        answered_id: i32,
+    ) -> bool {
+        if sent.epoch < 0 {
+            return false;
+        }
+        let session = self.sessions.entry(leader).or_default();
+        let incremental = sent.is_incremental(version);
+        if !code.is_ok() {
+            // FETCH_SESSION_ID_NOT_FOUND: the broker has no such session (evicted, or the
+            // broker restarted). Other errors leave the session's epoch unknown: close it.
+            session.reset(code != ErrorCode::FETCH_SESSION_ID_NOT_FOUND);
+            let session_error = [
+                ErrorCode::FETCH_SESSION_ID_NOT_FOUND,
+                ErrorCode::INVALID_FETCH_SESSION_EPOCH,
+                ErrorCode::FETCH_SESSION_TOPIC_ID_ERROR,
+            ]
+            .contains(&code);
+            if !(incremental && session_error) {
+                return false;
+            }
+            session.lost_in_a_row += 1;
+            crate::log::debug!(leader, session = sent.id, epoch = sent.epoch, %code,
+                "fetch session lost; fetching in full");
+            return session.lost_in_a_row == 1;
+        }
+        if !incremental {
+            // A full fetch: the broker opened a session (id above 0), or did not (id 0:
+            // sessions are off, or its cache is full); then the next fetch is full again.
+            session.id = answered_id;
+            session.epoch = if answered_id > 0 { 1 } else { 0 };
+            session.held = requested.iter().map(|r| (r.idx, r.clone())).collect();
+            if answered_id <= 0 {
+                session.held.clear();
+            }
+        } else if answered_id != sent.id {
+            // Not the session asked for: start over.
+            session.reset(true);
+        } else {
+            session.lost_in_a_row = 0;
+            session.epoch = next_epoch(sent.epoch);
+            for r in requested.iter().filter(|r| !r.unchanged) {
+                session.held.insert(r.idx, r.clone());
+            }
+            for f in &sent.forgotten {
+                session.held.remove(&f.idx);
+            }
+        }
+        false
+    }
+
+    /// A Fetch to `leader` for `requested` with session fields `sent` came back (or failed).
     #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
     fn fetched(
         &mut self,
         now: Instant,
         leader: i32,
         requested: &[Requested],
+        sent: &SessionRequest,
         result: Result<(Arc<str>, i16, FetchResponse)>,
     ) -> Result<()> {
         let idxs: Vec<usize> = requested.iter().map(|r| r.idx).collect();
         let (broker, version, response) = match result {
             Ok(ok) => ok,
-            Err(e) if e.is_retriable() => {
+            Err(e) => {
+                // The request may or may not have reached the broker: its session's epoch is
+                // unknown, and the connection may be a new one next time. Start a new session.
+                if let Some(session) = self.sessions.get_mut(&leader) {
+                    session.reset(true);
+                }
+                if !e.is_retriable() {
+                    return Err(e);
+                }
                 crate::log::debug!(leader, error = %e, "fetch failed; retrying");
                 return self.retry_all(now, &idxs, e);
             }
-            Err(e) => return Err(e),
         };
+        let code = ErrorCode(response.error_code);
+        if self.session_answered(leader, requested, sent, version, code, response.session_id) {
+            // The partitions are due again at once, at the positions they had: nothing of
+            // this answer was used, so nothing is lost or repeated.
+            return Ok(());
+        }
         if response.error_code != 0 {
             let e = Error::Broker {
                 broker: broker.to_string(),
@@ -858,15 +1062,26 @@ pub(crate) fn fetch_version(negotiated: i16, requested: &[Requested]) -> i16 {
     }
 }
 
-/// A sessionless Fetch (session id 0, epoch -1) for `requested`, topics in order of first
-/// appearance.
+/// The Fetch for `requested` with the session fields of `session`, topics in order of first
+/// appearance. An incremental fetch (epoch above 0, v7+) leaves out the partitions marked
+/// unchanged and lists the forgotten ones; a full fetch has every partition. Below v7 the
+/// session fields are not on the wire, and the fetch is always full.
 pub(crate) fn build_fetch(
     requested: &[Requested],
     version: i16,
     params: &FetchParams,
+    session: &SessionRequest,
 ) -> FetchRequest {
+    let incremental = session.is_incremental(version);
+    let same_topic = |t: &str, id: Uuid, r: &Requested| {
+        if version >= 13 {
+            id == r.topic_id
+        } else {
+            *t == *r.topic
+        }
+    };
     let mut topics: Vec<FetchTopic> = Vec::new();
-    for r in requested {
+    for r in requested.iter().filter(|r| !incremental || !r.unchanged) {
         let partition = FetchPartition {
             partition: r.partition,
             current_leader_epoch: if version >= 9 { r.leader_epoch } else { -1 },
@@ -874,14 +1089,10 @@ pub(crate) fn build_fetch(
             partition_max_bytes: r.max_bytes,
             ..FetchPartition::default()
         };
-        let same_topic = |t: &FetchTopic| {
-            if version >= 13 {
-                t.topic_id == r.topic_id
-            } else {
-                *t.topic == *r.topic
-            }
-        };
-        match topics.iter_mut().find(|t| same_topic(t)) {
+        match topics
+            .iter_mut()
+            .find(|t| same_topic(&t.topic, t.topic_id, r))
+        {
             Some(t) => t.partitions.push(partition),
             None => topics.push(FetchTopic {
                 topic: r.topic.to_string(),
@@ -891,14 +1102,37 @@ pub(crate) fn build_fetch(
             }),
         }
     }
+    let mut forgotten_topics_data: Vec<ForgottenTopic> = Vec::new();
+    if incremental {
+        for f in &session.forgotten {
+            match forgotten_topics_data
+                .iter_mut()
+                .find(|t| same_topic(&t.topic, t.topic_id, f))
+            {
+                Some(t) => t.partitions.push(f.partition),
+                None => forgotten_topics_data.push(ForgottenTopic {
+                    topic: f.topic.to_string(),
+                    topic_id: f.topic_id,
+                    partitions: vec![f.partition],
+                    ..ForgottenTopic::default()
+                }),
+            }
+        }
+    }
+    let (session_id, session_epoch) = if version >= 7 {
+        (session.id, session.epoch)
+    } else {
+        (0, -1)
+    };
     FetchRequest {
         max_wait_ms: params.max_wait_ms,
         min_bytes: params.min_bytes,
         max_bytes: params.max_bytes,
         isolation_level: params.isolation,
-        session_id: 0,
-        session_epoch: -1,
+        session_id,
+        session_epoch,
         topics,
+        forgotten_topics_data,
         ..FetchRequest::default()
     }
 }
@@ -1066,6 +1300,7 @@ pub(crate) mod tests {
             position: 10 + i64::from(partition),
             leader_epoch: 4,
             max_bytes: 1000,
+            unchanged: false,
         }
     }
 
@@ -1083,7 +1318,7 @@ pub(crate) mod tests {
             requested("a", 1, 0),
             requested("b", 2, 0),
         ];
-        let request = build_fetch(&parts, 13, &PARAMS);
+        let request = build_fetch(&parts, 13, &PARAMS, &SessionRequest::SESSIONLESS);
         assert_eq!((request.session_id, request.session_epoch), (0, -1));
         assert_eq!(request.isolation_level, IsolationLevel::READ_COMMITTED);
         assert_eq!(request.max_wait_ms, 500);
@@ -1113,7 +1348,7 @@ pub(crate) mod tests {
         );
         // Encodes at every version the client may pick.
         for version in [4, 8, 9, 12, 13, 17, 18] {
-            let request = build_fetch(&parts, version, &PARAMS);
+            let request = build_fetch(&parts, version, &PARAMS, &SessionRequest::SESSIONLESS);
             let mut buf = bytes::BytesMut::new();
             kseek_protocol::Message::encode(&request, &mut buf, version).unwrap();
             let expected_epoch = if version >= 9 { 4 } else { -1 };
@@ -1123,7 +1358,7 @@ pub(crate) mod tests {
             );
         }
         // By name before v13: topics are told apart by name.
-        let by_name = build_fetch(&parts, 12, &PARAMS);
+        let by_name = build_fetch(&parts, 12, &PARAMS, &SessionRequest::SESSIONLESS);
         assert_eq!(by_name.topics[0].topic, "b");
         assert_eq!(by_name.topics.len(), 2);
     }
@@ -1839,5 +2074,467 @@ pub(crate) mod tests {
                 "{code:?}"
             );
         }
+    }
+
+    // --- Fetch sessions (KIP-227) ------------------------------------------------------------
+
+    /// `answer` in fetch session `session` (0: none).
+    fn in_session(
+        session: i32,
+        partitions: Vec<PartitionData>,
+    ) -> Result<(Arc<str>, i16, FetchResponse)> {
+        let mut a = answer(partitions);
+        if let Ok((_, _, response)) = &mut a {
+            response.session_id = session;
+        }
+        a
+    }
+
+    /// A Fetch answer with the top-level error `code` (v12).
+    fn top_level_error(code: ErrorCode) -> Result<(Arc<str>, i16, FetchResponse)> {
+        Ok((
+            Arc::from("b:1"),
+            12,
+            FetchResponse {
+                error_code: code.0,
+                ..Default::default()
+            },
+        ))
+    }
+
+    /// What the next Fetch puts on the wire at v12, after its Metadata: its id, the
+    /// (partition, position) pairs sent, the partitions forgotten, (session id, epoch), and
+    /// every partition the machine waits for an answer about.
+    struct Wire {
+        id: u64,
+        sent: Vec<(i32, i64)>,
+        forgotten: Vec<i32>,
+        session: (i32, i32),
+        asked: Vec<i32>,
+    }
+
+    fn next_fetch(m: &mut ReadMachine, now: Instant, leaders: &[(i32, i32)]) -> Wire {
+        let id = metadata_id(&transmits(m, now));
+        m.handle_metadata(now, id, Ok(metadata(leaders)));
+        let t = transmits(m, now);
+        let [Transmit::Fetch {
+            id,
+            partitions,
+            params,
+            session,
+            ..
+        }] = &t[..]
+        else {
+            panic!("expected one Fetch, got {t:?}");
+        };
+        let request = build_fetch(partitions, 12, params, session);
+        let mut buf = bytes::BytesMut::new();
+        kseek_protocol::Message::encode(&request, &mut buf, 12).unwrap();
+        Wire {
+            id: *id,
+            sent: request
+                .topics
+                .iter()
+                .flat_map(|t| t.partitions.iter().map(|p| (p.partition, p.fetch_offset)))
+                .collect(),
+            forgotten: request
+                .forgotten_topics_data
+                .iter()
+                .flat_map(|t| t.partitions.iter().copied())
+                .collect(),
+            session: (request.session_id, request.session_epoch),
+            asked: partitions.iter().map(|p| p.partition).collect(),
+        }
+    }
+
+    /// Collects the offsets handed out per partition index.
+    fn collect(m: &mut ReadMachine, got: &mut HashMap<usize, Vec<i64>>) {
+        for out in outputs(m) {
+            if let Output::Chunk { idx, .. } = out {
+                got.entry(idx).or_default().extend(offsets_of(&out));
+            }
+        }
+    }
+
+    #[test]
+    fn incremental_fetches_send_changed_partitions_only_and_forget_finished_ones() {
+        let t0 = virtual_epoch();
+        let p = plan(&[(0, 0, Some(4)), (1, 0, Some(10)), (2, 0, Some(3))]);
+        let mut m = machine(&p, &ReadOptions::default(), t0);
+        let leaders = [(0, 1), (1, 1), (2, 1)];
+        let mut got = HashMap::new();
+
+        // The first Fetch is full, asking for a session.
+        let f = next_fetch(&mut m, t0, &leaders);
+        assert_eq!(
+            (f.session, &f.sent[..]),
+            ((0, 0), &[(0, 0), (1, 0), (2, 0)][..])
+        );
+        m.handle_fetch(
+            t0,
+            f.id,
+            in_session(
+                42,
+                vec![
+                    records_of(0, wire(&[batch(0, 2)])),
+                    records_of(2, Bytes::new()),
+                ],
+            ),
+        );
+        collect(&mut m, &mut got);
+
+        // Only partition 0 moved: the next Fetch sends it alone; the broker keeps 1 and 2.
+        let f = next_fetch(&mut m, t0, &leaders);
+        assert_eq!(f.session, (42, 1));
+        assert_eq!(f.sent, [(0, 2)]);
+        assert_eq!(f.asked, [0, 1, 2]);
+        assert!(f.forgotten.is_empty());
+        // Partition 1 is absent from the incremental answer: nothing new, same position.
+        m.handle_fetch(
+            t0,
+            f.id,
+            in_session(
+                42,
+                vec![
+                    records_of(0, wire(&[batch(2, 2)])),
+                    records_of(2, wire(&[batch(0, 3)])),
+                ],
+            ),
+        );
+        collect(&mut m, &mut got);
+
+        // Partitions 0 and 2 reached their ends: forgotten. Partition 1 is still unchanged.
+        let f = next_fetch(&mut m, t0, &leaders);
+        assert_eq!(f.session, (42, 2));
+        assert_eq!((&f.sent[..], &f.forgotten[..]), (&[][..], &[0, 2][..]));
+        assert_eq!(f.asked, [1]);
+        m.handle_fetch(t0, f.id, in_session(42, vec![]));
+        assert!(outputs(&mut m).is_empty());
+
+        let f = next_fetch(&mut m, t0, &leaders);
+        assert_eq!(
+            (f.session, &f.sent[..], &f.forgotten[..]),
+            ((42, 3), &[][..], &[][..])
+        );
+        m.handle_fetch(
+            t0,
+            f.id,
+            in_session(42, vec![records_of(1, wire(&[batch(0, 10)]))]),
+        );
+        collect(&mut m, &mut got);
+        assert!(m.is_finished());
+        assert_eq!(got[&0], [0, 1, 2, 3]);
+        assert_eq!(got[&1], (0..10).collect::<Vec<_>>());
+        assert_eq!(got[&2], [0, 1, 2]);
+    }
+
+    #[test]
+    fn a_raised_max_bytes_or_a_new_leader_epoch_is_a_change_too() {
+        let t0 = virtual_epoch();
+        let options = ReadOptions::default().partition_max_bytes(1024);
+        let mut m = machine(&plan(&[(0, 0, Some(50)), (1, 0, Some(5))]), &options, t0);
+        let mut big = RecordBatchBuilder::new(0, 0);
+        for i in 0..50 {
+            big.push(NewRecord::new(i, 0).value(vec![b'x'; 100]));
+        }
+        let full = wire(&[big]);
+        let f = next_fetch(&mut m, t0, &[(0, 1), (1, 1)]);
+        m.handle_fetch(
+            t0,
+            f.id,
+            in_session(7, vec![records_of(0, full.slice(..1024))]),
+        );
+        let f = next_fetch(&mut m, t0, &[(0, 1), (1, 1)]);
+        assert_eq!((f.session, &f.sent[..]), ((7, 1), &[(0, 0)][..]));
+        m.handle_fetch(t0, f.id, in_session(7, vec![]));
+        // The metadata now has a newer leader epoch for partition 1.
+        let id = metadata_id(&transmits(&mut m, t0));
+        let mut md = metadata(&[(0, 1), (1, 1)]);
+        md[0].partitions[1].leader_epoch = 6;
+        m.handle_metadata(t0, id, Ok(md));
+        let Some(Transmit::Fetch {
+            partitions,
+            params,
+            session,
+            ..
+        }) = m.poll_transmit(t0)
+        else {
+            panic!("expected a Fetch");
+        };
+        let request = build_fetch(&partitions, 12, &params, &session);
+        let sent: Vec<_> = request.topics[0]
+            .partitions
+            .iter()
+            .map(|p| (p.partition, p.current_leader_epoch))
+            .collect();
+        assert_eq!(
+            (session.id, session.epoch, &sent[..]),
+            (7, 2, &[(1, 6)][..])
+        );
+    }
+
+    #[test]
+    fn session_errors_fall_back_to_a_full_fetch_at_once_losing_and_repeating_nothing() {
+        for (code, next_session) in [
+            (ErrorCode::FETCH_SESSION_ID_NOT_FOUND, (0, 0)),
+            (ErrorCode::INVALID_FETCH_SESSION_EPOCH, (42, 0)),
+            (ErrorCode::FETCH_SESSION_TOPIC_ID_ERROR, (42, 0)),
+        ] {
+            let t0 = virtual_epoch();
+            let mut m = machine(
+                &plan(&[(0, 0, Some(6)), (1, 0, Some(6))]),
+                &ReadOptions::default(),
+                t0,
+            );
+            let leaders = [(0, 1), (1, 1)];
+            let mut got = HashMap::new();
+            let f = next_fetch(&mut m, t0, &leaders);
+            m.handle_fetch(
+                t0,
+                f.id,
+                in_session(
+                    42,
+                    vec![
+                        records_of(0, wire(&[batch(0, 2)])),
+                        records_of(1, wire(&[batch(0, 2)])),
+                    ],
+                ),
+            );
+            collect(&mut m, &mut got);
+            let f = next_fetch(&mut m, t0, &leaders);
+            assert_eq!((f.session, &f.sent[..]), ((42, 1), &[(0, 2), (1, 2)][..]));
+            m.handle_fetch(t0, f.id, top_level_error(code));
+            assert!(outputs(&mut m).is_empty(), "{code:?}");
+            // No backoff, no metadata invalidated: a full fetch at once, from the positions.
+            assert_eq!(m.poll_timeout(), None, "{code:?}");
+            let f = next_fetch(&mut m, t0, &leaders);
+            assert_eq!(f.session, next_session, "{code:?}");
+            assert_eq!(f.sent, [(0, 2), (1, 2)], "{code:?}");
+            m.handle_fetch(
+                t0,
+                f.id,
+                in_session(
+                    43,
+                    vec![
+                        records_of(0, wire(&[batch(2, 4)])),
+                        records_of(1, wire(&[batch(2, 4)])),
+                    ],
+                ),
+            );
+            collect(&mut m, &mut got);
+            assert!(m.is_finished(), "{code:?}");
+            assert_eq!(got[&0], (0..6).collect::<Vec<_>>(), "{code:?}");
+            assert_eq!(got[&1], (0..6).collect::<Vec<_>>(), "{code:?}");
+        }
+    }
+
+    #[test]
+    fn a_session_lost_again_before_an_incremental_answer_backs_off() {
+        let t0 = virtual_epoch();
+        let mut m = machine(&plan(&[(0, 0, Some(6))]), &ReadOptions::default(), t0);
+        let leaders = [(0, 1)];
+        let f = next_fetch(&mut m, t0, &leaders);
+        m.handle_fetch(t0, f.id, in_session(42, vec![]));
+        let f = next_fetch(&mut m, t0, &leaders);
+        m.handle_fetch(
+            t0,
+            f.id,
+            top_level_error(ErrorCode::FETCH_SESSION_ID_NOT_FOUND),
+        );
+        assert_eq!(
+            m.poll_timeout(),
+            None,
+            "the first loss: a full fetch at once"
+        );
+        let f = next_fetch(&mut m, t0, &leaders);
+        assert_eq!(f.session, (0, 0));
+        m.handle_fetch(t0, f.id, in_session(43, vec![]));
+        let f = next_fetch(&mut m, t0, &leaders);
+        assert_eq!(f.session, (43, 1));
+        m.handle_fetch(
+            t0,
+            f.id,
+            top_level_error(ErrorCode::FETCH_SESSION_ID_NOT_FOUND),
+        );
+        assert_eq!(
+            m.poll_timeout(),
+            Some(t0 + 100 * MS),
+            "lost again: backs off"
+        );
+        assert!(matches!(
+            &transmits(&mut m, t0)[..],
+            [Transmit::Invalidate { .. }]
+        ));
+        let t1 = t0 + 100 * MS;
+        m.handle_timeout(t1);
+        let f = next_fetch(&mut m, t1, &leaders);
+        assert_eq!((f.session, &f.sent[..]), ((0, 0), &[(0, 0)][..]));
+        m.handle_fetch(t1, f.id, in_session(44, vec![]));
+        let f = next_fetch(&mut m, t1, &leaders);
+        m.handle_fetch(
+            t1,
+            f.id,
+            in_session(44, vec![records_of(0, wire(&[batch(0, 2)]))]),
+        );
+        assert_eq!(outputs(&mut m).len(), 1);
+        // An incremental answer came in between: the next loss is cured at once again.
+        let f = next_fetch(&mut m, t1, &leaders);
+        assert_eq!(f.session, (44, 2));
+        m.handle_fetch(
+            t1,
+            f.id,
+            top_level_error(ErrorCode::INVALID_FETCH_SESSION_EPOCH),
+        );
+        assert_eq!(m.poll_timeout(), None);
+    }
+
+    #[test]
+    fn a_session_error_on_a_full_fetch_or_a_lost_answer_backs_off() {
+        let t0 = virtual_epoch();
+        let mut m = machine(&plan(&[(0, 0, Some(6))]), &ReadOptions::default(), t0);
+        let f = next_fetch(&mut m, t0, &[(0, 1)]);
+        assert_eq!(f.session, (0, 0));
+        // A session error to a full fetch can't be cured by another full fetch: retried.
+        m.handle_fetch(
+            t0,
+            f.id,
+            top_level_error(ErrorCode::FETCH_SESSION_ID_NOT_FOUND),
+        );
+        assert_eq!(m.poll_timeout(), Some(t0 + 100 * MS));
+        assert!(matches!(
+            &transmits(&mut m, t0)[..],
+            [Transmit::Invalidate { .. }]
+        ));
+        let t1 = t0 + 100 * MS;
+        m.handle_timeout(t1);
+        let f = next_fetch(&mut m, t1, &[(0, 1)]);
+        m.handle_fetch(
+            t1,
+            f.id,
+            in_session(9, vec![records_of(0, wire(&[batch(0, 2)]))]),
+        );
+        assert_eq!(outputs(&mut m).len(), 1);
+        let f = next_fetch(&mut m, t1, &[(0, 1)]);
+        assert_eq!(f.session, (9, 1));
+        // The connection broke: the epoch the broker has is unknown. Close and start over.
+        m.handle_fetch(
+            t1,
+            f.id,
+            Err(Error::ConnectionClosed {
+                broker: "b:1".into(),
+                reason: "reset".into(),
+            }),
+        );
+        assert!(matches!(
+            &transmits(&mut m, t1)[..],
+            [Transmit::Invalidate { .. }]
+        ));
+        let t2 = m.poll_timeout().unwrap();
+        m.handle_timeout(t2);
+        let f = next_fetch(&mut m, t2, &[(0, 1)]);
+        assert_eq!((f.session, &f.sent[..]), ((9, 0), &[(0, 2)][..]));
+    }
+
+    #[test]
+    fn without_a_session_every_fetch_is_full() {
+        // The broker gives no session (id 0: sessions off, or its cache is full).
+        let t0 = virtual_epoch();
+        let mut m = machine(
+            &plan(&[(0, 0, Some(4)), (1, 0, Some(4))]),
+            &ReadOptions::default(),
+            t0,
+        );
+        let leaders = [(0, 1), (1, 1)];
+        let mut got = HashMap::new();
+        for (round, from) in [(0, 0), (1, 2)] {
+            let f = next_fetch(&mut m, t0, &leaders);
+            assert_eq!(f.session, (0, 0), "round {round}");
+            assert_eq!(f.sent, [(0, from), (1, 0)], "round {round}");
+            m.handle_fetch(
+                t0,
+                f.id,
+                in_session(0, vec![records_of(0, wire(&[batch(from, 2)]))]),
+            );
+            collect(&mut m, &mut got);
+        }
+        assert_eq!(got[&0], [0, 1, 2, 3]);
+        // Sessions off in the options: sessionless fetches (epoch -1), always full.
+        let options = ReadOptions::default().fetch_sessions(false);
+        let mut m = machine(&plan(&[(0, 0, Some(4)), (1, 0, Some(4))]), &options, t0);
+        for from in [0, 2] {
+            let f = next_fetch(&mut m, t0, &leaders);
+            assert_eq!(
+                (f.session, &f.sent[..]),
+                ((0, -1), &[(0, from), (1, 0)][..])
+            );
+            m.handle_fetch(
+                t0,
+                f.id,
+                in_session(5, vec![records_of(0, wire(&[batch(from, 2)]))]),
+            );
+            let _ = outputs(&mut m);
+        }
+    }
+
+    #[test]
+    fn session_fields_on_the_wire_and_epochs_wrap_to_one() {
+        assert_eq!(next_epoch(1), 2);
+        assert_eq!(next_epoch(i32::MAX), 1);
+        let mut parts = vec![
+            requested("a", 1, 0),
+            requested("b", 2, 1),
+            requested("a", 1, 1),
+        ];
+        parts[0].unchanged = true;
+        let session = SessionRequest {
+            id: 3,
+            epoch: 8,
+            forgotten: vec![
+                requested("b", 2, 4),
+                requested("c", 3, 0),
+                requested("b", 2, 5),
+            ],
+        };
+        for version in [7, 12, 13, 17] {
+            let request = build_fetch(&parts, version, &PARAMS, &session);
+            assert_eq!((request.session_id, request.session_epoch), (3, 8));
+            let sent: Vec<(String, Vec<i32>)> = request
+                .topics
+                .iter()
+                .map(|t| {
+                    (
+                        t.topic.clone(),
+                        t.partitions.iter().map(|p| p.partition).collect(),
+                    )
+                })
+                .collect();
+            assert_eq!(sent, [("b".to_owned(), vec![1]), ("a".to_owned(), vec![1])]);
+            let forgotten: Vec<(Uuid, Vec<i32>)> = request
+                .forgotten_topics_data
+                .iter()
+                .map(|t| (t.topic_id, t.partitions.clone()))
+                .collect();
+            assert_eq!(
+                forgotten,
+                [(Uuid([2; 16]), vec![4, 5]), (Uuid([3; 16]), vec![0])]
+            );
+            let mut buf = bytes::BytesMut::new();
+            kseek_protocol::Message::encode(&request, &mut buf, version).unwrap();
+            let back: FetchRequest = kseek_protocol::decode_exact(buf.freeze(), version).unwrap();
+            assert_eq!(back.forgotten_topics_data.len(), 2, "v{version}");
+            assert_eq!((back.session_id, back.session_epoch), (3, 8), "v{version}");
+        }
+        // Below v7 there are no sessions: every partition, no session fields.
+        let request = build_fetch(&parts, 6, &PARAMS, &session);
+        assert_eq!((request.session_id, request.session_epoch), (0, -1));
+        assert!(request.forgotten_topics_data.is_empty());
+        assert_eq!(
+            request
+                .topics
+                .iter()
+                .map(|t| t.partitions.len())
+                .sum::<usize>(),
+            3
+        );
     }
 }

@@ -30,6 +30,15 @@
 //! - OFFSET_OUT_OF_RANGE (retention deleted data under the read) moves to the new log start and
 //!   reports the offsets skipped as [`DataLoss`] ([`OutOfRange::ResetToLogStart`], the default),
 //!   or ends the read with [`Error::OffsetOutOfRange`] ([`OutOfRange::Fail`]).
+//! - Fetches go in fetch sessions (KIP-227, Fetch v7+; [`ReadOptions::fetch_sessions`],
+//!   default on): per leader, the first Fetch is full and asks for a session; later ones
+//!   name only the partitions whose position (or max bytes, or leader epoch) changed, and
+//!   forget the partitions that left the read (done, backing off, moved away). A partition
+//!   the incremental answer leaves out had nothing new. FETCH_SESSION_ID_NOT_FOUND and
+//!   INVALID_FETCH_SESSION_EPOCH (and FETCH_SESSION_TOPIC_ID_ERROR) drop the session and
+//!   fetch in full at once, from the same positions; a failed Fetch (say, a broken
+//!   connection) starts a new session too. A broker that gives no session (id 0) gets full
+//!   fetches.
 //! - An unbounded read (end `None`) follows the log forever, long-polling with the max wait,
 //!   and starts partitions added to its topics later at their beginning.
 //!
@@ -38,7 +47,8 @@
 //! those outside the time range.
 //!
 //! # References
-//! <https://kafka.apache.org/protocol#The_Messages_Fetch>, KIP-74 (fetch max bytes), KIP-98
+//! <https://kafka.apache.org/protocol#The_Messages_Fetch>, KIP-74 (fetch max bytes), KIP-227
+//! (fetch sessions), KIP-98
 //! (transactions), KIP-320 (leader epoch fencing), KIP-516 (topic ids in Fetch v13+);
 //! docs/reading-by-time.md.
 

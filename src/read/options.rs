@@ -52,6 +52,11 @@ pub struct ReadOptions {
     /// How many fetched partition responses may wait, decoded, for the caller to take them
     /// before fetching pauses; default 16.
     pub buffer: usize,
+    /// Whether Fetches use fetch sessions (KIP-227, Fetch v7+); default true. In a session,
+    /// after one full fetch per broker, a Fetch names only the partitions whose position
+    /// changed (and those added or removed): much smaller requests for reads over many
+    /// partitions. Off, every Fetch names every partition (session id 0, epoch -1).
+    pub fetch_sessions: bool,
 }
 
 impl Default for ReadOptions {
@@ -66,6 +71,7 @@ impl Default for ReadOptions {
             decode: DecodeOptions::default(),
             partition_discovery: Some(Duration::from_secs(30)),
             buffer: 16,
+            fetch_sessions: true,
         }
     }
 }
@@ -104,6 +110,12 @@ impl ReadOptions {
     /// Sets [`ReadOptions::out_of_range`].
     pub fn out_of_range(mut self, policy: OutOfRange) -> Self {
         self.out_of_range = policy;
+        self
+    }
+
+    /// Sets [`ReadOptions::fetch_sessions`].
+    pub fn fetch_sessions(mut self, on: bool) -> Self {
+        self.fetch_sessions = on;
         self
     }
 

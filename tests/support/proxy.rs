@@ -18,7 +18,14 @@
 //! - [`FaultProxy::set_random_cuts`]: responses are cut at a random byte, seeded, at a bounded
 //!   rate.
 //!
-//! [`FaultProxy::counters`] tells what was injected and how many bytes went each way.
+//! - [`FaultProxy::spoil_next_incremental_fetch`]: the next incremental Fetch (KIP-227 fetch
+//!   session, epoch above 0) goes to the broker with an unknown session id or the wrong
+//!   epoch, so that the broker itself answers FETCH_SESSION_ID_NOT_FOUND or
+//!   INVALID_FETCH_SESSION_EPOCH.
+//!
+//! [`FaultProxy::counters`] tells what was injected and how many bytes went each way;
+//! [`FaultProxy::fetches`] lists the Fetch requests and answers seen, with their session
+//! fields and sizes.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,9 +33,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
+use kseek_protocol::messages::fetch::FetchRequest;
 use kseek_protocol::messages::find_coordinator::{FindCoordinatorRequest, FindCoordinatorResponse};
 use kseek_protocol::messages::metadata::{MetadataRequest, MetadataResponse};
-use kseek_protocol::{ApiKey, Message, Request, ResponseHeader};
+use kseek_protocol::{ApiKey, Message, Request, RequestHeader, ResponseHeader};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
@@ -75,6 +83,39 @@ pub(crate) struct RandomCuts {
     pub(crate) probability: f64,
     /// The least time between two cuts.
     pub(crate) min_gap: Duration,
+}
+
+/// The most Fetch requests and answers [`FaultProxy::fetches`] keeps (a soak sends many).
+const MAX_FETCHES_SEEN: usize = 100_000;
+
+/// How [`FaultProxy::spoil_next_incremental_fetch`] spoils a Fetch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SessionSpoiler {
+    /// A session id the broker never gave out.
+    UnknownId,
+    /// The epoch after the one the client sent (as if the request had been replayed).
+    WrongEpoch,
+}
+
+/// One Fetch request or answer the proxy forwarded (a request as the broker got it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum FetchSeen {
+    Request {
+        /// The whole frame, size prefix included.
+        frame_len: usize,
+        session_id: i32,
+        session_epoch: i32,
+        /// The partitions named, and the partitions forgotten.
+        partitions: usize,
+        forgotten: usize,
+        /// Spoiled by [`FaultProxy::spoil_next_incremental_fetch`].
+        spoiled: bool,
+    },
+    Response {
+        frame_len: usize,
+        error_code: i16,
+        session_id: i32,
+    },
 }
 
 /// What the proxy did so far.
@@ -141,6 +182,8 @@ struct Faults {
     random: Option<RandomCuts>,
     rng: u64,
     next_random_cut: Option<Instant>,
+    spoil_next_incremental_fetch: Option<SessionSpoiler>,
+    fetches: Vec<FetchSeen>,
 }
 
 impl Faults {
@@ -232,6 +275,25 @@ impl FaultProxy {
     /// The proxy's addresses for the bootstrap brokers, `127.0.0.1:port[,...]`.
     pub(crate) fn bootstrap(&self) -> &str {
         &self.bootstrap
+    }
+
+    /// Makes the broker see the next incremental Fetch (session epoch above 0) with an
+    /// unknown session id or the wrong epoch: its answer is then the broker's own
+    /// FETCH_SESSION_ID_NOT_FOUND or INVALID_FETCH_SESSION_EPOCH.
+    pub(crate) fn spoil_next_incremental_fetch(&self, how: SessionSpoiler) {
+        self.shared.faults().spoil_next_incremental_fetch = Some(how);
+    }
+
+    /// Whether a spoiler set by [`FaultProxy::spoil_next_incremental_fetch`] waits for its
+    /// Fetch.
+    pub(crate) fn spoil_pending(&self) -> bool {
+        self.shared.faults().spoil_next_incremental_fetch.is_some()
+    }
+
+    /// Every Fetch request and answer forwarded so far, in the order forwarded (the first
+    /// 100,000).
+    pub(crate) fn fetches(&self) -> Vec<FetchSeen> {
+        self.shared.faults().fetches.clone()
     }
 
     /// The local ports of every listener (one per upstream broker address seen so far).
@@ -415,7 +477,10 @@ async fn forward_requests(
     in_flight: InFlight,
     upstream: String,
 ) {
-    while let Ok(Some(frame)) = read_frame(&mut client).await {
+    while let Ok(Some(mut frame)) = read_frame(&mut client).await {
+        if frame.len() >= 8 && i16::from_be_bytes([frame[4], frame[5]]) == ApiKey::FETCH.0 {
+            frame = fetch_request(&shared, frame);
+        }
         if shared.faults().is_black_hole(&upstream) {
             add(&shared.counters.swallowed_requests, 1);
             continue;
@@ -479,6 +544,9 @@ async fn forward_responses(
             }
         }
         let is_fetch = matches!(request, Some((k, _)) if k == ApiKey::FETCH.0);
+        if let (true, Some((_, version))) = (is_fetch, request) {
+            fetch_response(shared, version, &frame);
+        }
         let delivery = decide(shared, upstream, is_fetch, frame.len());
         // Counted before the write: a test reading the counters once it has the response sees
         // them (a cut counts the bytes it delivers).
@@ -517,6 +585,79 @@ async fn forward_responses(
         if written.is_err() {
             return;
         }
+    }
+}
+
+/// Records a Fetch request frame and spoils its session fields if asked; returns the frame
+/// to forward. A frame that doesn't decode goes on as it is.
+fn fetch_request(shared: &Shared, frame: Vec<u8>) -> Vec<u8> {
+    let version = i16::from_be_bytes([frame[6], frame[7]]);
+    let header_version = FetchRequest::request_header_version(version);
+    let mut body = Bytes::copy_from_slice(&frame[4..]);
+    let Ok(header) = RequestHeader::decode(&mut body, header_version) else {
+        return frame;
+    };
+    let Ok(mut request) = kseek_protocol::decode_exact::<FetchRequest>(body, version) else {
+        return frame;
+    };
+    let mut faults = shared.faults();
+    let spoiler = faults
+        .spoil_next_incremental_fetch
+        .filter(|_| version >= 7 && request.session_epoch > 0);
+    let mut out = frame;
+    if let Some(how) = spoiler {
+        faults.spoil_next_incremental_fetch = None;
+        match how {
+            SessionSpoiler::UnknownId => request.session_id ^= 0x2a2a_2a2a,
+            SessionSpoiler::WrongEpoch => request.session_epoch += 1,
+        }
+        let mut buf = BytesMut::new();
+        buf.extend_from_slice(&[0; 4]);
+        let encoded = header
+            .encode(&mut buf, header_version)
+            .and_then(|()| request.encode(&mut buf, version));
+        if encoded.is_ok() {
+            let size = (buf.len() - 4) as u32;
+            buf[..4].copy_from_slice(&size.to_be_bytes());
+            out = buf.to_vec();
+        }
+    }
+    if faults.fetches.len() >= MAX_FETCHES_SEEN {
+        return out;
+    }
+    faults.fetches.push(FetchSeen::Request {
+        frame_len: out.len(),
+        session_id: request.session_id,
+        session_epoch: request.session_epoch,
+        partitions: request.topics.iter().map(|t| t.partitions.len()).sum(),
+        forgotten: request
+            .forgotten_topics_data
+            .iter()
+            .map(|t| t.partitions.len())
+            .sum(),
+        spoiled: spoiler.is_some(),
+    });
+    out
+}
+
+/// Records a Fetch response frame (answering a request at `version`): its top-level error
+/// code and session id (v7+).
+fn fetch_response(shared: &Shared, version: i16, frame: &[u8]) {
+    let header_version = FetchRequest::response_header_version(version);
+    let mut body = Bytes::copy_from_slice(frame.get(4..).unwrap_or_default());
+    if ResponseHeader::decode(&mut body, header_version).is_err() || version < 7 {
+        return;
+    }
+    // throttle_time_ms, error_code, session_id: fixed fields at the start of v7+ bodies.
+    let Some(b) = body.get(..10) else { return };
+    let seen = FetchSeen::Response {
+        frame_len: frame.len(),
+        error_code: i16::from_be_bytes([b[4], b[5]]),
+        session_id: i32::from_be_bytes([b[6], b[7], b[8], b[9]]),
+    };
+    let mut faults = shared.faults();
+    if faults.fetches.len() < MAX_FETCHES_SEEN {
+        faults.fetches.push(seen);
     }
 }
 
