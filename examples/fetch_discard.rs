@@ -68,6 +68,7 @@ struct Range {
     topic: String,
     topic_id: Uuid,
     partition: i32,
+    leader_epoch: i32,
     position: i64,
     end: i64,
 }
@@ -98,10 +99,10 @@ async fn run(bootstrap: String, topic: String, in_flight: usize) -> Result<(), B
     let mut lanes: HashMap<i32, Vec<Vec<Range>>> = HashMap::new();
     for p in &plan.partitions {
         let end = p.end.ok_or("a partition without an end offset")?;
-        let leader = meta
+        let (leader, leader_epoch) = meta
             .partition(p.partition)
-            .map(|m| m.leader_id)
-            .filter(|&id| id >= 0)
+            .map(|m| (m.leader_id, m.leader_epoch))
+            .filter(|&(id, _)| id >= 0)
             .ok_or_else(|| format!("{topic}[{}] has no leader", p.partition))?;
         let per_leader = lanes
             .entry(leader)
@@ -115,6 +116,7 @@ async fn run(bootstrap: String, topic: String, in_flight: usize) -> Result<(), B
                     topic: p.topic.clone(),
                     topic_id: p.topic_id,
                     partition: p.partition,
+                    leader_epoch,
                     position: from,
                     end: to,
                 });
@@ -132,7 +134,8 @@ async fn run(bootstrap: String, topic: String, in_flight: usize) -> Result<(), B
             .iter()
             .find(|b| b.node_id == leader)
             .ok_or_else(|| format!("leader {leader} is not in the cluster metadata"))?;
-        let conn = Arc::new(connect(&format!("{}:{}", broker.host, broker.port), config.clone()).await?);
+        let conn =
+            Arc::new(connect(&format!("{}:{}", broker.host, broker.port), config.clone()).await?);
         for lane in leader_lanes.into_iter().filter(|l| !l.is_empty()) {
             let conn = conn.clone();
             let options = options.clone();
@@ -243,6 +246,7 @@ fn fetch_request(
     for r in lane.iter().filter(|r| r.position < r.end) {
         let partition = FetchPartition {
             partition: r.partition,
+            current_leader_epoch: if version >= 9 { r.leader_epoch } else { -1 },
             fetch_offset: r.position,
             partition_max_bytes: options.partition_max_bytes,
             ..FetchPartition::default()
@@ -286,7 +290,11 @@ fn next_offset(records: &[u8]) -> Result<Option<i64>, BoxError> {
             break; // A partial batch at the end: the broker cut at partition_max_bytes.
         }
         if rest[16] != 2 {
-            return Err(format!("record batch magic {} (only magic 2 is read here)", rest[16]).into());
+            return Err(format!(
+                "record batch magic {} (only magic 2 is read here)",
+                rest[16]
+            )
+            .into());
         }
         let last_delta = i32::from_be_bytes(rest[23..27].try_into()?);
         next = Some(base + i64::from(last_delta) + 1);
