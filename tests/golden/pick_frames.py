@@ -65,6 +65,45 @@ def response_body(frame, header_version):
     return frame[pos:]
 
 
+def write_pairs(out, description, kept):
+    """Writes each kept pair's request and response frames into OUT (the .bin files and the
+    index.tsv of earlier runs removed first). Shared with pick_sasl_frames.py."""
+    os.makedirs(out, exist_ok=True)
+    for name in os.listdir(out):
+        if name.endswith(".bin") or name == "index.tsv":
+            os.remove(os.path.join(out, name))
+    lines = [
+        "# " + description,
+        "# seq\tapi_key\tapi\tapi_version\trequest_header_version\tresponse_header_version"
+        "\tclient_id\trequest_file\tresponse_file",
+    ]
+    for seq, p in enumerate(kept, 1):
+        stem = "%04d-%s-v%d" % (seq, p["api"], p["ver"])
+        files = (stem + "-request.bin", stem + "-response.bin")
+        for fname, data in zip(files, (p["req"], p["resp"])):
+            with open(os.path.join(out, fname), "wb") as f:
+                f.write(data)
+        lines.append(
+            "\t".join(
+                str(x)
+                for x in (
+                    seq,
+                    p["key"],
+                    p["api"],
+                    p["ver"],
+                    p["req_hv"],
+                    p["resp_hv"],
+                    p["client_id"],
+                    files[0],
+                    files[1],
+                )
+            )
+        )
+    with open(os.path.join(out, "index.tsv"), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    print("selected %d pairs into %s" % (len(kept), out))
+
+
 def main():
     raw, out, description = sys.argv[1], sys.argv[2], sys.argv[3]
     requests, responses = [], {}
@@ -127,40 +166,7 @@ def main():
         counts[(p["key"], p["ver"])] = n + 1
         kept.append(p)
 
-    os.makedirs(out, exist_ok=True)
-    for name in os.listdir(out):
-        if name.endswith(".bin") or name == "index.tsv":
-            os.remove(os.path.join(out, name))
-    lines = [
-        "# " + description,
-        "# seq\tapi_key\tapi\tapi_version\trequest_header_version\tresponse_header_version"
-        "\tclient_id\trequest_file\tresponse_file",
-    ]
-    for seq, p in enumerate(kept, 1):
-        stem = "%04d-%s-v%d" % (seq, p["api"], p["ver"])
-        files = (stem + "-request.bin", stem + "-response.bin")
-        for fname, data in zip(files, (p["req"], p["resp"])):
-            with open(os.path.join(out, fname), "wb") as f:
-                f.write(data)
-        lines.append(
-            "\t".join(
-                str(x)
-                for x in (
-                    seq,
-                    p["key"],
-                    p["api"],
-                    p["ver"],
-                    p["req_hv"],
-                    p["resp_hv"],
-                    p["client_id"],
-                    files[0],
-                    files[1],
-                )
-            )
-        )
-    with open(os.path.join(out, "index.tsv"), "w", encoding="utf-8") as f:
-        f.write("\n".join(lines) + "\n")
-    print("selected %d pairs into %s" % (len(kept), out))
+    write_pairs(out, description, kept)
 
 
 if __name__ == "__main__":

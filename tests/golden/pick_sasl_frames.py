@@ -16,6 +16,9 @@ pick_frames.py.
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pick_frames import write_pairs  # noqa: E402
+
 # api key -> (name, first flexible version); SaslHandshake has none.
 APIS = {
     17: ("SaslHandshake", None),
@@ -62,40 +65,7 @@ def main():
             }
         )
 
-    os.makedirs(out, exist_ok=True)
-    for name in os.listdir(out):
-        if name.endswith(".bin") or name == "index.tsv":
-            os.remove(os.path.join(out, name))
-    lines = [
-        "# " + description,
-        "# seq\tapi_key\tapi\tapi_version\trequest_header_version\tresponse_header_version"
-        "\tclient_id\trequest_file\tresponse_file",
-    ]
-    for seq, p in enumerate(kept, 1):
-        stem = "%04d-%s-v%d" % (seq, p["api"], p["ver"])
-        files = (stem + "-request.bin", stem + "-response.bin")
-        for fname, data in zip(files, (p["req"], p["resp"])):
-            with open(os.path.join(out, fname), "wb") as f:
-                f.write(data)
-        lines.append(
-            "\t".join(
-                str(x)
-                for x in (
-                    seq,
-                    p["key"],
-                    p["api"],
-                    p["ver"],
-                    p["req_hv"],
-                    p["resp_hv"],
-                    p["client_id"],
-                    files[0],
-                    files[1],
-                )
-            )
-        )
-    with open(os.path.join(out, "index.tsv"), "w", encoding="utf-8") as f:
-        f.write("\n".join(lines) + "\n")
-    print("selected %d pairs into %s" % (len(kept), out))
+    write_pairs(out, description, kept)
 
 
 if __name__ == "__main__":
