@@ -74,41 +74,16 @@ fn small_fetches() -> ReadOptions {
         .partition_max_bytes(4 * 1024)
 }
 
-/// Reads `topic` from earliest to latest, calling `after(n)` after each record (n so far);
-/// asserts strictly increasing offsets per partition (no repeat) and that every partition
-/// ends done. Returns the records sorted.
+/// Reads `topic` from earliest to latest (see `support::read_plan_exactly`).
 async fn read_all(
     client: &Client,
     topic: &str,
     options: ReadOptions,
-    mut after: impl FnMut(usize),
+    after: impl FnMut(usize),
 ) -> Vec<Record> {
     let spec = ReadSpec::new([topic], Start::Earliest, End::Latest);
     let plan = client.resolve(&spec).await.unwrap();
-    let mut stream = client.read(plan, options).records();
-    let mut out = Vec::new();
-    let mut last: BTreeMap<i32, i64> = BTreeMap::new();
-    tokio::time::timeout(READ_LIMIT, async {
-        while let Some(r) = stream.next().await {
-            let r =
-                r.unwrap_or_else(|e| panic!("the read failed after {} records: {e}", out.len()));
-            if let Some(prev) = last.insert(r.partition, r.offset) {
-                assert!(
-                    r.offset > prev,
-                    "partition {}: {} after {prev}",
-                    r.partition,
-                    r.offset
-                );
-            }
-            out.push(Record::from(&r));
-            after(out.len());
-        }
-    })
-    .await
-    .expect("the read ends");
-    assert!(stream.positions().iter().all(|p| p.done));
-    out.sort();
-    out
+    support::read_plan_exactly(client, plan, options, READ_LIMIT, after).await
 }
 
 /// The Fetch requests in `seen`: (session id, epoch, partitions, forgotten, frame bytes).

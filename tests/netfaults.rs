@@ -71,43 +71,14 @@ async fn whole_plan(client: &Client, topic: &str) -> kseek::Plan {
         .unwrap()
 }
 
-/// Reads `plan` to its end, calling `after(n)` after each record (n records so far). Asserts
-/// that each partition's records come in strictly increasing offset order (so no duplicate)
-/// and that every partition ends done. Returns the records sorted by partition and offset.
+/// Reads `plan` to its end (see `support::read_plan_exactly`).
 async fn read_all(
     client: &Client,
     plan: kseek::Plan,
     options: ReadOptions,
-    mut after: impl FnMut(usize),
+    after: impl FnMut(usize),
 ) -> Vec<Record> {
-    let mut stream = client.read(plan, options).records();
-    let mut out = Vec::new();
-    let mut last: BTreeMap<i32, i64> = BTreeMap::new();
-    tokio::time::timeout(READ_LIMIT, async {
-        while let Some(r) = stream.next().await {
-            let r =
-                r.unwrap_or_else(|e| panic!("the read failed after {} records: {e}", out.len()));
-            if let Some(prev) = last.insert(r.partition, r.offset) {
-                assert!(
-                    r.offset > prev,
-                    "partition {}: offset {} after {prev} (a duplicate or out of order)",
-                    r.partition,
-                    r.offset
-                );
-            }
-            out.push(Record::from(&r));
-            after(out.len());
-        }
-    })
-    .await
-    .expect("the read ends");
-    assert!(
-        stream.positions().iter().all(|p| p.done),
-        "{:?}",
-        stream.positions()
-    );
-    out.sort();
-    out
+    support::read_plan_exactly(client, plan, options, READ_LIMIT, after).await
 }
 
 fn sorted(mut records: Vec<Record>) -> Vec<Record> {

@@ -890,3 +890,44 @@ fn headers_to_json(headers: &[(String, Option<Vec<u8>>)]) -> Value {
             .collect(),
     )
 }
+
+/// Reads `plan` to its end within `limit`, calling `after(n)` after each record (n records so
+/// far). Asserts that each partition's records come in strictly increasing offset order (so no
+/// duplicate) and that every partition ends done. Returns the records sorted by partition and
+/// offset.
+pub(crate) async fn read_plan_exactly(
+    client: &kseek::Client,
+    plan: kseek::Plan,
+    options: kseek::ReadOptions,
+    limit: std::time::Duration,
+    mut after: impl FnMut(usize),
+) -> Vec<Record> {
+    let mut stream = client.read(plan, options).records();
+    let mut out = Vec::new();
+    let mut last: std::collections::BTreeMap<i32, i64> = std::collections::BTreeMap::new();
+    tokio::time::timeout(limit, async {
+        while let Some(r) = stream.next().await {
+            let r =
+                r.unwrap_or_else(|e| panic!("the read failed after {} records: {e}", out.len()));
+            if let Some(prev) = last.insert(r.partition, r.offset) {
+                assert!(
+                    r.offset > prev,
+                    "partition {}: offset {} after {prev} (a duplicate or out of order)",
+                    r.partition,
+                    r.offset
+                );
+            }
+            out.push(Record::from(&r));
+            after(out.len());
+        }
+    })
+    .await
+    .expect("the read ends");
+    assert!(
+        stream.positions().iter().all(|p| p.done),
+        "{:?}",
+        stream.positions()
+    );
+    out.sort();
+    out
+}
