@@ -669,7 +669,7 @@ impl ReadMachine {
             .filter(|held| !wanted.contains(&held.idx))
             .cloned()
             .collect();
-        forgotten.sort_by_key(|f| f.idx);
+        forgotten.sort_unstable_by_key(|f| f.idx);
         SessionRequest {
             id: session.id,
             epoch: session.epoch,
