@@ -9,6 +9,7 @@
 use bytes::{Bytes, BytesMut};
 
 pub mod api_versions;
+pub(crate) mod codec;
 pub mod fetch;
 pub mod find_coordinator;
 mod isolation;

@@ -10,277 +10,61 @@
 //! `OffsetCommitResponse.json` (Kafka 4.2.1), KIP-320 (leader epoch), KIP-345 (static
 //! membership), KIP-848.
 
-use bytes::{BufMut, Bytes, BytesMut};
-
-use crate::api_key::ApiKey;
-use crate::error::Result;
-use crate::messages::{Message, Request, VersionRange};
-use crate::primitives::{
-    get_array, get_i16, get_i32, get_i64, get_nullable_string, get_string, get_tags_if,
-    get_unknown_tagged_fields, get_uuid, min_array, min_string, min_tags, put_array,
-    put_nullable_string, put_string, put_tags_if, put_uuid, require_default, UnknownTaggedFields,
-    Uuid,
-};
-
-/// Minimum encoded size of a topic's identity: its name up to v9, its 16-byte id from v10.
-const fn min_topic_key(version: i16, flexible: bool) -> usize {
-    if version >= 10 {
-        16
-    } else {
-        min_string(flexible)
-    }
-}
+use crate::messages::codec::{wire_message, wire_struct};
+use crate::primitives::Uuid;
 
 // ---------------------------------------------------------------------------------------------
 // Request
 // ---------------------------------------------------------------------------------------------
 
-/// An OffsetCommit request: the offsets a group member commits.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OffsetCommitRequest {
-    /// The group id.
-    pub group_id: String,
-    /// The generation of the group (classic protocol) or the member epoch (consumer
-    /// protocol), or -1 for a commit from outside the group.
-    pub generation_id_or_member_epoch: i32,
-    /// The member id assigned by the coordinator, or empty for a commit from outside the group.
-    pub member_id: String,
-    /// The static member's instance id (v7+; not ignorable), or `None`.
-    pub group_instance_id: Option<String>,
-    /// How long the broker keeps the offsets, in milliseconds, or -1 for its default (v2–4,
-    /// ignorable).
-    pub retention_time_ms: i64,
-    /// The topics to commit offsets for.
-    pub topics: Vec<OffsetCommitRequestTopic>,
-    /// Tagged fields this crate doesn't know (v8+).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-impl Default for OffsetCommitRequest {
-    fn default() -> Self {
-        OffsetCommitRequest {
-            group_id: String::new(),
-            generation_id_or_member_epoch: -1,
-            member_id: String::new(),
-            group_instance_id: None,
-            retention_time_ms: -1,
-            topics: Vec::new(),
-            unknown_tagged_fields: UnknownTaggedFields::default(),
-        }
+wire_struct! {
+    /// An OffsetCommit request: the offsets a group member commits.
+    pub struct OffsetCommitRequest in "OffsetCommitRequest" {
+        /// The group id.
+        pub group_id: String,
+        /// The generation of the group (classic protocol) or the member epoch (consumer
+        /// protocol), or -1 for a commit from outside the group.
+        pub generation_id_or_member_epoch: i32 = -1,
+        /// The member id assigned by the coordinator, or empty for a commit from outside the
+        /// group.
+        pub member_id: String,
+        /// The static member's instance id (v7+; not ignorable), or `None`.
+        pub group_instance_id: Option<String> => since(7),
+        /// How long the broker keeps the offsets, in milliseconds, or -1 for its default
+        /// (v2–4, ignorable).
+        pub retention_time_ms: i64 = -1 => until(4).ignorable(),
+        /// The topics to commit offsets for.
+        pub topics: Vec<OffsetCommitRequestTopic>,
     }
 }
 
-/// One topic of an [`OffsetCommitRequest`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct OffsetCommitRequestTopic {
-    /// The topic name (v2–9, ignorable).
-    pub name: String,
-    /// The topic id (v10+, ignorable).
-    pub topic_id: Uuid,
-    /// The partitions to commit offsets for.
-    pub partitions: Vec<OffsetCommitRequestPartition>,
-    /// Tagged fields this crate doesn't know (v8+).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
+wire_message!(
+    OffsetCommitRequest: OFFSET_COMMIT, versions 2..=10, first flexible 8,
+    response OffsetCommitResponse
+);
 
-/// One partition of an [`OffsetCommitRequestTopic`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OffsetCommitRequestPartition {
-    /// The partition index.
-    pub partition_index: i32,
-    /// The offset to commit: the next record the group should read.
-    pub committed_offset: i64,
-    /// The leader epoch of the record before the committed offset (v6+, ignorable), or -1.
-    pub committed_leader_epoch: i32,
-    /// Metadata the client wants to keep with the offset.
-    pub committed_metadata: Option<String>,
-    /// Tagged fields this crate doesn't know (v8+).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-impl Default for OffsetCommitRequestPartition {
-    fn default() -> Self {
-        OffsetCommitRequestPartition {
-            partition_index: 0,
-            committed_offset: 0,
-            committed_leader_epoch: -1,
-            committed_metadata: Some(String::new()),
-            unknown_tagged_fields: UnknownTaggedFields::default(),
-        }
-    }
-}
-
-impl Message for OffsetCommitRequest {
-    const API_KEY: ApiKey = ApiKey::OFFSET_COMMIT;
-    const VERSIONS: VersionRange = VersionRange { min: 2, max: 10 };
-    const FIRST_FLEXIBLE_VERSION: i16 = 8;
-    const NAME: &'static str = "OffsetCommitRequest";
-
-    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
-        Self::check_version(version)?;
-        let flexible = Self::is_flexible(version);
-        put_string(
-            buf,
-            &self.group_id,
-            flexible,
-            "OffsetCommitRequest.group_id",
-        )?;
-        buf.put_i32(self.generation_id_or_member_epoch);
-        put_string(
-            buf,
-            &self.member_id,
-            flexible,
-            "OffsetCommitRequest.member_id",
-        )?;
-        if version >= 7 {
-            put_nullable_string(
-                buf,
-                self.group_instance_id.as_deref(),
-                flexible,
-                "OffsetCommitRequest.group_instance_id",
-            )?;
-        } else {
-            require_default(
-                self.group_instance_id.is_none(),
-                "OffsetCommitRequest.group_instance_id",
-                version,
-            )?;
-        }
-        // RetentionTimeMs is ignorable: dropped from v5.
-        if version <= 4 {
-            buf.put_i64(self.retention_time_ms);
-        }
-        put_array(
-            buf,
-            &self.topics,
-            flexible,
-            "OffsetCommitRequest.topics",
-            |b, t| t.encode(b, version, flexible),
-        )?;
-        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
-        Ok(())
+wire_struct! {
+    /// One topic of an [`OffsetCommitRequest`].
+    pub struct OffsetCommitRequestTopic in "OffsetCommitRequest.topics" {
+        /// The topic name (v2–9, ignorable).
+        pub name: String => until(9).ignorable(),
+        /// The topic id (v10+, ignorable).
+        pub topic_id: Uuid => since(10).ignorable(),
+        /// The partitions to commit offsets for.
+        pub partitions: Vec<OffsetCommitRequestPartition>,
     }
 
-    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
-        Self::check_version(version)?;
-        let flexible = Self::is_flexible(version);
-        let mut request = OffsetCommitRequest {
-            group_id: get_string(buf, flexible, "OffsetCommitRequest.group_id")?,
-            generation_id_or_member_epoch: get_i32(
-                buf,
-                "OffsetCommitRequest.generation_id_or_member_epoch",
-            )?,
-            member_id: get_string(buf, flexible, "OffsetCommitRequest.member_id")?,
-            ..Default::default()
-        };
-        if version >= 7 {
-            request.group_instance_id =
-                get_nullable_string(buf, flexible, "OffsetCommitRequest.group_instance_id")?;
-        }
-        if version <= 4 {
-            request.retention_time_ms = get_i64(buf, "OffsetCommitRequest.retention_time_ms")?;
-        }
-        request.topics = get_array(
-            buf,
-            flexible,
-            OffsetCommitRequestTopic::min_size(version, flexible),
-            "OffsetCommitRequest.topics",
-            |b| OffsetCommitRequestTopic::decode(b, version, flexible),
-        )?;
-        request.unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetCommitRequest")?;
-        Ok(request)
-    }
-}
-
-impl Request for OffsetCommitRequest {
-    type Response = OffsetCommitResponse;
-}
-
-impl OffsetCommitRequestTopic {
-    const fn min_size(version: i16, flexible: bool) -> usize {
-        min_topic_key(version, flexible) + min_array(flexible) + min_tags(flexible)
-    }
-
-    fn encode(&self, buf: &mut BytesMut, version: i16, flexible: bool) -> Result<()> {
-        // Name (v2–9) and TopicId (v10+) are both ignorable.
-        if version <= 9 {
-            put_string(buf, &self.name, flexible, "OffsetCommitRequest.topics.name")?;
-        } else {
-            put_uuid(buf, &self.topic_id);
-        }
-        put_array(
-            buf,
-            &self.partitions,
-            flexible,
-            "OffsetCommitRequest.topics.partitions",
-            |b, p| p.encode(b, version, flexible),
-        )?;
-        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(buf: &mut Bytes, version: i16, flexible: bool) -> Result<Self> {
-        let mut topic = OffsetCommitRequestTopic::default();
-        if version <= 9 {
-            topic.name = get_string(buf, flexible, "OffsetCommitRequest.topics.name")?;
-        } else {
-            topic.topic_id = get_uuid(buf, "OffsetCommitRequest.topics.topic_id")?;
-        }
-        topic.partitions = get_array(
-            buf,
-            flexible,
-            OffsetCommitRequestPartition::min_size(version, flexible),
-            "OffsetCommitRequest.topics.partitions",
-            |b| OffsetCommitRequestPartition::decode(b, version, flexible),
-        )?;
-        topic.unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetCommitRequest.topics")?;
-        Ok(topic)
-    }
-}
-
-impl OffsetCommitRequestPartition {
-    const fn min_size(version: i16, flexible: bool) -> usize {
-        4 + 8 + if version >= 6 { 4 } else { 0 } + min_string(flexible) + min_tags(flexible)
-    }
-
-    fn encode(&self, buf: &mut BytesMut, version: i16, flexible: bool) -> Result<()> {
-        buf.put_i32(self.partition_index);
-        buf.put_i64(self.committed_offset);
-        // CommittedLeaderEpoch is ignorable: dropped before v6.
-        if version >= 6 {
-            buf.put_i32(self.committed_leader_epoch);
-        }
-        put_nullable_string(
-            buf,
-            self.committed_metadata.as_deref(),
-            flexible,
-            "OffsetCommitRequest.partitions.committed_metadata",
-        )?;
-        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(buf: &mut Bytes, version: i16, flexible: bool) -> Result<Self> {
-        let partition_index = get_i32(buf, "OffsetCommitRequest.partitions.partition_index")?;
-        let committed_offset = get_i64(buf, "OffsetCommitRequest.partitions.committed_offset")?;
-        let committed_leader_epoch = if version >= 6 {
-            get_i32(buf, "OffsetCommitRequest.partitions.committed_leader_epoch")?
-        } else {
-            -1
-        };
-        let committed_metadata = get_nullable_string(
-            buf,
-            flexible,
-            "OffsetCommitRequest.partitions.committed_metadata",
-        )?;
-        let unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetCommitRequest.partitions")?;
-        Ok(OffsetCommitRequestPartition {
-            partition_index,
-            committed_offset,
-            committed_leader_epoch,
-            committed_metadata,
-            unknown_tagged_fields,
-        })
+    /// One partition of an [`OffsetCommitRequestTopic`].
+    pub struct OffsetCommitRequestPartition in "OffsetCommitRequest.partitions" {
+        /// The partition index.
+        pub partition_index: i32,
+        /// The offset to commit: the next record the group should read.
+        pub committed_offset: i64,
+        /// The leader epoch of the record before the committed offset (v6+, ignorable), or
+        /// -1.
+        pub committed_leader_epoch: i32 = -1 => since(6).ignorable(),
+        /// Metadata the client wants to keep with the offset.
+        pub committed_metadata: Option<String> = Some(String::new()),
     }
 }
 
@@ -288,148 +72,35 @@ impl OffsetCommitRequestPartition {
 // Response
 // ---------------------------------------------------------------------------------------------
 
-/// An OffsetCommit response: an error code per partition.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct OffsetCommitResponse {
-    /// How long the request was throttled for a quota, in milliseconds (v3+, ignorable).
-    pub throttle_time_ms: i32,
-    /// The responses for each topic.
-    pub topics: Vec<OffsetCommitResponseTopic>,
-    /// Tagged fields this crate doesn't know (v8+).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-/// One topic of an [`OffsetCommitResponse`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct OffsetCommitResponseTopic {
-    /// The topic name (v2–9, ignorable).
-    pub name: String,
-    /// The topic id (v10+, ignorable).
-    pub topic_id: Uuid,
-    /// The responses for each partition.
-    pub partitions: Vec<OffsetCommitResponsePartition>,
-    /// Tagged fields this crate doesn't know (v8+).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-/// One partition of an [`OffsetCommitResponseTopic`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct OffsetCommitResponsePartition {
-    /// The partition index.
-    pub partition_index: i32,
-    /// The error code (see [`crate::ErrorCode`]), or 0.
-    pub error_code: i16,
-    /// Tagged fields this crate doesn't know (v8+).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-impl Message for OffsetCommitResponse {
-    const API_KEY: ApiKey = ApiKey::OFFSET_COMMIT;
-    const VERSIONS: VersionRange = VersionRange { min: 2, max: 10 };
-    const FIRST_FLEXIBLE_VERSION: i16 = 8;
-    const NAME: &'static str = "OffsetCommitResponse";
-
-    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
-        Self::check_version(version)?;
-        let flexible = Self::is_flexible(version);
-        // ThrottleTimeMs is ignorable: dropped in v2.
-        if version >= 3 {
-            buf.put_i32(self.throttle_time_ms);
-        }
-        put_array(
-            buf,
-            &self.topics,
-            flexible,
-            "OffsetCommitResponse.topics",
-            |b, t| t.encode(b, version, flexible),
-        )?;
-        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
-        Self::check_version(version)?;
-        let flexible = Self::is_flexible(version);
-        let throttle_time_ms = if version >= 3 {
-            get_i32(buf, "OffsetCommitResponse.throttle_time_ms")?
-        } else {
-            0
-        };
-        let topics = get_array(
-            buf,
-            flexible,
-            OffsetCommitResponseTopic::min_size(version, flexible),
-            "OffsetCommitResponse.topics",
-            |b| OffsetCommitResponseTopic::decode(b, version, flexible),
-        )?;
-        let unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetCommitResponse")?;
-        Ok(OffsetCommitResponse {
-            throttle_time_ms,
-            topics,
-            unknown_tagged_fields,
-        })
+wire_struct! {
+    /// An OffsetCommit response: an error code per partition.
+    pub struct OffsetCommitResponse in "OffsetCommitResponse" {
+        /// How long the request was throttled for a quota, in milliseconds (v3+, ignorable).
+        pub throttle_time_ms: i32 => since(3).ignorable(),
+        /// The responses for each topic.
+        pub topics: Vec<OffsetCommitResponseTopic>,
     }
 }
 
-impl OffsetCommitResponseTopic {
-    const fn min_size(version: i16, flexible: bool) -> usize {
-        min_topic_key(version, flexible) + min_array(flexible) + min_tags(flexible)
+wire_message!(OffsetCommitResponse: OFFSET_COMMIT, versions 2..=10, first flexible 8);
+
+wire_struct! {
+    /// One topic of an [`OffsetCommitResponse`].
+    pub struct OffsetCommitResponseTopic in "OffsetCommitResponse.topics" {
+        /// The topic name (v2–9, ignorable).
+        pub name: String => until(9).ignorable(),
+        /// The topic id (v10+, ignorable).
+        pub topic_id: Uuid => since(10).ignorable(),
+        /// The responses for each partition.
+        pub partitions: Vec<OffsetCommitResponsePartition>,
     }
 
-    fn encode(&self, buf: &mut BytesMut, version: i16, flexible: bool) -> Result<()> {
-        // Name (v2–9) and TopicId (v10+) are both ignorable.
-        if version <= 9 {
-            put_string(
-                buf,
-                &self.name,
-                flexible,
-                "OffsetCommitResponse.topics.name",
-            )?;
-        } else {
-            put_uuid(buf, &self.topic_id);
-        }
-        put_array(
-            buf,
-            &self.partitions,
-            flexible,
-            "OffsetCommitResponse.topics.partitions",
-            |b, p| {
-                b.put_i32(p.partition_index);
-                b.put_i16(p.error_code);
-                put_tags_if(b, flexible, &p.unknown_tagged_fields);
-                Ok(())
-            },
-        )?;
-        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(buf: &mut Bytes, version: i16, flexible: bool) -> Result<Self> {
-        let mut topic = OffsetCommitResponseTopic::default();
-        if version <= 9 {
-            topic.name = get_string(buf, flexible, "OffsetCommitResponse.topics.name")?;
-        } else {
-            topic.topic_id = get_uuid(buf, "OffsetCommitResponse.topics.topic_id")?;
-        }
-        topic.partitions = get_array(
-            buf,
-            flexible,
-            4 + 2 + min_tags(flexible),
-            "OffsetCommitResponse.topics.partitions",
-            |b| {
-                Ok(OffsetCommitResponsePartition {
-                    partition_index: get_i32(b, "OffsetCommitResponse.partitions.partition_index")?,
-                    error_code: get_i16(b, "OffsetCommitResponse.partitions.error_code")?,
-                    unknown_tagged_fields: if flexible {
-                        get_unknown_tagged_fields(b, "OffsetCommitResponse.partitions")?
-                    } else {
-                        UnknownTaggedFields::default()
-                    },
-                })
-            },
-        )?;
-        topic.unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetCommitResponse.topics")?;
-        Ok(topic)
+    /// One partition of an [`OffsetCommitResponseTopic`].
+    pub struct OffsetCommitResponsePartition in "OffsetCommitResponse.partitions" {
+        /// The partition index.
+        pub partition_index: i32,
+        /// The error code (see [`crate::ErrorCode`]), or 0.
+        pub error_code: i16,
     }
 }
 
@@ -442,7 +113,9 @@ mod tests {
     use crate::messages::testing::{
         arb_unknown_tags, arb_uuid, assert_prefixes_fail, assert_wire, encode,
     };
-    use crate::primitives::RawTaggedField;
+    use crate::messages::Message;
+    use crate::primitives::{RawTaggedField, UnknownTaggedFields};
+    use bytes::{Bytes, BytesMut};
     use proptest::collection::vec;
     use proptest::option;
     use proptest::prelude::*;

@@ -1,0 +1,642 @@
+//! Declarative message codecs: a struct of a message is declared once, each field with the
+//! versions that carry it, and its encoder, decoder and smallest encoding follow from that
+//! declaration, the way Kafka's JSON schemas describe a message.
+//!
+//! [`wire_struct!`] declares a struct; [`wire_message!`] makes one a [`Message`]. A field's
+//! type says how it is written (through [`Wire`]: `int32`, `string`, a nullable string, an
+//! array of structs, ...) and its [`Presence`] where: in which versions, whether a
+//! non-default value may be dropped from a version that lacks it (Kafka's `ignorable`),
+//! from which version it may be null, and whether it is a tagged field.
+//!
+//! ```ignore
+//! wire_struct! {
+//!     /// One partition of an OffsetCommit request.
+//!     pub struct OffsetCommitRequestPartition in "OffsetCommitRequest.partitions" {
+//!         /// The partition index.
+//!         pub partition_index: i32,
+//!         /// The leader epoch (v6+, ignorable), or -1.
+//!         pub committed_leader_epoch: i32 = -1 => since(6).ignorable(),
+//!     }
+//! }
+//! ```
+//!
+//! The declared struct gets a last field `unknown_tagged_fields` (the tagged fields of
+//! flexible versions that this crate doesn't know, kept so that re-encoding reproduces
+//! them) and a `Default` with each field's default (the field's `= value`, else its type's).
+//!
+//! # References
+//! <https://kafka.apache.org/protocol#protocol_messages>; Kafka's `clients/src/main/resources/
+//! common/message/README.md` (versions, `nullableVersions`, `taggedVersions`, `ignorable`).
+
+use bytes::{BufMut, Bytes, BytesMut};
+
+use crate::error::{Error, Result};
+use crate::messages::IsolationLevel;
+#[cfg(doc)]
+use crate::messages::Message;
+use crate::primitives::{
+    get_array, get_bool, get_bytes, get_i16, get_i32, get_i64, get_i8, get_nullable_array,
+    get_nullable_bytes, get_nullable_string, get_string, get_tagged_fields, get_uuid, min_array,
+    min_string, put_array, put_bool, put_bytes, put_nullable_array, put_nullable_bytes,
+    put_nullable_string, put_string, put_uuid, require_default, UnknownTaggedFields, Uuid,
+};
+
+/// What the encoding of a value depends on: the version, whether it is flexible (compact
+/// lengths and tagged fields), and whether the field being written may be null there.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Cx {
+    /// The message version.
+    pub(crate) version: i16,
+    /// Whether `version` is flexible.
+    pub(crate) flexible: bool,
+    /// Whether the field at hand may be null in `version`.
+    null_ok: bool,
+}
+
+impl Cx {
+    /// The context of a message at `version`, flexible or not.
+    pub(crate) const fn new(version: i16, flexible: bool) -> Cx {
+        Cx {
+            version,
+            flexible,
+            null_ok: true,
+        }
+    }
+}
+
+/// Where a field is on the wire.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Presence {
+    /// The first version with the field.
+    min: i16,
+    /// The last version with the field.
+    max: i16,
+    /// Whether a non-default value is silently dropped from versions without the field
+    /// (otherwise encoding it there fails with [`Error::FieldNotInVersion`]).
+    ignorable: bool,
+    /// The first version in which the field may be null.
+    nullable_from: i16,
+    /// The tag, for a tagged field.
+    tag: Option<u32>,
+}
+
+/// In every version.
+pub(crate) const ALWAYS: Presence = Presence {
+    min: 0,
+    max: i16::MAX,
+    ignorable: false,
+    nullable_from: 0,
+    tag: None,
+};
+
+/// From version `min` on.
+pub(crate) const fn since(min: i16) -> Presence {
+    Presence { min, ..ALWAYS }
+}
+
+/// Up to version `max`.
+pub(crate) const fn until(max: i16) -> Presence {
+    Presence { max, ..ALWAYS }
+}
+
+/// From version `min` to version `max`.
+pub(crate) const fn between(min: i16, max: i16) -> Presence {
+    Presence { min, max, ..ALWAYS }
+}
+
+impl Presence {
+    /// The field is ignorable: a non-default value is dropped from versions without it.
+    pub(crate) const fn ignorable(self) -> Presence {
+        Presence {
+            ignorable: true,
+            ..self
+        }
+    }
+
+    /// The field may be null only from version `v` on (an `Option` field is nullable in
+    /// all its versions otherwise).
+    pub(crate) const fn nullable_from(self, v: i16) -> Presence {
+        Presence {
+            nullable_from: v,
+            ..self
+        }
+    }
+
+    /// The field is tagged, with `tag`, in its versions.
+    pub(crate) const fn tagged(self, tag: u32) -> Presence {
+        Presence {
+            tag: Some(tag),
+            ..self
+        }
+    }
+
+    /// Whether `version` carries the field.
+    const fn contains(self, version: i16) -> bool {
+        self.min <= version && version <= self.max
+    }
+
+    /// Whether the field is in the body (not tagged) of `version`.
+    const fn in_body(self, version: i16) -> bool {
+        self.tag.is_none() && self.contains(version)
+    }
+
+    /// The context for the field's value.
+    const fn cx(self, cx: Cx) -> Cx {
+        Cx {
+            null_ok: cx.version >= self.nullable_from,
+            ..cx
+        }
+    }
+}
+
+/// A value with a wire encoding.
+pub(crate) trait Wire: Sized {
+    /// The smallest encoding, to bound what an array's count may claim.
+    fn min_size(cx: Cx) -> usize;
+    /// Writes the value.
+    fn put(&self, buf: &mut BytesMut, cx: Cx, what: &'static str) -> Result<()>;
+    /// Reads a value.
+    fn get(buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<Self>;
+}
+
+/// The fixed-size integers.
+macro_rules! fixed_wire {
+    ($($ty:ty: $put:ident, $get:ident;)*) => {$(
+        impl Wire for $ty {
+            #[inline]
+            fn min_size(_: Cx) -> usize {
+                core::mem::size_of::<$ty>()
+            }
+            #[inline]
+            fn put(&self, buf: &mut BytesMut, _: Cx, _: &'static str) -> Result<()> {
+                buf.$put(*self);
+                Ok(())
+            }
+            #[inline]
+            fn get(buf: &mut Bytes, _: Cx, what: &'static str) -> Result<Self> {
+                $get(buf, what)
+            }
+        }
+    )*};
+}
+
+fixed_wire! {
+    i8: put_i8, get_i8;
+    i16: put_i16, get_i16;
+    i32: put_i32, get_i32;
+    i64: put_i64, get_i64;
+}
+
+impl Wire for bool {
+    fn min_size(_: Cx) -> usize {
+        1
+    }
+    fn put(&self, buf: &mut BytesMut, _: Cx, _: &'static str) -> Result<()> {
+        put_bool(buf, *self);
+        Ok(())
+    }
+    fn get(buf: &mut Bytes, _: Cx, what: &'static str) -> Result<Self> {
+        get_bool(buf, what)
+    }
+}
+
+impl Wire for IsolationLevel {
+    fn min_size(_: Cx) -> usize {
+        1
+    }
+    fn put(&self, buf: &mut BytesMut, _: Cx, _: &'static str) -> Result<()> {
+        buf.put_i8(self.0);
+        Ok(())
+    }
+    fn get(buf: &mut Bytes, _: Cx, what: &'static str) -> Result<Self> {
+        get_i8(buf, what).map(IsolationLevel)
+    }
+}
+
+impl Wire for Uuid {
+    fn min_size(_: Cx) -> usize {
+        16
+    }
+    fn put(&self, buf: &mut BytesMut, _: Cx, _: &'static str) -> Result<()> {
+        put_uuid(buf, self);
+        Ok(())
+    }
+    fn get(buf: &mut Bytes, _: Cx, what: &'static str) -> Result<Self> {
+        get_uuid(buf, what)
+    }
+}
+
+impl Wire for String {
+    fn min_size(cx: Cx) -> usize {
+        min_string(cx.flexible)
+    }
+    fn put(&self, buf: &mut BytesMut, cx: Cx, what: &'static str) -> Result<()> {
+        put_string(buf, self, cx.flexible, what)
+    }
+    fn get(buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<Self> {
+        get_string(buf, cx.flexible, what)
+    }
+}
+
+impl Wire for Option<String> {
+    fn min_size(cx: Cx) -> usize {
+        min_string(cx.flexible)
+    }
+    fn put(&self, buf: &mut BytesMut, cx: Cx, what: &'static str) -> Result<()> {
+        check_null(self.is_none(), cx, what)?;
+        put_nullable_string(buf, self.as_deref(), cx.flexible, what)
+    }
+    fn get(buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<Self> {
+        if cx.null_ok {
+            get_nullable_string(buf, cx.flexible, what)
+        } else {
+            get_string(buf, cx.flexible, what).map(Some)
+        }
+    }
+}
+
+impl Wire for Bytes {
+    fn min_size(cx: Cx) -> usize {
+        min_array(cx.flexible)
+    }
+    fn put(&self, buf: &mut BytesMut, cx: Cx, what: &'static str) -> Result<()> {
+        put_bytes(buf, self, cx.flexible, what)
+    }
+    fn get(buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<Self> {
+        get_bytes(buf, cx.flexible, what)
+    }
+}
+
+/// Nullable bytes, and Fetch's `records`: zero-copy, a view into the input.
+impl Wire for Option<Bytes> {
+    fn min_size(cx: Cx) -> usize {
+        min_array(cx.flexible)
+    }
+    fn put(&self, buf: &mut BytesMut, cx: Cx, what: &'static str) -> Result<()> {
+        check_null(self.is_none(), cx, what)?;
+        put_nullable_bytes(buf, self.as_deref(), cx.flexible, what)
+    }
+    fn get(buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<Self> {
+        if cx.null_ok {
+            get_nullable_bytes(buf, cx.flexible, what)
+        } else {
+            get_bytes(buf, cx.flexible, what).map(Some)
+        }
+    }
+}
+
+impl<T: Wire> Wire for Vec<T> {
+    fn min_size(cx: Cx) -> usize {
+        min_array(cx.flexible)
+    }
+    fn put(&self, buf: &mut BytesMut, cx: Cx, what: &'static str) -> Result<()> {
+        put_array(buf, self, cx.flexible, what, |b, item| {
+            item.put(b, cx, what)
+        })
+    }
+    fn get(buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<Self> {
+        get_array(buf, cx.flexible, T::min_size(cx), what, |b| {
+            T::get(b, cx, what)
+        })
+    }
+}
+
+impl<T: Wire> Wire for Option<Vec<T>> {
+    fn min_size(cx: Cx) -> usize {
+        min_array(cx.flexible)
+    }
+    fn put(&self, buf: &mut BytesMut, cx: Cx, what: &'static str) -> Result<()> {
+        check_null(self.is_none(), cx, what)?;
+        put_nullable_array(buf, self.as_deref(), cx.flexible, what, |b, item| {
+            item.put(b, cx, what)
+        })
+    }
+    fn get(buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<Self> {
+        let min = T::min_size(cx);
+        if cx.null_ok {
+            get_nullable_array(buf, cx.flexible, min, what, |b| T::get(b, cx, what))
+        } else {
+            get_array(buf, cx.flexible, min, what, |b| T::get(b, cx, what)).map(Some)
+        }
+    }
+}
+
+/// Fails for a null where the version has none.
+fn check_null(is_null: bool, cx: Cx, what: &'static str) -> Result<()> {
+    if is_null && !cx.null_ok {
+        Err(Error::UnexpectedNull {
+            what,
+            version: cx.version,
+        })
+    } else {
+        Ok(())
+    }
+}
+
+/// The smallest encoding of a field of type `T` in the body at `cx`.
+#[inline(always)]
+pub(crate) fn field_min_size<T: Wire>(p: Presence, cx: Cx) -> usize {
+    if p.in_body(cx.version) {
+        T::min_size(p.cx(cx))
+    } else {
+        0
+    }
+}
+
+/// Writes a field of the body, or checks that a version without it may drop its value.
+#[inline(always)]
+pub(crate) fn put_field<T: Wire>(
+    buf: &mut BytesMut,
+    cx: Cx,
+    p: Presence,
+    value: &T,
+    is_default: impl FnOnce() -> bool,
+    what: &'static str,
+) -> Result<()> {
+    if p.in_body(cx.version) {
+        value.put(buf, p.cx(cx), what)
+    } else if p.contains(cx.version) || p.ignorable {
+        Ok(()) // A tagged field, written with the tagged section.
+    } else {
+        require_default(is_default(), what, cx.version)
+    }
+}
+
+/// Adds a tagged field that holds a non-default value to `tagged`.
+#[inline(always)]
+pub(crate) fn put_tagged_field<T: Wire>(
+    tagged: &mut Vec<(u32, BytesMut)>,
+    cx: Cx,
+    p: Presence,
+    value: &T,
+    is_default: impl FnOnce() -> bool,
+    what: &'static str,
+) -> Result<()> {
+    if let Some(tag) = p.tag {
+        if p.contains(cx.version) && !is_default() {
+            let mut b = BytesMut::new();
+            value.put(&mut b, p.cx(cx), what)?;
+            tagged.push((tag, b));
+        }
+    }
+    Ok(())
+}
+
+/// Reads a field of the body into `slot`, if `cx`'s version has it there.
+#[inline(always)]
+pub(crate) fn get_field<T: Wire>(
+    buf: &mut Bytes,
+    cx: Cx,
+    p: Presence,
+    slot: &mut T,
+    what: &'static str,
+) -> Result<()> {
+    if p.in_body(cx.version) {
+        *slot = T::get(buf, p.cx(cx), what)?;
+    }
+    Ok(())
+}
+
+/// Reads the tagged field `tag` into `slot` if it is this field's; says whether it was.
+#[inline(always)]
+pub(crate) fn get_tagged_field<T: Wire>(
+    data: &mut Bytes,
+    tag: u32,
+    cx: Cx,
+    p: Presence,
+    slot: &mut T,
+    what: &'static str,
+) -> Result<bool> {
+    if p.tag == Some(tag) && p.contains(cx.version) {
+        *slot = T::get(data, p.cx(cx), what)?;
+        Ok(true)
+    } else {
+        Ok(false)
+    }
+}
+
+/// Reads a tagged-field section, handing each tag to `known` (one instantiation of the
+/// reader for every struct).
+pub(crate) fn get_tags(
+    buf: &mut Bytes,
+    what: &'static str,
+    known: &mut dyn FnMut(u32, &mut Bytes) -> Result<bool>,
+) -> Result<UnknownTaggedFields> {
+    get_tagged_fields(buf, what, known)
+}
+
+/// Whether any of `fields` is tagged.
+pub(crate) const fn any_tagged(fields: &[Presence]) -> bool {
+    let mut i = 0;
+    while i < fields.len() {
+        if fields[i].tag.is_some() {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Declares structs of a message, with their codecs: see the [module docs](self).
+///
+/// `pub struct Name in "Message.path" { fields }`, one or more, each deriving `Debug`,
+/// `Clone`, `PartialEq` and `Eq` (and `Default`, from the fields' defaults); each field is
+/// `pub name: Type [= default] [=> presence]`, the presence built from [`since`],
+/// [`until`], [`between`] and [`Presence`]'s methods (every version when left out). The
+/// path names the fields in errors (`"Message.path.name"`).
+macro_rules! wire_struct {
+    ($(
+        $(#[$meta:meta])*
+        pub struct $name:ident in $path:literal {
+            $(
+                $(#[$fmeta:meta])*
+                pub $field:ident : $ty:ty $(= $default:expr)? $(=> $presence:expr)?
+            ),* $(,)?
+        }
+    )+) => {$(
+        $crate::messages::codec::wire_struct!(@one
+            $(#[$meta])*
+            pub struct $name in $path {
+                $(
+                    $(#[$fmeta])*
+                    pub $field: $ty $(= $default)? $(=> $presence)?,
+                )*
+            }
+        );
+    )+};
+    (@one
+        $(#[$meta:meta])*
+        pub struct $name:ident in $path:literal {
+            $(
+                $(#[$fmeta:meta])*
+                pub $field:ident : $ty:ty $(= $default:expr)? $(=> $presence:expr)?,
+            )*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub struct $name {
+            $(
+                $(#[$fmeta])*
+                pub $field: $ty,
+            )*
+            /// Tagged fields this crate doesn't know (flexible versions).
+            pub unknown_tagged_fields: $crate::primitives::UnknownTaggedFields,
+        }
+
+        impl ::core::default::Default for $name {
+            fn default() -> Self {
+                $name {
+                    $($field: $crate::messages::codec::wire_struct!(@default $ty $(, $default)?),)*
+                    unknown_tagged_fields: ::core::default::Default::default(),
+                }
+            }
+        }
+
+        impl $crate::messages::codec::Wire for $name {
+            fn min_size(cx: $crate::messages::codec::Cx) -> usize {
+                #[allow(unused_imports)]
+                use $crate::messages::codec::*;
+                let mut size = $crate::primitives::min_tags(cx.flexible);
+                $(
+                    size += field_min_size::<$ty>(
+                        $crate::messages::codec::wire_struct!(@presence $($presence)?),
+                        cx,
+                    );
+                )*
+                size
+            }
+
+            fn put(
+                &self,
+                buf: &mut ::bytes::BytesMut,
+                cx: $crate::messages::codec::Cx,
+                _: &'static str,
+            ) -> $crate::error::Result<()> {
+                #[allow(unused_imports)]
+                use $crate::messages::codec::*;
+                $(
+                    put_field(
+                        buf,
+                        cx,
+                        $crate::messages::codec::wire_struct!(@presence $($presence)?),
+                        &self.$field,
+                        || self.$field == wire_struct!(@default $ty $(, $default)?),
+                        concat!($path, ".", stringify!($field)),
+                    )?;
+                )*
+                if cx.flexible {
+                    const TAGGED: bool = any_tagged(&[$($crate::messages::codec::wire_struct!(@presence $($presence)?)),*]);
+                    if TAGGED {
+                        let mut tagged = ::std::vec::Vec::new();
+                        $(
+                            put_tagged_field(
+                                &mut tagged,
+                                cx,
+                                $crate::messages::codec::wire_struct!(@presence $($presence)?),
+                                &self.$field,
+                                || self.$field == wire_struct!(@default $ty $(, $default)?),
+                                concat!($path, ".", stringify!($field)),
+                            )?;
+                        )*
+                        $crate::primitives::put_tagged_fields(
+                            buf,
+                            tagged,
+                            &self.unknown_tagged_fields,
+                            $path,
+                        )?;
+                    } else {
+                        $crate::primitives::put_unknown_tagged_fields(
+                            buf,
+                            &self.unknown_tagged_fields,
+                        );
+                    }
+                }
+                Ok(())
+            }
+
+            fn get(
+                buf: &mut ::bytes::Bytes,
+                cx: $crate::messages::codec::Cx,
+                _: &'static str,
+            ) -> $crate::error::Result<Self> {
+                #[allow(unused_imports)]
+                use $crate::messages::codec::*;
+                let mut out = <$name as ::core::default::Default>::default();
+                $(
+                    get_field(
+                        buf,
+                        cx,
+                        $crate::messages::codec::wire_struct!(@presence $($presence)?),
+                        &mut out.$field,
+                        concat!($path, ".", stringify!($field)),
+                    )?;
+                )*
+                if cx.flexible {
+                    const TAGGED: bool = any_tagged(&[$($crate::messages::codec::wire_struct!(@presence $($presence)?)),*]);
+                    out.unknown_tagged_fields = if TAGGED {
+                        get_tags(buf, $path, &mut |tag: u32, data: &mut ::bytes::Bytes| {
+                            $(
+                                if get_tagged_field(
+                                    data,
+                                    tag,
+                                    cx,
+                                    $crate::messages::codec::wire_struct!(@presence $($presence)?),
+                                    &mut out.$field,
+                                    concat!($path, ".", stringify!($field)),
+                                )? {
+                                    return Ok(true);
+                                }
+                            )*
+                            Ok(false)
+                        })?
+                    } else {
+                        $crate::primitives::get_unknown_tagged_fields(buf, $path)?
+                    };
+                }
+                Ok(out)
+            }
+        }
+    };
+    (@default $ty:ty) => { <$ty as ::core::default::Default>::default() };
+    (@default $ty:ty, $default:expr) => { $default };
+    (@presence) => { $crate::messages::codec::ALWAYS };
+    (@presence $presence:expr) => { const { $presence } };
+}
+
+/// Makes a struct declared with [`wire_struct!`] a [`Message`] (and a
+/// [`Request`](crate::messages::Request) when it names its response).
+macro_rules! wire_message {
+    (
+        $name:ident: $key:ident, versions $min:literal ..= $max:literal,
+        first flexible $flexible:expr $(, response $response:ty)?
+    ) => {
+        impl $crate::messages::Message for $name {
+            const API_KEY: $crate::api_key::ApiKey = $crate::api_key::ApiKey::$key;
+            const VERSIONS: $crate::messages::VersionRange =
+                $crate::messages::VersionRange { min: $min, max: $max };
+            const FIRST_FLEXIBLE_VERSION: i16 = $flexible;
+            const NAME: &'static str = stringify!($name);
+
+            fn encode(&self, buf: &mut ::bytes::BytesMut, version: i16) -> $crate::error::Result<()> {
+                Self::check_version(version)?;
+                let cx = $crate::messages::codec::Cx::new(version, Self::is_flexible(version));
+                $crate::messages::codec::Wire::put(self, buf, cx, Self::NAME)
+            }
+
+            fn decode(buf: &mut ::bytes::Bytes, version: i16) -> $crate::error::Result<Self> {
+                Self::check_version(version)?;
+                let cx = $crate::messages::codec::Cx::new(version, Self::is_flexible(version));
+                $crate::messages::codec::Wire::get(buf, cx, Self::NAME)
+            }
+        }
+
+        $(
+            impl $crate::messages::Request for $name {
+                type Response = $response;
+            }
+        )?
+    };
+}
+
+pub(crate) use {wire_message, wire_struct};
