@@ -111,7 +111,7 @@ mod tests {
     use crate::messages::decode_exact;
     use crate::messages::testing::sample_property_tests;
     use crate::messages::testing::{
-        arb_unknown_tags, arb_uuid, assert_prefixes_fail, assert_wire, encode,
+        arb_unknown_tags, arb_uuid, check_encodings, check_length_bombs, encode,
     };
     use crate::messages::Message;
     use crate::primitives::{RawTaggedField, UnknownTaggedFields};
@@ -449,68 +449,48 @@ mod tests {
 
     #[test]
     fn requests_match_hand_written_bytes() {
-        assert_wire(&request_v2(), 2, REQUEST_V2);
-        assert_wire(&request_v7(), 7, REQUEST_V7);
-        assert_wire(&request_v8(), 8, REQUEST_V8);
-        assert_wire(&request_v10(), 10, REQUEST_V10);
+        check_encodings(&[
+            (2, REQUEST_V2, request_v2()),
+            (7, REQUEST_V7, request_v7()),
+            (8, REQUEST_V8, request_v8()),
+            (10, REQUEST_V10, request_v10()),
+        ]);
     }
 
     #[test]
     fn responses_match_hand_written_bytes() {
-        assert_wire(&response_v3(), 3, RESPONSE_V3);
-        assert_wire(&response_v10(), 10, RESPONSE_V10);
+        check_encodings(&[
+            (3, RESPONSE_V3, response_v3()),
+            (10, RESPONSE_V10, response_v10()),
+        ]);
     }
 
-    // --- 3. prefixes and trailing bytes --------------------------------------------------------
-
-    #[test]
-    fn truncations_and_trailing_bytes_fail() {
-        assert_prefixes_fail::<OffsetCommitRequest>(REQUEST_V2, 2);
-        assert_prefixes_fail::<OffsetCommitRequest>(REQUEST_V7, 7);
-        assert_prefixes_fail::<OffsetCommitRequest>(REQUEST_V8, 8);
-        assert_prefixes_fail::<OffsetCommitRequest>(REQUEST_V10, 10);
-        assert_prefixes_fail::<OffsetCommitResponse>(RESPONSE_V3, 3);
-        assert_prefixes_fail::<OffsetCommitResponse>(RESPONSE_V10, 10);
-    }
-
-    // --- 4. length bombs -----------------------------------------------------------------------
+    // --- 3. length bombs -----------------------------------------------------------------------
 
     #[test]
     fn length_bombs_fail_at_once() {
-        let bad = |bytes: &'static [u8], version: i16, request: bool| {
-            let r = if request {
-                decode_exact::<OffsetCommitRequest>(Bytes::from_static(bytes), version).err()
-            } else {
-                decode_exact::<OffsetCommitResponse>(Bytes::from_static(bytes), version).err()
-            };
-            assert!(
-                matches!(r, Some(Error::InvalidLength { .. })),
-                "{bytes:?} at v{version}: {r:?}"
-            );
-        };
-        // Request v2: group_id length 0x7fff.
-        bad(&[0x7f, 0xff, 0, 0, 0, 0, 0, 0, 0, 0], 2, true);
-        // Request v5: topics count 0x7fffffff (group "", generation 0, member "").
-        bad(
-            &[0, 0, 0, 0, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0],
-            5,
-            true,
-        );
-        // Request v8: compact member_id length 0xffffffff.
-        bad(&[0x01, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f], 8, true);
-        // Request v10: compact partitions count 0xffffffff after a topic id.
-        bad(
-            &[
-                0x01, 0, 0, 0, 0, 0x01, 0x00, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                0xff, 0xff, 0xff, 0xff, 0x0f, 0,
-            ],
-            10,
-            true,
-        );
-        // Response v2: topics count 0x7fffffff.
-        bad(&[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0], 2, false);
-        // Response v9: compact topics count 0xffffffff.
-        bad(&[0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 0], 9, false);
+        check_length_bombs::<OffsetCommitRequest>(&[
+            // v2: group_id length 0x7fff.
+            (2, &[0x7f, 0xff, 0, 0, 0, 0, 0, 0, 0, 0]),
+            // v5: topics count 0x7fffffff (group "", generation 0, member "").
+            (5, &[0, 0, 0, 0, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0]),
+            // v8: compact member_id length 0xffffffff.
+            (8, &[0x01, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f]),
+            // v10: compact partitions count 0xffffffff after a topic id.
+            (
+                10,
+                &[
+                    0x01, 0, 0, 0, 0, 0x01, 0x00, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                    0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 0,
+                ],
+            ),
+        ]);
+        check_length_bombs::<OffsetCommitResponse>(&[
+            // v2: topics count 0x7fffffff.
+            (2, &[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0]),
+            // v9: compact topics count 0xffffffff.
+            (9, &[0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 0]),
+        ]);
     }
 
     // --- 5. non-ignorable fields absent from a version -----------------------------------------

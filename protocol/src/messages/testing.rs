@@ -45,6 +45,30 @@ pub(crate) fn assert_prefixes_fail<M: Message + core::fmt::Debug>(bytes: &[u8], 
     ));
 }
 
+/// Checks hand-written encodings of `M`: each `(version, bytes, value)` encodes to exactly
+/// `bytes` and decodes back to `value`, every strict prefix of `bytes` fails, and one
+/// trailing byte is refused.
+pub(crate) fn check_encodings<M: Message + PartialEq + core::fmt::Debug>(
+    cases: &[(i16, &[u8], M)],
+) {
+    for (version, bytes, value) in cases {
+        assert_wire(value, *version, bytes);
+        assert_prefixes_fail::<M>(bytes, *version);
+    }
+}
+
+/// Each `(version, bytes)` claims a length or count beyond the bytes present, and decoding
+/// it as an `M` fails with `InvalidLength` before anything is allocated for it.
+pub(crate) fn check_length_bombs<M: Message + core::fmt::Debug>(cases: &[(i16, &[u8])]) {
+    for (version, bytes) in cases {
+        let r = decode_exact::<M>(Bytes::copy_from_slice(bytes), *version);
+        assert!(
+            matches!(r, Err(Error::InvalidLength { .. })),
+            "{bytes:?} at v{version}: {r:?}"
+        );
+    }
+}
+
 /// Decodes `data` as a `Q` and as an `S` at each of `versions`: the result doesn't matter,
 /// only that nothing panics.
 pub(crate) fn decode_both<Q: Message, S: Message>(
