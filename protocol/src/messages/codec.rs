@@ -382,19 +382,20 @@ pub(crate) fn put_tagged_field<T: Wire>(
     Ok(())
 }
 
-/// Reads a field of the body into `slot`, if `cx`'s version has it there.
+/// Reads a field of the body if `cx`'s version has it there; its default otherwise.
 #[inline(always)]
 pub(crate) fn get_field<T: Wire>(
     buf: &mut Bytes,
     cx: Cx,
     p: Presence,
-    slot: &mut T,
+    default: impl FnOnce() -> T,
     what: &'static str,
-) -> Result<()> {
+) -> Result<T> {
     if p.in_body(cx.version) {
-        *slot = T::get(buf, p.cx(cx), what)?;
+        T::get(buf, p.cx(cx), what)
+    } else {
+        Ok(default())
     }
-    Ok(())
 }
 
 /// Reads the tagged field `tag` into `slot` if it is this field's; says whether it was.
@@ -562,16 +563,20 @@ macro_rules! wire_struct {
             ) -> $crate::error::Result<Self> {
                 #[allow(unused_imports)]
                 use $crate::messages::codec::*;
-                let mut out = <$name as ::core::default::Default>::default();
-                $(
-                    get_field(
-                        buf,
-                        cx,
-                        $crate::messages::codec::wire_struct!(@presence $($presence)?),
-                        &mut out.$field,
-                        concat!($path, ".", stringify!($field)),
-                    )?;
-                )*
+                // One struct expression, its fields read in order: no default built and
+                // dropped for each field read.
+                let mut out = $name {
+                    $(
+                        $field: get_field(
+                            buf,
+                            cx,
+                            $crate::messages::codec::wire_struct!(@presence $($presence)?),
+                            || $crate::messages::codec::wire_struct!(@default $ty $(, $default)?),
+                            concat!($path, ".", stringify!($field)),
+                        )?,
+                    )*
+                    unknown_tagged_fields: ::core::default::Default::default(),
+                };
                 if cx.flexible {
                     const TAGGED: bool = any_tagged(&[$($crate::messages::codec::wire_struct!(@presence $($presence)?)),*]);
                     out.unknown_tagged_fields = if TAGGED {
