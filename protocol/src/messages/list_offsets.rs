@@ -11,15 +11,8 @@
 //! `ListOffsetsResponse.json` (Kafka 4.2.1), KIP-734 (max timestamp), KIP-405 (earliest local),
 //! KIP-1005 (latest tiered), KIP-1075 (timeout), KIP-1023 (earliest pending upload).
 
-use bytes::{BufMut, Bytes, BytesMut};
-
-use crate::api_key::ApiKey;
-use crate::error::Result;
-use crate::messages::{IsolationLevel, Message, Request, VersionRange};
-use crate::primitives::{
-    get_array, get_i16, get_i32, get_i64, get_i8, get_string, get_tags_if, min_array, min_string,
-    min_tags, put_array, put_string, put_tags_if, require_default, UnknownTaggedFields,
-};
+use crate::messages::codec::{wire_message, wire_struct};
+use crate::messages::IsolationLevel;
 
 /// The offset of the next record to be written (the high watermark, or the last stable offset
 /// under read-committed). Any version.
@@ -61,59 +54,46 @@ pub const fn min_version_for_timestamp(timestamp: i64) -> Option<i16> {
 // Request
 // ---------------------------------------------------------------------------------------------
 
-/// A ListOffsets request: for each partition, the offset at a timestamp.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ListOffsetsRequest {
-    /// The broker ID of the requester, or [`CONSUMER_REPLICA_ID`] (-1) for a normal consumer.
-    /// The schema default is 0, which a consumer must not send.
-    pub replica_id: i32,
-    /// The visibility of transactional records (v2+; not ignorable, so read-committed cannot
-    /// be sent in v1).
-    pub isolation_level: IsolationLevel,
-    /// Each topic in the request.
-    pub topics: Vec<ListOffsetsTopic>,
-    /// How long the broker may wait for remote (tiered) storage, in milliseconds (v10+,
-    /// ignorable).
-    pub timeout_ms: i32,
-    /// Tagged fields this crate doesn't know (v6+).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
+wire_struct! {
+    /// A ListOffsets request: for each partition, the offset at a timestamp.
+    pub struct ListOffsetsRequest in "ListOffsetsRequest" {
+        /// The broker ID of the requester, or [`CONSUMER_REPLICA_ID`] (-1) for a normal
+        /// consumer. The schema default is 0, which a consumer must not send.
+        pub replica_id: i32,
+        /// The visibility of transactional records (v2+; not ignorable, so read-committed
+        /// cannot be sent in v1).
+        pub isolation_level: IsolationLevel => since(2),
+        /// Each topic in the request.
+        pub topics: Vec<ListOffsetsTopic>,
+        /// How long the broker may wait for remote (tiered) storage, in milliseconds (v10+,
+        /// ignorable).
+        pub timeout_ms: i32 => since(10).ignorable(),
+    }
 
-/// One topic of a [`ListOffsetsRequest`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ListOffsetsTopic {
-    /// The topic name.
-    pub name: String,
-    /// Each partition in the request.
-    pub partitions: Vec<ListOffsetsPartition>,
-    /// Tagged fields this crate doesn't know (v6+).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
+    /// One topic of a [`ListOffsetsRequest`].
+    pub struct ListOffsetsTopic in "ListOffsetsRequest.topics" {
+        /// The topic name.
+        pub name: String,
+        /// Each partition in the request.
+        pub partitions: Vec<ListOffsetsPartition>,
+    }
 
-/// One partition of a [`ListOffsetsTopic`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ListOffsetsPartition {
-    /// The partition index.
-    pub partition_index: i32,
-    /// The leader epoch the client knows, for fencing (v4+, ignorable); -1 for none.
-    pub current_leader_epoch: i32,
-    /// The target: a millisecond timestamp or one of the special values ([`LATEST`],
-    /// [`EARLIEST`], ...; see [`min_version_for_timestamp`]).
-    pub timestamp: i64,
-    /// Tagged fields this crate doesn't know (v6+).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-impl Default for ListOffsetsPartition {
-    fn default() -> Self {
-        ListOffsetsPartition {
-            partition_index: 0,
-            current_leader_epoch: -1,
-            timestamp: 0,
-            unknown_tagged_fields: UnknownTaggedFields::default(),
-        }
+    /// One partition of a [`ListOffsetsTopic`].
+    pub struct ListOffsetsPartition in "ListOffsetsRequest.partitions" {
+        /// The partition index.
+        pub partition_index: i32,
+        /// The leader epoch the client knows, for fencing (v4+, ignorable); -1 for none.
+        pub current_leader_epoch: i32 = -1 => since(4).ignorable(),
+        /// The target: a millisecond timestamp or one of the special values ([`LATEST`],
+        /// [`EARLIEST`], ...; see [`min_version_for_timestamp`]).
+        pub timestamp: i64,
     }
 }
+
+wire_message!(
+    ListOffsetsRequest: LIST_OFFSETS, versions 1..=11, first flexible 6,
+    response ListOffsetsResponse
+);
 
 impl ListOffsetsRequest {
     /// The lowest version that can carry this request: the highest
@@ -132,331 +112,44 @@ impl ListOffsetsRequest {
     }
 }
 
-impl Message for ListOffsetsRequest {
-    const API_KEY: ApiKey = ApiKey::LIST_OFFSETS;
-    const VERSIONS: VersionRange = VersionRange { min: 1, max: 11 };
-    const FIRST_FLEXIBLE_VERSION: i16 = 6;
-    const NAME: &'static str = "ListOffsetsRequest";
-
-    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
-        Self::check_version(version)?;
-        let flexible = Self::is_flexible(version);
-        buf.put_i32(self.replica_id);
-        if version >= 2 {
-            buf.put_i8(self.isolation_level.0);
-        } else {
-            require_default(
-                self.isolation_level == IsolationLevel::default(),
-                "ListOffsetsRequest.isolation_level",
-                version,
-            )?;
-        }
-        put_array(
-            buf,
-            &self.topics,
-            flexible,
-            "ListOffsetsRequest.topics",
-            |b, t| t.encode(b, version, flexible),
-        )?;
-        if version >= 10 {
-            buf.put_i32(self.timeout_ms);
-        }
-        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
-        Self::check_version(version)?;
-        let flexible = Self::is_flexible(version);
-        let replica_id = get_i32(buf, "ListOffsetsRequest.replica_id")?;
-        let isolation_level = if version >= 2 {
-            IsolationLevel(get_i8(buf, "ListOffsetsRequest.isolation_level")?)
-        } else {
-            IsolationLevel::default()
-        };
-        let topics = get_array(
-            buf,
-            flexible,
-            ListOffsetsTopic::min_size(flexible),
-            "ListOffsetsRequest.topics",
-            |b| ListOffsetsTopic::decode(b, version, flexible),
-        )?;
-        let timeout_ms = if version >= 10 {
-            get_i32(buf, "ListOffsetsRequest.timeout_ms")?
-        } else {
-            0
-        };
-        let unknown_tagged_fields = get_tags_if(buf, flexible, "ListOffsetsRequest")?;
-        Ok(ListOffsetsRequest {
-            replica_id,
-            isolation_level,
-            topics,
-            timeout_ms,
-            unknown_tagged_fields,
-        })
-    }
-}
-
-impl Request for ListOffsetsRequest {
-    type Response = ListOffsetsResponse;
-}
-
-impl ListOffsetsTopic {
-    const fn min_size(flexible: bool) -> usize {
-        min_string(flexible) + min_array(flexible) + min_tags(flexible)
-    }
-
-    fn encode(&self, buf: &mut BytesMut, version: i16, flexible: bool) -> Result<()> {
-        put_string(buf, &self.name, flexible, "ListOffsetsRequest.topics.name")?;
-        put_array(
-            buf,
-            &self.partitions,
-            flexible,
-            "ListOffsetsRequest.topics.partitions",
-            |b, p| {
-                p.encode(b, version, flexible);
-                Ok(())
-            },
-        )?;
-        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(buf: &mut Bytes, version: i16, flexible: bool) -> Result<Self> {
-        let name = get_string(buf, flexible, "ListOffsetsRequest.topics.name")?;
-        let partitions = get_array(
-            buf,
-            flexible,
-            ListOffsetsPartition::min_size(version, flexible),
-            "ListOffsetsRequest.topics.partitions",
-            |b| ListOffsetsPartition::decode(b, version, flexible),
-        )?;
-        let unknown_tagged_fields = get_tags_if(buf, flexible, "ListOffsetsRequest.topics")?;
-        Ok(ListOffsetsTopic {
-            name,
-            partitions,
-            unknown_tagged_fields,
-        })
-    }
-}
-
-impl ListOffsetsPartition {
-    const fn min_size(version: i16, flexible: bool) -> usize {
-        4 + if version >= 4 { 4 } else { 0 } + 8 + min_tags(flexible)
-    }
-
-    fn encode(&self, buf: &mut BytesMut, version: i16, flexible: bool) {
-        buf.put_i32(self.partition_index);
-        // CurrentLeaderEpoch is ignorable: dropped before v4.
-        if version >= 4 {
-            buf.put_i32(self.current_leader_epoch);
-        }
-        buf.put_i64(self.timestamp);
-        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
-    }
-
-    fn decode(buf: &mut Bytes, version: i16, flexible: bool) -> Result<Self> {
-        let partition_index = get_i32(buf, "ListOffsetsRequest.partitions.partition_index")?;
-        let current_leader_epoch = if version >= 4 {
-            get_i32(buf, "ListOffsetsRequest.partitions.current_leader_epoch")?
-        } else {
-            -1
-        };
-        let timestamp = get_i64(buf, "ListOffsetsRequest.partitions.timestamp")?;
-        let unknown_tagged_fields = get_tags_if(buf, flexible, "ListOffsetsRequest.partitions")?;
-        Ok(ListOffsetsPartition {
-            partition_index,
-            current_leader_epoch,
-            timestamp,
-            unknown_tagged_fields,
-        })
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Response
 // ---------------------------------------------------------------------------------------------
 
-/// A ListOffsets response: for each partition, the offset found and its timestamp.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ListOffsetsResponse {
-    /// How long the request was throttled for a quota, in milliseconds (v2+, ignorable).
-    pub throttle_time_ms: i32,
-    /// Each topic in the response.
-    pub topics: Vec<ListOffsetsTopicResponse>,
-    /// Tagged fields this crate doesn't know (v6+).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
+wire_struct! {
+    /// A ListOffsets response: for each partition, the offset found and its timestamp.
+    pub struct ListOffsetsResponse in "ListOffsetsResponse" {
+        /// How long the request was throttled for a quota, in milliseconds (v2+, ignorable).
+        pub throttle_time_ms: i32 => since(2).ignorable(),
+        /// Each topic in the response.
+        pub topics: Vec<ListOffsetsTopicResponse>,
+    }
 
-/// One topic of a [`ListOffsetsResponse`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ListOffsetsTopicResponse {
-    /// The topic name.
-    pub name: String,
-    /// Each partition in the response.
-    pub partitions: Vec<ListOffsetsPartitionResponse>,
-    /// Tagged fields this crate doesn't know (v6+).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
+    /// One topic of a [`ListOffsetsResponse`].
+    pub struct ListOffsetsTopicResponse in "ListOffsetsResponse.topics" {
+        /// The topic name.
+        pub name: String,
+        /// Each partition in the response.
+        pub partitions: Vec<ListOffsetsPartitionResponse>,
+    }
 
-/// One partition of a [`ListOffsetsTopicResponse`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ListOffsetsPartitionResponse {
-    /// The partition index.
-    pub partition_index: i32,
-    /// The partition's error code (see [`crate::ErrorCode`]), or 0.
-    pub error_code: i16,
-    /// The timestamp of the record at the returned offset, or -1.
-    pub timestamp: i64,
-    /// The returned offset, or -1 when there is none (e.g. no record at or after the
-    /// timestamp).
-    pub offset: i64,
-    /// The leader epoch of the returned offset (v4+, not ignorable), or -1.
-    pub leader_epoch: i32,
-    /// Tagged fields this crate doesn't know (v6+).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-impl Default for ListOffsetsPartitionResponse {
-    fn default() -> Self {
-        ListOffsetsPartitionResponse {
-            partition_index: 0,
-            error_code: 0,
-            timestamp: -1,
-            offset: -1,
-            leader_epoch: -1,
-            unknown_tagged_fields: UnknownTaggedFields::default(),
-        }
+    /// One partition of a [`ListOffsetsTopicResponse`].
+    pub struct ListOffsetsPartitionResponse in "ListOffsetsResponse.partitions" {
+        /// The partition index.
+        pub partition_index: i32,
+        /// The partition's error code (see [`crate::ErrorCode`]), or 0.
+        pub error_code: i16,
+        /// The timestamp of the record at the returned offset, or -1.
+        pub timestamp: i64 = -1,
+        /// The returned offset, or -1 when there is none (e.g. no record at or after the
+        /// timestamp).
+        pub offset: i64 = -1,
+        /// The leader epoch of the returned offset (v4+, not ignorable), or -1.
+        pub leader_epoch: i32 = -1 => since(4),
     }
 }
 
-impl Message for ListOffsetsResponse {
-    const API_KEY: ApiKey = ApiKey::LIST_OFFSETS;
-    const VERSIONS: VersionRange = VersionRange { min: 1, max: 11 };
-    const FIRST_FLEXIBLE_VERSION: i16 = 6;
-    const NAME: &'static str = "ListOffsetsResponse";
-
-    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
-        Self::check_version(version)?;
-        let flexible = Self::is_flexible(version);
-        if version >= 2 {
-            buf.put_i32(self.throttle_time_ms);
-        }
-        put_array(
-            buf,
-            &self.topics,
-            flexible,
-            "ListOffsetsResponse.topics",
-            |b, t| t.encode(b, version, flexible),
-        )?;
-        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
-        Self::check_version(version)?;
-        let flexible = Self::is_flexible(version);
-        let throttle_time_ms = if version >= 2 {
-            get_i32(buf, "ListOffsetsResponse.throttle_time_ms")?
-        } else {
-            0
-        };
-        let topics = get_array(
-            buf,
-            flexible,
-            ListOffsetsTopicResponse::min_size(flexible),
-            "ListOffsetsResponse.topics",
-            |b| ListOffsetsTopicResponse::decode(b, version, flexible),
-        )?;
-        let unknown_tagged_fields = get_tags_if(buf, flexible, "ListOffsetsResponse")?;
-        Ok(ListOffsetsResponse {
-            throttle_time_ms,
-            topics,
-            unknown_tagged_fields,
-        })
-    }
-}
-
-impl ListOffsetsTopicResponse {
-    const fn min_size(flexible: bool) -> usize {
-        min_string(flexible) + min_array(flexible) + min_tags(flexible)
-    }
-
-    fn encode(&self, buf: &mut BytesMut, version: i16, flexible: bool) -> Result<()> {
-        put_string(buf, &self.name, flexible, "ListOffsetsResponse.topics.name")?;
-        put_array(
-            buf,
-            &self.partitions,
-            flexible,
-            "ListOffsetsResponse.topics.partitions",
-            |b, p| p.encode(b, version, flexible),
-        )?;
-        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(buf: &mut Bytes, version: i16, flexible: bool) -> Result<Self> {
-        let name = get_string(buf, flexible, "ListOffsetsResponse.topics.name")?;
-        let partitions = get_array(
-            buf,
-            flexible,
-            ListOffsetsPartitionResponse::min_size(version, flexible),
-            "ListOffsetsResponse.topics.partitions",
-            |b| ListOffsetsPartitionResponse::decode(b, version, flexible),
-        )?;
-        let unknown_tagged_fields = get_tags_if(buf, flexible, "ListOffsetsResponse.topics")?;
-        Ok(ListOffsetsTopicResponse {
-            name,
-            partitions,
-            unknown_tagged_fields,
-        })
-    }
-}
-
-impl ListOffsetsPartitionResponse {
-    const fn min_size(version: i16, flexible: bool) -> usize {
-        4 + 2 + 8 + 8 + if version >= 4 { 4 } else { 0 } + min_tags(flexible)
-    }
-
-    fn encode(&self, buf: &mut BytesMut, version: i16, flexible: bool) -> Result<()> {
-        buf.put_i32(self.partition_index);
-        buf.put_i16(self.error_code);
-        buf.put_i64(self.timestamp);
-        buf.put_i64(self.offset);
-        if version >= 4 {
-            buf.put_i32(self.leader_epoch);
-        } else {
-            require_default(
-                self.leader_epoch == -1,
-                "ListOffsetsResponse.partitions.leader_epoch",
-                version,
-            )?;
-        }
-        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(buf: &mut Bytes, version: i16, flexible: bool) -> Result<Self> {
-        let partition_index = get_i32(buf, "ListOffsetsResponse.partitions.partition_index")?;
-        let error_code = get_i16(buf, "ListOffsetsResponse.partitions.error_code")?;
-        let timestamp = get_i64(buf, "ListOffsetsResponse.partitions.timestamp")?;
-        let offset = get_i64(buf, "ListOffsetsResponse.partitions.offset")?;
-        let leader_epoch = if version >= 4 {
-            get_i32(buf, "ListOffsetsResponse.partitions.leader_epoch")?
-        } else {
-            -1
-        };
-        let unknown_tagged_fields = get_tags_if(buf, flexible, "ListOffsetsResponse.partitions")?;
-        Ok(ListOffsetsPartitionResponse {
-            partition_index,
-            error_code,
-            timestamp,
-            offset,
-            leader_epoch,
-            unknown_tagged_fields,
-        })
-    }
-}
+wire_message!(ListOffsetsResponse: LIST_OFFSETS, versions 1..=11, first flexible 6);
 
 #[cfg(test)]
 mod tests {
@@ -465,7 +158,9 @@ mod tests {
     use crate::messages::decode_exact;
     use crate::messages::testing::sample_property_tests;
     use crate::messages::testing::{arb_unknown_tags, assert_prefixes_fail, assert_wire, encode};
-    use crate::primitives::RawTaggedField;
+    use crate::messages::Message;
+    use crate::primitives::{RawTaggedField, UnknownTaggedFields};
+    use bytes::{Bytes, BytesMut};
     use proptest::prelude::*;
 
     // --- helpers ------------------------------------------------------------------------------
