@@ -157,7 +157,7 @@ mod tests {
     use crate::error::Error;
     use crate::messages::decode_exact;
     use crate::messages::testing::sample_property_tests;
-    use crate::messages::testing::{arb_unknown_tags, assert_prefixes_fail, assert_wire, encode};
+    use crate::messages::testing::{arb_unknown_tags, check_encodings, check_length_bombs, encode};
     use crate::messages::Message;
     use crate::primitives::{RawTaggedField, UnknownTaggedFields};
     use bytes::{Bytes, BytesMut};
@@ -408,74 +408,50 @@ mod tests {
     }
 
     #[test]
-    fn request_v1_matches_hand_written_bytes() {
-        assert_wire(&request_v1(), 1, REQUEST_V1);
+    fn requests_match_hand_written_bytes() {
+        check_encodings(&[
+            (1, REQUEST_V1, request_v1()),
+            (10, REQUEST_V10, request_v10()),
+        ]);
     }
 
     #[test]
-    fn request_v10_matches_hand_written_bytes() {
-        assert_wire(&request_v10(), 10, REQUEST_V10);
+    fn responses_match_hand_written_bytes() {
+        check_encodings(&[
+            (2, RESPONSE_V2, response_v2()),
+            (8, RESPONSE_V8, response_v8()),
+        ]);
     }
 
-    #[test]
-    fn response_v2_matches_hand_written_bytes() {
-        assert_wire(&response_v2(), 2, RESPONSE_V2);
-    }
-
-    #[test]
-    fn response_v8_matches_hand_written_bytes() {
-        assert_wire(&response_v8(), 8, RESPONSE_V8);
-    }
-
-    // --- 3. prefixes and trailing bytes --------------------------------------------------------
-
-    #[test]
-    fn truncations_and_trailing_bytes_fail() {
-        assert_prefixes_fail::<ListOffsetsRequest>(REQUEST_V1, 1);
-        assert_prefixes_fail::<ListOffsetsRequest>(REQUEST_V10, 10);
-        assert_prefixes_fail::<ListOffsetsResponse>(RESPONSE_V2, 2);
-        assert_prefixes_fail::<ListOffsetsResponse>(RESPONSE_V8, 8);
-    }
-
-    // --- 4. length bombs -----------------------------------------------------------------------
+    // --- 3. length bombs -----------------------------------------------------------------------
 
     #[test]
     fn length_bombs_fail_at_once() {
-        // Request v1: topics count 0x7fffffff.
-        let bomb = [0xff, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0, 0];
-        assert!(matches!(
-            decode_exact::<ListOffsetsRequest>(Bytes::copy_from_slice(&bomb), 1),
-            Err(Error::InvalidLength { .. })
-        ));
-        // Request v6: compact topics count 0xffffffff.
-        let bomb = [0xff, 0xff, 0xff, 0xff, 0x00, 0xff, 0xff, 0xff, 0xff, 0x0f];
-        assert!(matches!(
-            decode_exact::<ListOffsetsRequest>(Bytes::copy_from_slice(&bomb), 6),
-            Err(Error::InvalidLength { .. })
-        ));
-        // Request v1: topic name length 0x7fff.
-        let bomb = [
-            0xff, 0xff, 0xff, 0xff, 0, 0, 0, 1, 0x7f, 0xff, 0, 0, 0, 0, 0, 0,
-        ];
-        assert!(matches!(
-            decode_exact::<ListOffsetsRequest>(Bytes::copy_from_slice(&bomb), 1),
-            Err(Error::InvalidLength { .. })
-        ));
-        // Response v1: partitions count 0x7fffffff inside a one-topic array.
-        let bomb = [0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0];
-        assert!(matches!(
-            decode_exact::<ListOffsetsResponse>(Bytes::copy_from_slice(&bomb), 1),
-            Err(Error::InvalidLength { .. })
-        ));
-        // Response v7: compact topic name length 0xffffffff.
-        let bomb = [0, 0, 0, 0, 0x02, 0xff, 0xff, 0xff, 0xff, 0x0f];
-        assert!(matches!(
-            decode_exact::<ListOffsetsResponse>(Bytes::copy_from_slice(&bomb), 7),
-            Err(Error::InvalidLength { .. })
-        ));
+        check_length_bombs::<ListOffsetsRequest>(&[
+            // v1: topics count 0x7fffffff.
+            (1, &[0xff, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0, 0]),
+            // v6: compact topics count 0xffffffff.
+            (
+                6,
+                &[0xff, 0xff, 0xff, 0xff, 0x00, 0xff, 0xff, 0xff, 0xff, 0x0f],
+            ),
+            // v1: topic name length 0x7fff.
+            (
+                1,
+                &[
+                    0xff, 0xff, 0xff, 0xff, 0, 0, 0, 1, 0x7f, 0xff, 0, 0, 0, 0, 0, 0,
+                ],
+            ),
+        ]);
+        check_length_bombs::<ListOffsetsResponse>(&[
+            // v1: partitions count 0x7fffffff inside a one-topic array.
+            (1, &[0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0]),
+            // v7: compact topic name length 0xffffffff.
+            (7, &[0, 0, 0, 0, 0x02, 0xff, 0xff, 0xff, 0xff, 0x0f]),
+        ]);
     }
 
-    // --- 5. non-ignorable fields absent from a version -----------------------------------------
+    // --- 4. non-ignorable fields absent from a version -----------------------------------------
 
     #[test]
     fn non_ignorable_fields_refuse_old_versions() {
