@@ -440,15 +440,16 @@ pub(crate) const fn any_tagged(fields: &[Presence]) -> bool {
 
 /// Declares structs of a message, with their codecs: see the [module docs](self).
 ///
-/// `pub struct Name in "Message.path" { fields }`, one or more, each deriving `Debug`,
-/// `Clone`, `PartialEq` and `Eq` (and `Default`, from the fields' defaults); each field is
+/// `pub struct Name in "Message.path" { fields }`, one or more, each with `Debug` (the
+/// derived form; `in "path", manual_debug` leaves it to the caller), `Clone`, `PartialEq`,
+/// `Eq` and `Default` (from the fields' defaults); each field is
 /// `pub name: Type [= default] [=> presence]`, the presence built from [`since`],
 /// [`until`], [`between`] and [`Presence`]'s methods (every version when left out). The
 /// path names the fields in errors (`"Message.path.name"`).
 macro_rules! wire_struct {
     ($(
         $(#[$meta:meta])*
-        pub struct $name:ident in $path:literal {
+        pub struct $name:ident in $path:literal $(, $debug:ident)? {
             $(
                 $(#[$fmeta:meta])*
                 pub $field:ident : $ty:ty $(= $default:expr)? $(=> $presence:expr)?
@@ -457,7 +458,7 @@ macro_rules! wire_struct {
     )+) => {$(
         $crate::messages::codec::wire_struct!(@one
             $(#[$meta])*
-            pub struct $name in $path {
+            pub struct $name in $path [$($debug)?] {
                 $(
                     $(#[$fmeta])*
                     pub $field: $ty $(= $default)? $(=> $presence)?,
@@ -467,7 +468,7 @@ macro_rules! wire_struct {
     )+};
     (@one
         $(#[$meta:meta])*
-        pub struct $name:ident in $path:literal {
+        pub struct $name:ident in $path:literal [$($debug:ident)?] {
             $(
                 $(#[$fmeta:meta])*
                 pub $field:ident : $ty:ty $(= $default:expr)? $(=> $presence:expr)?,
@@ -475,7 +476,7 @@ macro_rules! wire_struct {
         }
     ) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, PartialEq, Eq)]
+        #[derive(Clone, PartialEq, Eq)]
         pub struct $name {
             $(
                 $(#[$fmeta])*
@@ -484,6 +485,8 @@ macro_rules! wire_struct {
             /// Tagged fields this crate doesn't know (flexible versions).
             pub unknown_tagged_fields: $crate::primitives::UnknownTaggedFields,
         }
+
+        $crate::messages::codec::wire_struct!(@debug [$($debug)?] $name { $($field)* });
 
         impl ::core::default::Default for $name {
             fn default() -> Self {
@@ -603,6 +606,18 @@ macro_rules! wire_struct {
             }
         }
     };
+    (@debug [] $name:ident { $($field:ident)* }) => {
+        impl ::core::fmt::Debug for $name {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.debug_struct(stringify!($name))
+                    $(.field(stringify!($field), &self.$field))*
+                    .field("unknown_tagged_fields", &self.unknown_tagged_fields)
+                    .finish()
+            }
+        }
+    };
+    // The struct writes its own `Debug` (to keep secrets out of it).
+    (@debug [manual_debug] $name:ident { $($field:ident)* }) => {};
     (@default $ty:ty) => { <$ty as ::core::default::Default>::default() };
     (@default $ty:ty, $default:expr) => { $default };
     (@presence) => { $crate::messages::codec::ALWAYS };
