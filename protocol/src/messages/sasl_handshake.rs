@@ -13,12 +13,10 @@
 //! <https://kafka.apache.org/protocol#sasl_handshake>, KIP-43 (SASL mechanisms), KIP-152
 //! (SaslAuthenticate), `SaslHandshakeRequest.json` / `SaslHandshakeResponse.json` (Kafka 4.2.1).
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 
-use crate::api_key::ApiKey;
 use crate::error::Result;
-use crate::messages::{Message, Request, VersionRange};
-use crate::primitives::{get_array, get_i16, get_string, min_string, put_array, put_string};
+use crate::messages::codec::{wire_message, Cx, Wire};
 
 /// SaslHandshake never uses the flexible encoding: a first flexible version no version reaches.
 const NEVER_FLEXIBLE: i16 = i16::MAX;
@@ -34,33 +32,26 @@ pub struct SaslHandshakeRequest {
     pub mechanism: String,
 }
 
-impl Message for SaslHandshakeRequest {
-    const API_KEY: ApiKey = ApiKey::SASL_HANDSHAKE;
-    const VERSIONS: VersionRange = VersionRange { min: 0, max: 1 };
-    const FIRST_FLEXIBLE_VERSION: i16 = NEVER_FLEXIBLE;
-    const NAME: &'static str = "SaslHandshakeRequest";
-
-    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
-        Self::check_version(version)?;
-        put_string(
-            buf,
-            &self.mechanism,
-            false,
-            "SaslHandshakeRequest.mechanism",
-        )
+// No tagged fields, so no `unknown_tagged_fields`: the two bodies are written by hand from
+// their fields' codecs, not declared with `wire_struct!`.
+impl Wire for SaslHandshakeRequest {
+    fn min_size(cx: Cx) -> usize {
+        String::min_size(cx)
     }
-
-    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
-        Self::check_version(version)?;
-        Ok(SaslHandshakeRequest {
-            mechanism: get_string(buf, false, "SaslHandshakeRequest.mechanism")?,
-        })
+    fn put(&self, buf: &mut BytesMut, cx: Cx, _: &'static str) -> Result<()> {
+        self.mechanism
+            .put(buf, cx, "SaslHandshakeRequest.mechanism")
+    }
+    fn get(buf: &mut Bytes, cx: Cx, _: &'static str) -> Result<Self> {
+        let mechanism = Wire::get(buf, cx, "SaslHandshakeRequest.mechanism")?;
+        Ok(SaslHandshakeRequest { mechanism })
     }
 }
 
-impl Request for SaslHandshakeRequest {
-    type Response = SaslHandshakeResponse;
-}
+wire_message!(
+    SaslHandshakeRequest: SASL_HANDSHAKE, versions 0..=1, first flexible NEVER_FLEXIBLE,
+    response SaslHandshakeResponse
+);
 
 /// SaslHandshake response body (the same in both versions).
 ///
@@ -75,47 +66,39 @@ pub struct SaslHandshakeResponse {
     pub mechanisms: Vec<String>,
 }
 
-impl Message for SaslHandshakeResponse {
-    const API_KEY: ApiKey = ApiKey::SASL_HANDSHAKE;
-    const VERSIONS: VersionRange = VersionRange { min: 0, max: 1 };
-    const FIRST_FLEXIBLE_VERSION: i16 = NEVER_FLEXIBLE;
-    const NAME: &'static str = "SaslHandshakeResponse";
-
-    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
-        Self::check_version(version)?;
-        buf.put_i16(self.error_code);
-        put_array(
-            buf,
-            &self.mechanisms,
-            false,
-            "SaslHandshakeResponse.mechanisms",
-            |b, m| put_string(b, m, false, "SaslHandshakeResponse.mechanisms"),
-        )
+impl Wire for SaslHandshakeResponse {
+    fn min_size(cx: Cx) -> usize {
+        i16::min_size(cx) + Vec::<String>::min_size(cx)
     }
-
-    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
-        Self::check_version(version)?;
+    fn put(&self, buf: &mut BytesMut, cx: Cx, _: &'static str) -> Result<()> {
+        self.error_code
+            .put(buf, cx, "SaslHandshakeResponse.error_code")?;
+        self.mechanisms
+            .put(buf, cx, "SaslHandshakeResponse.mechanisms")
+    }
+    fn get(buf: &mut Bytes, cx: Cx, _: &'static str) -> Result<Self> {
+        let error_code = Wire::get(buf, cx, "SaslHandshakeResponse.error_code")?;
+        let mechanisms = Wire::get(buf, cx, "SaslHandshakeResponse.mechanisms")?;
         Ok(SaslHandshakeResponse {
-            error_code: get_i16(buf, "SaslHandshakeResponse.error_code")?,
-            mechanisms: get_array(
-                buf,
-                false,
-                min_string(false),
-                "SaslHandshakeResponse.mechanisms",
-                |b| get_string(b, false, "SaslHandshakeResponse.mechanisms"),
-            )?,
+            error_code,
+            mechanisms,
         })
     }
 }
+
+wire_message!(
+    SaslHandshakeResponse: SASL_HANDSHAKE, versions 0..=1, first flexible NEVER_FLEXIBLE
+);
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::error::Error;
     use crate::header::{RequestHeader, ResponseHeader};
-    use crate::messages::decode_exact;
     use crate::messages::testing::sample_property_tests;
     use crate::messages::testing::{assert_prefixes_fail, assert_wire};
+    use crate::api_key::ApiKey;
+    use crate::messages::{decode_exact, Message, Request};
     use proptest::collection::vec;
     use proptest::prelude::*;
 
