@@ -349,6 +349,15 @@ mod tests {
         }
     }
 
+    /// The map negotiated from a successful response listing `apis` (key, min, max).
+    fn negotiated(apis: &[(ApiKey, i16, i16)]) -> ApiVersionMap {
+        let api_keys = apis
+            .iter()
+            .map(|&(key, min, max)| api(key, min, max))
+            .collect();
+        negotiate(&response(api_keys)).unwrap()
+    }
+
     #[test]
     fn table_has_the_promised_ranges_in_key_order() {
         let expect = [
@@ -375,14 +384,13 @@ mod tests {
 
     #[test]
     fn picks_the_highest_common_version() {
-        let map = negotiate(&response(vec![
-            api(ApiKey::FETCH, 0, 17),          // older broker: its max
-            api(ApiKey::METADATA, 0, 20),       // newer broker: our max
-            api(ApiKey::LIST_OFFSETS, 9, 11),   // same top
-            api(ApiKey::OFFSET_COMMIT, 11, 12), // only newer than ours
-            api(ApiKey::OFFSET_FETCH, 0, 0),    // only older than ours
-        ]))
-        .unwrap();
+        let map = negotiated(&[
+            (ApiKey::FETCH, 0, 17),          // older broker: its max
+            (ApiKey::METADATA, 0, 20),       // newer broker: our max
+            (ApiKey::LIST_OFFSETS, 9, 11),   // same top
+            (ApiKey::OFFSET_COMMIT, 11, 12), // only newer than ours
+            (ApiKey::OFFSET_FETCH, 0, 0),    // only older than ours
+        ]);
         assert_eq!(map.version(ApiKey::FETCH), Ok(17));
         assert_eq!(map.version(ApiKey::METADATA), Ok(13));
         assert_eq!(map.version(ApiKey::LIST_OFFSETS), Ok(11));
@@ -423,12 +431,11 @@ mod tests {
 
     #[test]
     fn version_for_uses_the_request_type() {
-        let map = negotiate(&response(vec![
-            api(ApiKey::FIND_COORDINATOR, 0, 5),
-            api(ApiKey::API_VERSIONS, 0, 3),
-            api(ApiKey::METADATA, 0, 12),
-        ]))
-        .unwrap();
+        let map = negotiated(&[
+            (ApiKey::FIND_COORDINATOR, 0, 5),
+            (ApiKey::API_VERSIONS, 0, 3),
+            (ApiKey::METADATA, 0, 12),
+        ]);
         assert_eq!(map.version_for::<FindCoordinatorRequest>(), Ok(5));
         assert_eq!(map.version_for::<ApiVersionsRequest>(), Ok(3));
         assert_eq!(map.version_for::<MetadataRequest>(), Ok(12));
@@ -437,21 +444,19 @@ mod tests {
     #[test]
     fn sasl_versions_are_negotiated() {
         // Kafka 4.4 lists SaslHandshake 0..=1 and SaslAuthenticate 0..=2.
-        let map = negotiate(&response(vec![
-            api(ApiKey::SASL_HANDSHAKE, 0, 1),
-            api(ApiKey::SASL_AUTHENTICATE, 0, 2),
-        ]))
-        .unwrap();
+        let map = negotiated(&[
+            (ApiKey::SASL_HANDSHAKE, 0, 1),
+            (ApiKey::SASL_AUTHENTICATE, 0, 2),
+        ]);
         assert_eq!(map.version_for::<SaslHandshakeRequest>(), Ok(1));
         assert_eq!(map.version_for::<SaslAuthenticateRequest>(), Ok(2));
         assert_eq!(map.version(ApiKey::SASL_HANDSHAKE), Ok(1));
         assert_eq!(map.version(ApiKey::SASL_AUTHENTICATE), Ok(2));
         // An old broker (before KIP-152) and a hypothetical newer one.
-        let map = negotiate(&response(vec![
-            api(ApiKey::SASL_HANDSHAKE, 0, 0),
-            api(ApiKey::SASL_AUTHENTICATE, 1, 3),
-        ]))
-        .unwrap();
+        let map = negotiated(&[
+            (ApiKey::SASL_HANDSHAKE, 0, 0),
+            (ApiKey::SASL_AUTHENTICATE, 1, 3),
+        ]);
         assert_eq!(map.version_for::<SaslHandshakeRequest>(), Ok(0));
         assert_eq!(map.version_for::<SaslAuthenticateRequest>(), Ok(2));
         assert_eq!(
@@ -472,11 +477,7 @@ mod tests {
 
     #[test]
     fn a_key_listed_twice_keeps_its_first_range() {
-        let map = negotiate(&response(vec![
-            api(ApiKey::FETCH, 4, 12),
-            api(ApiKey::FETCH, 4, 18),
-        ]))
-        .unwrap();
+        let map = negotiated(&[(ApiKey::FETCH, 4, 12), (ApiKey::FETCH, 4, 18)]);
         assert_eq!(map.version(ApiKey::FETCH), Ok(12));
     }
 
@@ -504,30 +505,28 @@ mod tests {
         ])
     }
 
+    /// Asserts that `body`, the answer to ApiVersions at version `sent`, asks for a retry at
+    /// `version`.
+    #[track_caller]
+    fn assert_retry(body: Bytes, sent: i16, version: i16) {
+        assert_eq!(
+            decode_api_versions_response(body, sent),
+            Ok(ApiVersionsReply::Retry { version })
+        );
+    }
+
     #[test]
     fn refusal_in_v0_asks_for_a_retry_at_the_brokers_max() {
-        assert_eq!(
-            decode_api_versions_response(refusal_v0(0, 2), 4),
-            Ok(ApiVersionsReply::Retry { version: 2 })
-        );
-        assert_eq!(
-            decode_api_versions_response(refusal_v0(0, 2), 3),
-            Ok(ApiVersionsReply::Retry { version: 2 })
-        );
+        assert_retry(refusal_v0(0, 2), 4, 2);
+        assert_retry(refusal_v0(0, 2), 3, 2);
     }
 
     #[test]
     fn retry_is_capped_at_ours_and_below_the_version_sent() {
         // A broker claiming to know more than we do, yet refusing v3: step down to 2.
-        assert_eq!(
-            decode_api_versions_response(refusal_v0(0, 9), 3),
-            Ok(ApiVersionsReply::Retry { version: 2 })
-        );
+        assert_retry(refusal_v0(0, 9), 3, 2);
         // Sent v1, refused with a v0 body that doesn't even decode at v1 (no throttle time).
-        assert_eq!(
-            decode_api_versions_response(refusal_v0(0, 4), 1),
-            Ok(ApiVersionsReply::Retry { version: 0 })
-        );
+        assert_retry(refusal_v0(0, 4), 1, 0);
     }
 
     #[test]
@@ -540,24 +539,15 @@ mod tests {
         let body = Bytes::from_static(&[
             0x00, 0x23, 0x00, 0x00, 0x00, 0x01, 0x00, 0x12, 0x00, 0x00, 0x00, 0x04,
         ]);
-        assert_eq!(
-            decode_api_versions_response(body.clone(), 5),
-            Ok(ApiVersionsReply::Retry { version: 4 })
-        );
-        assert_eq!(
-            decode_api_versions_response(body, 4),
-            Ok(ApiVersionsReply::Retry { version: 3 })
-        );
+        assert_retry(body.clone(), 5, 4);
+        assert_retry(body, 4, 3);
     }
 
     #[test]
     fn refusal_without_a_range_retries_at_zero() {
         // Pre-2.4 brokers: error 35 and an empty array.
         let body = Bytes::from_static(&[0x00, 0x23, 0x00, 0x00, 0x00, 0x00]);
-        assert_eq!(
-            decode_api_versions_response(body, 3),
-            Ok(ApiVersionsReply::Retry { version: 0 })
-        );
+        assert_retry(body, 3, 0);
     }
 
     #[test]
@@ -594,10 +584,7 @@ mod tests {
             0x00, 0x00, 0x00, 0x00, // throttle
             0x00, // tagged section
         ]);
-        assert_eq!(
-            decode_api_versions_response(body, 3),
-            Ok(ApiVersionsReply::Retry { version: 2 })
-        );
+        assert_retry(body, 3, 2);
     }
 
     #[test]
@@ -681,10 +668,7 @@ mod tests {
             };
             let mut body = BytesMut::new();
             refusal.encode(&mut body, 0).unwrap();
-            assert_eq!(
-                decode_api_versions_response(body.freeze(), sent),
-                Ok(ApiVersionsReply::Retry { version: sent - 1 })
-            );
+            assert_retry(body.freeze(), sent, sent - 1);
         }
     }
 }

@@ -303,21 +303,33 @@ fn take(buf: &mut Bytes, n: usize, what: &'static str) -> Result<Bytes> {
     Ok(buf.split_to(n))
 }
 
+/// Reads a length prefix (see [`get_len`]) and that many bytes, without copying; `None` for
+/// the null marker.
+#[inline]
+fn get_nullable_raw(
+    buf: &mut Bytes,
+    compact: bool,
+    wide: bool,
+    what: &'static str,
+) -> Result<Option<Bytes>> {
+    match get_len(buf, compact, wide, what)? {
+        None => Ok(None),
+        Some(n) => take(buf, n, what).map(Some),
+    }
+}
+
 /// Reads a nullable string, classic (`int16` length) or compact.
 pub fn get_nullable_string(
     buf: &mut Bytes,
     compact: bool,
     what: &'static str,
 ) -> Result<Option<String>> {
-    match get_len(buf, compact, false, what)? {
-        None => Ok(None),
-        Some(n) => {
-            let raw = take(buf, n, what)?;
-            match core::str::from_utf8(&raw) {
-                Ok(s) => Ok(Some(s.to_owned())),
-                Err(_) => Err(Error::InvalidUtf8 { what }),
-            }
-        }
+    let Some(raw) = get_nullable_raw(buf, compact, false, what)? else {
+        return Ok(None);
+    };
+    match core::str::from_utf8(&raw) {
+        Ok(s) => Ok(Some(s.to_owned())),
+        Err(_) => Err(Error::InvalidUtf8 { what }),
     }
 }
 
@@ -332,10 +344,7 @@ pub fn get_nullable_bytes(
     compact: bool,
     what: &'static str,
 ) -> Result<Option<Bytes>> {
-    match get_len(buf, compact, true, what)? {
-        None => Ok(None),
-        Some(n) => take(buf, n, what).map(Some),
-    }
+    get_nullable_raw(buf, compact, true, what)
 }
 
 /// Reads non-nullable bytes, without copying.

@@ -816,6 +816,21 @@ mod tests {
         b
     }
 
+    /// Asserts a record's offset, timestamp, key and value.
+    #[track_caller]
+    fn assert_record(
+        r: &crate::records::Record<'_>,
+        offset: i64,
+        timestamp: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+    ) {
+        assert_eq!(r.offset(), offset);
+        assert_eq!(r.timestamp(), timestamp);
+        assert_eq!(r.key(), key);
+        assert_eq!(r.value(), value);
+    }
+
     #[test]
     fn hand_built_v2_batch_decodes() {
         let bytes = Bytes::from(hand_built_v2());
@@ -835,19 +850,13 @@ mod tests {
         let records = batch.records().unwrap();
         let recs: Vec<_> = records.iter().collect::<Result<_>>().unwrap();
         assert_eq!(recs.len(), 2);
-        assert_eq!(recs[0].offset(), 5);
-        assert_eq!(recs[0].timestamp(), 1_000);
-        assert_eq!(recs[0].key(), Some(&b"k"[..]));
-        assert_eq!(recs[0].value(), Some(&b"v0"[..]));
+        assert_record(&recs[0], 5, 1_000, Some(b"k"), Some(b"v0"));
         let h: Vec<_> = recs[0].headers().collect();
         assert_eq!(h.len(), 1);
         assert_eq!(h[0].key(), b"h1");
         assert_eq!(h[0].key_str(), Some("h1"));
         assert_eq!(h[0].value(), None);
-        assert_eq!(recs[1].offset(), 7);
-        assert_eq!(recs[1].timestamp(), 1_010);
-        assert_eq!(recs[1].key(), None);
-        assert_eq!(recs[1].value(), Some(&b"x"[..]));
+        assert_record(&recs[1], 7, 1_010, None, Some(b"x"));
         assert!(recs[1].headers().is_empty());
         // Owned views share the input buffer.
         let v = recs[0].value_bytes().unwrap();
@@ -1112,11 +1121,16 @@ mod tests {
         msg.push(b'k');
         msg.extend_from_slice(&3i32.to_be_bytes());
         msg.extend_from_slice(b"val");
+        legacy_entry(9, &msg)
+    }
+
+    /// A legacy log entry: `offset`, the message's size and CRC-32, then the message.
+    fn legacy_entry(offset: i64, msg: &[u8]) -> Vec<u8> {
         let mut e = Vec::new();
-        e.extend_from_slice(&9i64.to_be_bytes());
+        e.extend_from_slice(&offset.to_be_bytes());
         e.extend_from_slice(&((msg.len() + 4) as i32).to_be_bytes());
-        e.extend_from_slice(&crate::records::crc32::crc32_ieee(&msg).to_be_bytes());
-        e.extend_from_slice(&msg);
+        e.extend_from_slice(&crate::records::crc32::crc32_ieee(msg).to_be_bytes());
+        e.extend_from_slice(msg);
         e
     }
 
@@ -1133,10 +1147,7 @@ mod tests {
         let records = batch.records().unwrap();
         let recs: Vec<_> = records.iter().collect::<Result<_>>().unwrap();
         assert_eq!(recs.len(), 1);
-        assert_eq!(recs[0].offset(), 9);
-        assert_eq!(recs[0].timestamp(), 1234);
-        assert_eq!(recs[0].key(), Some(&b"k"[..]));
-        assert_eq!(recs[0].value(), Some(&b"val"[..]));
+        assert_record(&recs[0], 9, 1234, Some(b"k"), Some(b"val"));
         // The encoder agrees byte for byte.
         let built = encode_legacy_message_set(
             1,
@@ -1205,13 +1216,22 @@ mod tests {
             .collect()
     }
 
+    /// Writes `msgs(first, n)` as a legacy set with `codec`, for both magics, and reads it back.
+    fn assert_legacy_round_trip(codec: Compression, first: i64, n: i64) {
+        for magic in [0, 1] {
+            let m = msgs(first, n);
+            let bytes = encode_legacy_message_set(magic, codec, None, &m).unwrap();
+            assert_eq!(
+                read_all(bytes),
+                expected(&m, magic),
+                "{codec:?} magic {magic}"
+            );
+        }
+    }
+
     #[test]
     fn legacy_uncompressed_sets_round_trip() {
-        for magic in [0, 1] {
-            let m = msgs(40, 5);
-            let bytes = encode_legacy_message_set(magic, Compression::None, None, &m).unwrap();
-            assert_eq!(read_all(bytes), expected(&m, magic), "magic {magic}");
-        }
+        assert_legacy_round_trip(Compression::None, 40, 5);
     }
 
     #[cfg(feature = "gzip")]
@@ -1239,11 +1259,20 @@ mod tests {
     #[cfg(feature = "lz4")]
     #[test]
     fn legacy_lz4_wrappers_decode_for_both_magics() {
-        for magic in [0, 1] {
-            let m = msgs(3, 3);
-            let bytes = encode_legacy_message_set(magic, Compression::Lz4, None, &m).unwrap();
-            assert_eq!(read_all(bytes), expected(&m, magic), "magic {magic}");
-        }
+        assert_legacy_round_trip(Compression::Lz4, 3, 3);
+    }
+
+    /// A magic-1 gzip wrapper message at offset 1 around `inner` (a message set), written by
+    /// hand so that `inner` may be anything.
+    #[cfg(feature = "gzip")]
+    fn gzip_wrapper(inner: &[u8]) -> Vec<u8> {
+        let compressed = crate::records::compression::compress(Compression::Gzip, inner).unwrap();
+        let mut msg = vec![1u8, 1];
+        msg.extend_from_slice(&0i64.to_be_bytes());
+        msg.extend_from_slice(&(-1i32).to_be_bytes());
+        msg.extend_from_slice(&(compressed.len() as i32).to_be_bytes());
+        msg.extend_from_slice(&compressed);
+        legacy_entry(1, &msg)
     }
 
     #[cfg(feature = "gzip")]
@@ -1251,18 +1280,7 @@ mod tests {
     fn legacy_nested_compression_and_bad_inner_crc_are_errors() {
         // A wrapper whose inner message is itself a gzip wrapper.
         let inner = encode_legacy_message_set(1, Compression::Gzip, None, &msgs(0, 2)).unwrap();
-        let mut wrapper = Vec::new();
-        let compressed = crate::records::compression::compress(Compression::Gzip, &inner).unwrap();
-        let mut msg = vec![1u8, 1];
-        msg.extend_from_slice(&0i64.to_be_bytes());
-        msg.extend_from_slice(&(-1i32).to_be_bytes());
-        msg.extend_from_slice(&(compressed.len() as i32).to_be_bytes());
-        msg.extend_from_slice(&compressed);
-        wrapper.extend_from_slice(&1i64.to_be_bytes());
-        wrapper.extend_from_slice(&((msg.len() + 4) as i32).to_be_bytes());
-        wrapper.extend_from_slice(&crate::records::crc32::crc32_ieee(&msg).to_be_bytes());
-        wrapper.extend_from_slice(&msg);
-        let records = one(wrapper).unwrap().records().unwrap();
+        let records = one(gzip_wrapper(&inner)).unwrap().records().unwrap();
         let err = records.iter().next().unwrap().unwrap_err();
         assert!(matches!(err, Error::InvalidValue { .. }), "{err:?}");
 
@@ -1272,18 +1290,7 @@ mod tests {
             .to_vec();
         let last = plain.len() - 1;
         plain[last] ^= 1;
-        let compressed = crate::records::compression::compress(Compression::Gzip, &plain).unwrap();
-        let mut msg = vec![1u8, 1];
-        msg.extend_from_slice(&0i64.to_be_bytes());
-        msg.extend_from_slice(&(-1i32).to_be_bytes());
-        msg.extend_from_slice(&(compressed.len() as i32).to_be_bytes());
-        msg.extend_from_slice(&compressed);
-        let mut wrapper = Vec::new();
-        wrapper.extend_from_slice(&1i64.to_be_bytes());
-        wrapper.extend_from_slice(&((msg.len() + 4) as i32).to_be_bytes());
-        wrapper.extend_from_slice(&crate::records::crc32::crc32_ieee(&msg).to_be_bytes());
-        wrapper.extend_from_slice(&msg);
-        let records = one(wrapper).unwrap().records().unwrap();
+        let records = one(gzip_wrapper(&plain)).unwrap().records().unwrap();
         let all: Vec<_> = records.iter().collect();
         assert!(all[0].is_ok());
         assert!(matches!(all[1], Err(Error::CrcMismatch { .. })));

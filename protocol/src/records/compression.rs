@@ -102,8 +102,6 @@ impl Compression {
         }
     }
 
-    // Used only by the stand-ins of codecs whose feature is off.
-    #[allow(dead_code)]
     fn unsupported(self) -> Error {
         Error::UnsupportedCompression {
             codec: self.as_attribute_bits() as u8,
@@ -131,10 +129,17 @@ pub fn decompress(codec: Compression, input: &[u8], cap: usize) -> Result<Bytes>
             }
             input.to_vec()
         }
+        #[cfg(feature = "gzip")]
         Compression::Gzip => gzip::decompress(input, cap)?,
+        #[cfg(feature = "snappy")]
         Compression::Snappy => snappy::decompress(input, cap)?,
+        #[cfg(feature = "lz4")]
         Compression::Lz4 => lz4::decompress(input, cap, false)?,
+        #[cfg(any(feature = "zstd", feature = "zstd-c"))]
         Compression::Zstd => zstd::decompress(input, cap)?,
+        // The codecs whose feature is off.
+        #[allow(unreachable_patterns)]
+        _ => return Err(codec.unsupported()),
     };
     Ok(Bytes::from(out))
 }
@@ -148,11 +153,15 @@ pub fn decompress(codec: Compression, input: &[u8], cap: usize) -> Result<Bytes>
 ///
 /// # References
 /// <https://issues.apache.org/jira/browse/KAFKA-3160>
+#[cfg_attr(not(feature = "lz4"), allow(unused_variables))]
 pub fn decompress_legacy_lz4(input: &[u8], cap: usize) -> Result<Bytes> {
     if input.is_empty() {
         return Err(corrupt("lz4", "empty input"));
     }
-    lz4::decompress(input, cap, true).map(Bytes::from)
+    #[cfg(feature = "lz4")]
+    return lz4::decompress(input, cap, true).map(Bytes::from);
+    #[cfg(not(feature = "lz4"))]
+    Err(Compression::Lz4.unsupported())
 }
 
 /// Compresses `input` with `codec` in the framing Kafka's Java client writes.
@@ -167,10 +176,17 @@ pub fn decompress_legacy_lz4(input: &[u8], cap: usize) -> Result<Bytes> {
 pub fn compress(codec: Compression, input: &[u8]) -> Result<Vec<u8>> {
     match codec {
         Compression::None => Ok(input.to_vec()),
+        #[cfg(feature = "gzip")]
         Compression::Gzip => gzip::compress(input),
+        #[cfg(feature = "snappy")]
         Compression::Snappy => snappy::compress(input),
+        #[cfg(feature = "lz4")]
         Compression::Lz4 => lz4::compress(input),
+        #[cfg(any(feature = "zstd", feature = "zstd-c"))]
         Compression::Zstd => zstd::compress(input),
+        // The codecs whose feature is off.
+        #[allow(unreachable_patterns)]
+        _ => Err(codec.unsupported()),
     }
 }
 
@@ -248,19 +264,6 @@ mod gzip {
             what: "gzip input",
             len: input.len(),
         })
-    }
-}
-
-#[cfg(not(feature = "gzip"))]
-mod gzip {
-    use super::{Compression, Result};
-
-    pub(super) fn decompress(_input: &[u8], _cap: usize) -> Result<Vec<u8>> {
-        Err(Compression::Gzip.unsupported())
-    }
-
-    pub(super) fn compress(_input: &[u8]) -> Result<Vec<u8>> {
-        Err(Compression::Gzip.unsupported())
     }
 }
 
@@ -386,19 +389,6 @@ mod snappy {
             out.extend_from_slice(&block);
         }
         Ok(out)
-    }
-}
-
-#[cfg(not(feature = "snappy"))]
-mod snappy {
-    use super::{Compression, Result};
-
-    pub(super) fn decompress(_input: &[u8], _cap: usize) -> Result<Vec<u8>> {
-        Err(Compression::Snappy.unsupported())
-    }
-
-    pub(super) fn compress(_input: &[u8]) -> Result<Vec<u8>> {
-        Err(Compression::Snappy.unsupported())
     }
 }
 
@@ -689,19 +679,6 @@ mod lz4 {
     }
 }
 
-#[cfg(not(feature = "lz4"))]
-mod lz4 {
-    use super::{Compression, Result};
-
-    pub(super) fn decompress(_input: &[u8], _cap: usize, _legacy: bool) -> Result<Vec<u8>> {
-        Err(Compression::Lz4.unsupported())
-    }
-
-    pub(super) fn compress(_input: &[u8]) -> Result<Vec<u8>> {
-        Err(Compression::Lz4.unsupported())
-    }
-}
-
 #[cfg(feature = "zstd-c")]
 mod zstd {
     use super::{corrupt, read_capped, Result};
@@ -812,19 +789,6 @@ mod zstd {
             input,
             ruzstd::encoding::CompressionLevel::Fastest,
         ))
-    }
-}
-
-#[cfg(not(any(feature = "zstd", feature = "zstd-c")))]
-mod zstd {
-    use super::{Compression, Result};
-
-    pub(super) fn decompress(_input: &[u8], _cap: usize) -> Result<Vec<u8>> {
-        Err(Compression::Zstd.unsupported())
-    }
-
-    pub(super) fn compress(_input: &[u8]) -> Result<Vec<u8>> {
-        Err(Compression::Zstd.unsupported())
     }
 }
 
