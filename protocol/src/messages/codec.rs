@@ -226,63 +226,44 @@ impl Wire for Uuid {
     }
 }
 
-impl Wire for String {
-    fn min_size(cx: Cx) -> usize {
-        min_string(cx.flexible)
-    }
-    fn put(&self, buf: &mut BytesMut, cx: Cx, what: &'static str) -> Result<()> {
-        put_string(buf, self, cx.flexible, what)
-    }
-    fn get(buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<Self> {
-        get_string(buf, cx.flexible, what)
-    }
-}
-
-impl Wire for Option<String> {
-    fn min_size(cx: Cx) -> usize {
-        min_string(cx.flexible)
-    }
-    fn put(&self, buf: &mut BytesMut, cx: Cx, what: &'static str) -> Result<()> {
-        check_null(self.is_none(), cx, what)?;
-        put_nullable_string(buf, self.as_deref(), cx.flexible, what)
-    }
-    fn get(buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<Self> {
-        if cx.null_ok {
-            get_nullable_string(buf, cx.flexible, what)
-        } else {
-            get_string(buf, cx.flexible, what).map(Some)
+/// Strings and bytes, with their classic or compact length prefix, and their nullable forms
+/// as `Option` (`Option<Bytes>` is also Fetch's `records`: zero-copy, a view into the input).
+macro_rules! sized_wire {
+    ($($ty:ty: $min:ident, $put:ident, $get:ident, $put_nullable:ident, $get_nullable:ident;)*) => {$(
+        impl Wire for $ty {
+            fn min_size(cx: Cx) -> usize {
+                $min(cx.flexible)
+            }
+            fn put(&self, buf: &mut BytesMut, cx: Cx, what: &'static str) -> Result<()> {
+                $put(buf, self, cx.flexible, what)
+            }
+            fn get(buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<Self> {
+                $get(buf, cx.flexible, what)
+            }
         }
-    }
-}
 
-impl Wire for Bytes {
-    fn min_size(cx: Cx) -> usize {
-        min_array(cx.flexible)
-    }
-    fn put(&self, buf: &mut BytesMut, cx: Cx, what: &'static str) -> Result<()> {
-        put_bytes(buf, self, cx.flexible, what)
-    }
-    fn get(buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<Self> {
-        get_bytes(buf, cx.flexible, what)
-    }
-}
-
-/// Nullable bytes, and Fetch's `records`: zero-copy, a view into the input.
-impl Wire for Option<Bytes> {
-    fn min_size(cx: Cx) -> usize {
-        min_array(cx.flexible)
-    }
-    fn put(&self, buf: &mut BytesMut, cx: Cx, what: &'static str) -> Result<()> {
-        check_null(self.is_none(), cx, what)?;
-        put_nullable_bytes(buf, self.as_deref(), cx.flexible, what)
-    }
-    fn get(buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<Self> {
-        if cx.null_ok {
-            get_nullable_bytes(buf, cx.flexible, what)
-        } else {
-            get_bytes(buf, cx.flexible, what).map(Some)
+        impl Wire for Option<$ty> {
+            fn min_size(cx: Cx) -> usize {
+                $min(cx.flexible)
+            }
+            fn put(&self, buf: &mut BytesMut, cx: Cx, what: &'static str) -> Result<()> {
+                check_null(self.is_none(), cx, what)?;
+                $put_nullable(buf, self.as_deref(), cx.flexible, what)
+            }
+            fn get(buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<Self> {
+                if cx.null_ok {
+                    $get_nullable(buf, cx.flexible, what)
+                } else {
+                    $get(buf, cx.flexible, what).map(Some)
+                }
+            }
         }
-    }
+    )*};
+}
+
+sized_wire! {
+    String: min_string, put_string, get_string, put_nullable_string, get_nullable_string;
+    Bytes: min_array, put_bytes, get_bytes, put_nullable_bytes, get_nullable_bytes;
 }
 
 impl<T: Wire> Wire for Vec<T> {

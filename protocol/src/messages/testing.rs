@@ -69,6 +69,28 @@ pub(crate) fn check_length_bombs<M: Message + core::fmt::Debug>(cases: &[(i16, &
     }
 }
 
+/// `M` refuses each of `versions` (outside its range) both ways: `value` doesn't encode and
+/// `bytes` (a body valid at some supported version) doesn't decode, each failing with
+/// `UnsupportedVersion` for that version.
+pub(crate) fn check_versions_refused<M: Message + core::fmt::Debug>(
+    value: &M,
+    bytes: &[u8],
+    versions: &[i16],
+) {
+    for &version in versions {
+        let refused = Error::UnsupportedVersion {
+            api: M::NAME,
+            version,
+        };
+        assert_eq!(
+            value.encode(&mut BytesMut::new(), version),
+            Err(refused.clone())
+        );
+        let decoded = decode_exact::<M>(Bytes::copy_from_slice(bytes), version);
+        assert_eq!(decoded.err(), Some(refused));
+    }
+}
+
 /// Decodes `data` as a `Q` and as an `S` at each of `versions`: the result doesn't matter,
 /// only that nothing panics.
 pub(crate) fn decode_both<Q: Message, S: Message>(
