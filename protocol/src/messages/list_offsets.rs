@@ -155,10 +155,8 @@ wire_message!(ListOffsetsResponse: LIST_OFFSETS, versions 1..=11, first flexible
 mod tests {
     use super::*;
     use crate::error::Error;
-    use crate::messages::testing::sample_property_tests;
-    use crate::messages::testing::{
-        arb_unknown_tags, check_encodings, check_length_bombs, check_versions_refused, encode,
-    };
+    use crate::messages::testing::{arb_unknown_tags, encode};
+    use crate::messages::testing::{codec_tests, sample_property_tests};
     use crate::messages::Message;
     use crate::primitives::{RawTaggedField, UnknownTaggedFields};
     use bytes::{Bytes, BytesMut};
@@ -408,51 +406,31 @@ mod tests {
         }
     }
 
-    #[test]
-    fn requests_match_hand_written_bytes() {
-        check_encodings(&[
-            (1, REQUEST_V1, request_v1()),
-            (10, REQUEST_V10, request_v10()),
-        ]);
+    codec_tests! {
+        encodings {
+            ListOffsetsRequest: [(1, REQUEST_V1, request_v1()), (10, REQUEST_V10, request_v10())],
+            ListOffsetsResponse: [(2, RESPONSE_V2, response_v2()), (8, RESPONSE_V8, response_v8())],
+        }
+        length_bombs {
+            ListOffsetsRequest: [
+                // v1: topics count 0x7fffffff.
+                (1, &[0xff, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0, 0]),
+                // v6: compact topics count 0xffffffff.
+                (6, &[0xff, 0xff, 0xff, 0xff, 0x00, 0xff, 0xff, 0xff, 0xff, 0x0f]),
+                // v1: topic name length 0x7fff.
+                (1, &[0xff, 0xff, 0xff, 0xff, 0, 0, 0, 1, 0x7f, 0xff, 0, 0, 0, 0, 0, 0]),
+            ],
+            ListOffsetsResponse: [
+                // v1: partitions count 0x7fffffff inside a one-topic array.
+                (1, &[0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0]),
+                // v7: compact topic name length 0xffffffff.
+                (7, &[0, 0, 0, 0, 0x02, 0xff, 0xff, 0xff, 0xff, 0x0f]),
+            ],
+        }
+        refused [0, 12]
     }
 
-    #[test]
-    fn responses_match_hand_written_bytes() {
-        check_encodings(&[
-            (2, RESPONSE_V2, response_v2()),
-            (8, RESPONSE_V8, response_v8()),
-        ]);
-    }
-
-    // --- 3. length bombs -----------------------------------------------------------------------
-
-    #[test]
-    fn length_bombs_fail_at_once() {
-        check_length_bombs::<ListOffsetsRequest>(&[
-            // v1: topics count 0x7fffffff.
-            (1, &[0xff, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0, 0]),
-            // v6: compact topics count 0xffffffff.
-            (
-                6,
-                &[0xff, 0xff, 0xff, 0xff, 0x00, 0xff, 0xff, 0xff, 0xff, 0x0f],
-            ),
-            // v1: topic name length 0x7fff.
-            (
-                1,
-                &[
-                    0xff, 0xff, 0xff, 0xff, 0, 0, 0, 1, 0x7f, 0xff, 0, 0, 0, 0, 0, 0,
-                ],
-            ),
-        ]);
-        check_length_bombs::<ListOffsetsResponse>(&[
-            // v1: partitions count 0x7fffffff inside a one-topic array.
-            (1, &[0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0]),
-            // v7: compact topic name length 0xffffffff.
-            (7, &[0, 0, 0, 0, 0x02, 0xff, 0xff, 0xff, 0xff, 0x0f]),
-        ]);
-    }
-
-    // --- 4. non-ignorable fields absent from a version -----------------------------------------
+    // --- 3. non-ignorable fields absent from a version -----------------------------------------
 
     #[test]
     fn non_ignorable_fields_refuse_old_versions() {
@@ -491,12 +469,6 @@ mod tests {
         let v1 = encode(&resp, 1);
         resp.throttle_time_ms = 99;
         assert_eq!(encode(&resp, 1), v1);
-    }
-
-    #[test]
-    fn versions_outside_the_range_are_refused() {
-        check_versions_refused(&request_v1(), REQUEST_V1, &[0, 12]);
-        check_versions_refused(&response_v2(), RESPONSE_V2, &[0, 12]);
     }
 
     // --- special timestamps --------------------------------------------------------------------

@@ -109,11 +109,8 @@ mod tests {
     use super::*;
     use crate::error::Error;
     use crate::messages::decode_exact;
-    use crate::messages::testing::sample_property_tests;
-    use crate::messages::testing::{
-        arb_unknown_tags, arb_uuid, check_encodings, check_length_bombs, check_versions_refused,
-        encode,
-    };
+    use crate::messages::testing::{arb_unknown_tags, arb_uuid, encode};
+    use crate::messages::testing::{codec_tests, sample_property_tests};
     use crate::messages::Message;
     use crate::primitives::{RawTaggedField, UnknownTaggedFields};
     use bytes::{Bytes, BytesMut};
@@ -448,53 +445,41 @@ mod tests {
         }
     }
 
-    #[test]
-    fn requests_match_hand_written_bytes() {
-        check_encodings(&[
-            (2, REQUEST_V2, request_v2()),
-            (7, REQUEST_V7, request_v7()),
-            (8, REQUEST_V8, request_v8()),
-            (10, REQUEST_V10, request_v10()),
-        ]);
-    }
-
-    #[test]
-    fn responses_match_hand_written_bytes() {
-        check_encodings(&[
-            (3, RESPONSE_V3, response_v3()),
-            (10, RESPONSE_V10, response_v10()),
-        ]);
-    }
-
-    // --- 3. length bombs -----------------------------------------------------------------------
-
-    #[test]
-    fn length_bombs_fail_at_once() {
-        check_length_bombs::<OffsetCommitRequest>(&[
-            // v2: group_id length 0x7fff.
-            (2, &[0x7f, 0xff, 0, 0, 0, 0, 0, 0, 0, 0]),
-            // v5: topics count 0x7fffffff (group "", generation 0, member "").
-            (5, &[0, 0, 0, 0, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0]),
-            // v8: compact member_id length 0xffffffff.
-            (8, &[0x01, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f]),
-            // v10: compact partitions count 0xffffffff after a topic id.
-            (
-                10,
-                &[
+    codec_tests! {
+        encodings {
+            OffsetCommitRequest: [
+                (2, REQUEST_V2, request_v2()),
+                (7, REQUEST_V7, request_v7()),
+                (8, REQUEST_V8, request_v8()),
+                (10, REQUEST_V10, request_v10()),
+            ],
+            OffsetCommitResponse: [(3, RESPONSE_V3, response_v3()), (10, RESPONSE_V10, response_v10())],
+        }
+        length_bombs {
+            OffsetCommitRequest: [
+                // v2: group_id length 0x7fff.
+                (2, &[0x7f, 0xff, 0, 0, 0, 0, 0, 0, 0, 0]),
+                // v5: topics count 0x7fffffff (group "", generation 0, member "").
+                (5, &[0, 0, 0, 0, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0]),
+                // v8: compact member_id length 0xffffffff.
+                (8, &[0x01, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f]),
+                // v10: compact partitions count 0xffffffff after a topic id.
+                (10, &[
                     0x01, 0, 0, 0, 0, 0x01, 0x00, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
                     0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 0,
-                ],
-            ),
-        ]);
-        check_length_bombs::<OffsetCommitResponse>(&[
-            // v2: topics count 0x7fffffff.
-            (2, &[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0]),
-            // v9: compact topics count 0xffffffff.
-            (9, &[0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 0]),
-        ]);
+                ]),
+            ],
+            OffsetCommitResponse: [
+                // v2: topics count 0x7fffffff.
+                (2, &[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0]),
+                // v9: compact topics count 0xffffffff.
+                (9, &[0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 0]),
+            ],
+        }
+        refused [1, 11]
     }
 
-    // --- 5. non-ignorable fields absent from a version -----------------------------------------
+    // --- 3. non-ignorable fields absent from a version -----------------------------------------
 
     #[test]
     fn group_instance_id_refuses_versions_before_7() {
@@ -529,11 +514,5 @@ mod tests {
         let v5: OffsetCommitRequest = decode_exact(encode(&req, 5), 5).unwrap();
         assert_eq!(v5.retention_time_ms, -1);
         assert_eq!(v5.topics[0].partitions[0].committed_leader_epoch, -1);
-    }
-
-    #[test]
-    fn versions_outside_the_range_are_refused() {
-        check_versions_refused(&request_v2(), REQUEST_V2, &[1, 11]);
-        check_versions_refused(&response_v3(), RESPONSE_V3, &[1, 11]);
     }
 }

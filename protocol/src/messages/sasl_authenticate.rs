@@ -121,10 +121,8 @@ mod tests {
     use super::*;
     use crate::error::Error;
     use crate::messages::decode_exact;
-    use crate::messages::testing::sample_property_tests;
-    use crate::messages::testing::{
-        arb_unknown_tags, check_encodings, check_length_bombs, check_versions_refused,
-    };
+    use crate::messages::testing::arb_unknown_tags;
+    use crate::messages::testing::{codec_tests, sample_property_tests};
     use crate::messages::{Message, Request};
     use crate::primitives::RawTaggedField;
     use bytes::BytesMut;
@@ -213,30 +211,46 @@ mod tests {
         }
     }
 
-    #[test]
-    fn hand_derived_bytes() {
-        check_encodings(&[
-            (0, REQUEST_V0, plain_request()),
-            (1, REQUEST_V0, plain_request()),
-            (2, REQUEST_V2, plain_request()),
-        ]);
-        let failed = SaslAuthenticateResponse {
+    fn failed_response() -> SaslAuthenticateResponse {
+        SaslAuthenticateResponse {
             error_code: 58,
             error_message: Some("bad".into()),
             ..Default::default()
-        };
-        let tagged = SaslAuthenticateResponse {
+        }
+    }
+
+    fn tagged_response() -> SaslAuthenticateResponse {
+        SaslAuthenticateResponse {
             unknown_tagged_fields: UnknownTaggedFields(vec![RawTaggedField {
                 tag: 5,
                 data: Bytes::from_static(&[0xab]),
             }]),
             ..ok_response()
-        };
-        check_encodings(&[
-            (0, RESPONSE_V0, failed),
-            (1, RESPONSE_V1, ok_response()),
-            (2, RESPONSE_V2, tagged),
-        ]);
+        }
+    }
+
+    codec_tests! {
+        encodings {
+            SaslAuthenticateRequest: [
+                (0, REQUEST_V0, plain_request()),
+                (1, REQUEST_V0, plain_request()),
+                (2, REQUEST_V2, plain_request()),
+            ],
+            SaslAuthenticateResponse: [
+                (0, RESPONSE_V0, failed_response()),
+                (1, RESPONSE_V1, ok_response()),
+                (2, RESPONSE_V2, tagged_response()),
+            ],
+        }
+        length_bombs {
+            // Lengths far beyond the bytes present: int32 0x7fffffff, compact 0xffffffff.
+            SaslAuthenticateRequest: [
+                (1, &[0x7f, 0xff, 0xff, 0xff, 1, 2, 3]),
+                (2, &[0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2, 0]),
+            ],
+            SaslAuthenticateResponse: [(1, &[0, 0, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0])],
+        }
+        refused [-1, 3]
     }
 
     #[test]
@@ -298,7 +312,7 @@ mod tests {
     }
 
     #[test]
-    fn nulls_and_length_bombs_fail() {
+    fn null_auth_bytes_are_refused() {
         // Null auth bytes: int32 -1 (v0), compact 0 (v2).
         let null_v0 = Bytes::from_static(&[0xff, 0xff, 0xff, 0xff]);
         assert!(matches!(
@@ -307,20 +321,5 @@ mod tests {
         ));
         let null_v2 = Bytes::from_static(&[0x00, 0x00]);
         assert!(decode_exact::<SaslAuthenticateRequest>(null_v2, 2).is_err());
-        // Lengths far beyond the bytes present: int32 0x7fffffff, compact 0xffffffff.
-        check_length_bombs::<SaslAuthenticateRequest>(&[
-            (1, &[0x7f, 0xff, 0xff, 0xff, 1, 2, 3]),
-            (2, &[0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2, 0]),
-        ]);
-        check_length_bombs::<SaslAuthenticateResponse>(&[(
-            1,
-            &[0, 0, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0],
-        )]);
-    }
-
-    #[test]
-    fn unsupported_versions_are_refused() {
-        check_versions_refused(&plain_request(), REQUEST_V0, &[-1, 3]);
-        check_versions_refused(&ok_response(), RESPONSE_V1, &[-1, 3]);
     }
 }

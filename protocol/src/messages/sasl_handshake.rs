@@ -96,8 +96,7 @@ mod tests {
     use crate::api_key::ApiKey;
     use crate::error::Error;
     use crate::header::{RequestHeader, ResponseHeader};
-    use crate::messages::testing::sample_property_tests;
-    use crate::messages::testing::{check_encodings, check_length_bombs, check_versions_refused};
+    use crate::messages::testing::{codec_tests, sample_property_tests};
     use crate::messages::{decode_exact, Message, Request};
     use proptest::collection::vec;
     use proptest::prelude::*;
@@ -138,26 +137,39 @@ mod tests {
         b'2', // "SCRAM-SHA-512"
     ];
 
-    #[test]
-    fn hand_derived_bytes() {
-        let plain = SaslHandshakeRequest {
+    fn plain() -> SaslHandshakeRequest {
+        SaslHandshakeRequest {
             mechanism: "PLAIN".into(),
-        };
-        let unsupported = SaslHandshakeResponse {
+        }
+    }
+
+    fn unsupported() -> SaslHandshakeResponse {
+        SaslHandshakeResponse {
             error_code: 33,
             mechanisms: vec!["PLAIN".into(), "SCRAM-SHA-512".into()],
-        };
-        for v in 0..=1 {
-            check_encodings(&[(v, REQUEST_PLAIN, plain.clone())]);
-            check_encodings(&[
-                (v, RESPONSE_UNSUPPORTED, unsupported.clone()),
-                (
-                    v,
-                    &[0x00, 0x00, 0x00, 0x00, 0x00, 0x00],
-                    SaslHandshakeResponse::default(),
-                ),
-            ]);
         }
+    }
+
+    /// An empty response: error 0, no mechanisms.
+    const RESPONSE_EMPTY: &[u8] = &[0x00, 0x00, 0x00, 0x00, 0x00, 0x00];
+
+    codec_tests! {
+        encodings {
+            SaslHandshakeRequest: [(0, REQUEST_PLAIN, plain()), (1, REQUEST_PLAIN, plain())],
+            SaslHandshakeResponse: [
+                (0, RESPONSE_UNSUPPORTED, unsupported()),
+                (1, RESPONSE_UNSUPPORTED, unsupported()),
+                (0, RESPONSE_EMPTY, SaslHandshakeResponse::default()),
+                (1, RESPONSE_EMPTY, SaslHandshakeResponse::default()),
+            ],
+        }
+        length_bombs {
+            // A mechanism of int16 length 0x7fff in 4 bytes.
+            SaslHandshakeRequest: [(1, &[0x7f, 0xff, b'a', b'b'])],
+            // Mechanisms: count 0x7fffffff in a few bytes fails before allocating.
+            SaslHandshakeResponse: [(1, &[0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0])],
+        }
+        refused [-1, 2]
     }
 
     #[test]
@@ -175,27 +187,14 @@ mod tests {
     }
 
     #[test]
-    fn nulls_and_length_bombs_fail() {
-        // A null mechanism, and one with int16 length 0x7fff in 4 bytes.
-        for b in [&[0xff, 0xff][..], &[0x7f, 0xff, b'a', b'b'][..]] {
-            assert!(decode_exact::<SaslHandshakeRequest>(Bytes::copy_from_slice(b), 1).is_err());
-        }
-        // Mechanisms: count 0x7fffffff in a few bytes fails before allocating; a null array
-        // is refused.
-        check_length_bombs::<SaslHandshakeResponse>(&[(1, &[0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0])]);
+    fn nulls_are_refused() {
+        // A null mechanism; a null mechanisms array.
+        let b = Bytes::from_static(&[0xff, 0xff]);
+        assert!(decode_exact::<SaslHandshakeRequest>(b, 1).is_err());
         let b = Bytes::from_static(&[0, 0, 0xff, 0xff, 0xff, 0xff]);
         assert!(matches!(
             decode_exact::<SaslHandshakeResponse>(b, 0),
             Err(Error::InvalidValue { value: -1, .. })
         ));
-    }
-
-    #[test]
-    fn unsupported_versions_are_refused() {
-        let plain = SaslHandshakeRequest {
-            mechanism: "PLAIN".into(),
-        };
-        check_versions_refused(&plain, REQUEST_PLAIN, &[-1, 2]);
-        check_versions_refused(&SaslHandshakeResponse::default(), &[0; 6], &[-1, 2]);
     }
 }

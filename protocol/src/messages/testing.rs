@@ -319,3 +319,37 @@ macro_rules! sample_property_tests {
     };
 }
 pub(crate) use sample_property_tests;
+
+/// The table-driven tests of a message file, from its data alone:
+///
+/// - `hand_written_encodings`: [`check_encodings`] for each type's `(version, bytes, value)`;
+/// - `length_bombs_fail_at_once`: [`check_length_bombs`] for each type's `(version, bytes)`;
+/// - `versions_outside_the_range_are_refused`: [`check_versions_refused`] at `refused` for
+///   each type, with its first encoding.
+macro_rules! codec_tests {
+    (
+        encodings { $($enc_ty:ty: [$($enc:expr),* $(,)?]),* $(,)? }
+        length_bombs { $($bomb_ty:ty: [$($bomb:expr),* $(,)?]),* $(,)? }
+        refused $refused:expr
+    ) => {
+        #[test]
+        fn hand_written_encodings() {
+            $(crate::messages::testing::check_encodings::<$enc_ty>(&[$($enc),*]);)*
+        }
+
+        #[test]
+        fn length_bombs_fail_at_once() {
+            $(crate::messages::testing::check_length_bombs::<$bomb_ty>(&[$($bomb),*]);)*
+        }
+
+        #[test]
+        fn versions_outside_the_range_are_refused() {
+            $({
+                let cases: &[(i16, &[u8], $enc_ty)] = &[$($enc),*];
+                let (_, bytes, value) = &cases[0];
+                crate::messages::testing::check_versions_refused(value, bytes, &$refused);
+            })*
+        }
+    };
+}
+pub(crate) use codec_tests;
