@@ -324,28 +324,11 @@ pub(crate) fn field_min_size<T: Wire>(p: Presence, cx: Cx) -> usize {
     }
 }
 
-/// Writes a field of the body, or checks that a version without it may drop its value.
+/// Writes a field: in the body, or to `tagged` (a tagged field with a non-default value),
+/// or not at all, checking that a version without the field may drop its value.
 #[inline(always)]
 pub(crate) fn put_field<T: Wire>(
     buf: &mut BytesMut,
-    cx: Cx,
-    p: Presence,
-    value: &T,
-    is_default: impl FnOnce() -> bool,
-    what: &'static str,
-) -> Result<()> {
-    if p.in_body(cx.version) {
-        value.put(buf, p.cx(cx), what)
-    } else if p.contains(cx.version) || p.ignorable {
-        Ok(()) // A tagged field, written with the tagged section.
-    } else {
-        require_default(is_default(), what, cx.version)
-    }
-}
-
-/// Adds a tagged field that holds a non-default value to `tagged`.
-#[inline(always)]
-pub(crate) fn put_tagged_field<T: Wire>(
     tagged: &mut Vec<(u32, BytesMut)>,
     cx: Cx,
     p: Presence,
@@ -353,14 +336,22 @@ pub(crate) fn put_tagged_field<T: Wire>(
     is_default: impl FnOnce() -> bool,
     what: &'static str,
 ) -> Result<()> {
-    if let Some(tag) = p.tag {
-        if p.contains(cx.version) && !is_default() {
+    if !p.contains(cx.version) {
+        if p.ignorable {
+            Ok(())
+        } else {
+            require_default(is_default(), what, cx.version)
+        }
+    } else if let Some(tag) = p.tag {
+        if !is_default() {
             let mut b = BytesMut::new();
             value.put(&mut b, p.cx(cx), what)?;
             tagged.push((tag, b));
         }
+        Ok(())
+    } else {
+        value.put(buf, p.cx(cx), what)
     }
-    Ok(())
 }
 
 /// Reads a field of the body if `cx`'s version has it there; its default otherwise.
@@ -500,9 +491,13 @@ macro_rules! wire_struct {
             ) -> $crate::error::Result<()> {
                 #[allow(unused_imports)]
                 use $crate::messages::codec::*;
+                // The body's fields in order; the tagged ones that hold a value, for the
+                // tagged section.
+                let mut tagged = ::std::vec::Vec::new();
                 $(
                     put_field(
                         buf,
+                        &mut tagged,
                         cx,
                         $crate::messages::codec::wire_struct!(@presence $($presence)?),
                         &self.$field,
@@ -513,17 +508,6 @@ macro_rules! wire_struct {
                 if cx.flexible {
                     const TAGGED: bool = any_tagged(&[$($crate::messages::codec::wire_struct!(@presence $($presence)?)),*]);
                     if TAGGED {
-                        let mut tagged = ::std::vec::Vec::new();
-                        $(
-                            put_tagged_field(
-                                &mut tagged,
-                                cx,
-                                $crate::messages::codec::wire_struct!(@presence $($presence)?),
-                                &self.$field,
-                                || self.$field == wire_struct!(@default $ty $(, $default)?),
-                                concat!($path, ".", stringify!($field)),
-                            )?;
-                        )*
                         $crate::primitives::put_tagged_fields(
                             buf,
                             tagged,
