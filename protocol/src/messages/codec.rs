@@ -136,12 +136,12 @@ impl Presence {
     }
 
     /// Whether the field is in the body (not tagged) of `version`.
-    const fn in_body(self, version: i16) -> bool {
+    pub(crate) const fn in_body(self, version: i16) -> bool {
         self.tag.is_none() && self.contains(version)
     }
 
     /// The context for the field's value.
-    const fn cx(self, cx: Cx) -> Cx {
+    pub(crate) const fn cx(self, cx: Cx) -> Cx {
         Cx {
             null_ok: cx.version >= self.nullable_from,
             ..cx
@@ -354,22 +354,6 @@ pub(crate) fn put_field<T: Wire>(
     }
 }
 
-/// Reads a field of the body if `cx`'s version has it there; its default otherwise.
-#[inline(always)]
-pub(crate) fn get_field<T: Wire>(
-    buf: &mut Bytes,
-    cx: Cx,
-    p: Presence,
-    default: impl FnOnce() -> T,
-    what: &'static str,
-) -> Result<T> {
-    if p.in_body(cx.version) {
-        T::get(buf, p.cx(cx), what)
-    } else {
-        Ok(default())
-    }
-}
-
 /// Reads the tagged field `tag` into `slot` if it is this field's; says whether it was.
 #[inline(always)]
 pub(crate) fn get_tagged_field<T: Wire>(
@@ -483,6 +467,8 @@ macro_rules! wire_struct {
                 size
             }
 
+            // Out of line: one copy of each struct's codec, not one per caller.
+            #[inline(never)]
             fn put(
                 &self,
                 buf: &mut ::bytes::BytesMut,
@@ -524,6 +510,7 @@ macro_rules! wire_struct {
                 Ok(())
             }
 
+            #[inline(never)]
             fn get(
                 buf: &mut ::bytes::Bytes,
                 cx: $crate::messages::codec::Cx,
@@ -531,20 +518,14 @@ macro_rules! wire_struct {
             ) -> $crate::error::Result<Self> {
                 #[allow(unused_imports)]
                 use $crate::messages::codec::*;
-                // One struct expression, its fields read in order: no default built and
-                // dropped for each field read.
-                let mut out = $name {
-                    $(
-                        $field: get_field(
-                            buf,
-                            cx,
-                            $crate::messages::codec::wire_struct!(@presence $($presence)?),
-                            || $crate::messages::codec::wire_struct!(@default $ty $(, $default)?),
-                            concat!($path, ".", stringify!($field)),
-                        )?,
-                    )*
-                    unknown_tagged_fields: ::core::default::Default::default(),
-                };
+                // Defaults first, then each field the version has, in order: smaller code
+                // than a struct expression, whose every `?` would drop the fields before it.
+                let mut out = <$name as ::core::default::Default>::default();
+                $(
+                    if wire_struct!(@presence $($presence)?).in_body(cx.version) {
+                        out.$field = Wire::get(buf, wire_struct!(@presence $($presence)?).cx(cx), concat!($path, ".", stringify!($field)))?;
+                    }
+                )*
                 if cx.flexible {
                     const TAGGED: bool = any_tagged(&[$($crate::messages::codec::wire_struct!(@presence $($presence)?)),*]);
                     out.unknown_tagged_fields = if TAGGED {
