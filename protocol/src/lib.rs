@@ -22,7 +22,10 @@
 //! - [`messages`]: one module per API. Each type implements [`Message`] (its API key, the
 //!   versions this crate speaks, the first flexible version; encode and decode at any of them,
 //!   exactly as Kafka's JSON schemas say) and each request implements [`Request`], which names
-//!   its response type so an answer can't be decoded with the wrong decoder.
+//!   its response type so an answer can't be decoded with the wrong decoder. The structs are
+//!   declared once, each field with the versions that carry it (`since(6).ignorable()`,
+//!   `.tagged(0)`, `.nullable_from(10)`, as the schemas say), and their encoders, decoders and
+//!   smallest sizes follow from that declaration (the crate-private `messages::codec`).
 //!   [`decode_exact`] refuses trailing bytes; `messages::encode_request_frame` writes a whole
 //!   request frame.
 //! - [`negotiate`]: choosing a version per API from a broker's ApiVersions answer.
