@@ -247,11 +247,9 @@ impl Wire for Option<String> {
         put_nullable_string(buf, self.as_deref(), cx.flexible, what)
     }
     fn get(buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<Self> {
-        if cx.null_ok {
-            get_nullable_string(buf, cx.flexible, what)
-        } else {
-            get_string(buf, cx.flexible, what).map(Some)
-        }
+        let value = get_nullable_string(buf, cx.flexible, what)?;
+        check_null(value.is_none(), cx, what)?;
+        Ok(value)
     }
 }
 
@@ -277,11 +275,9 @@ impl Wire for Option<Bytes> {
         put_nullable_bytes(buf, self.as_deref(), cx.flexible, what)
     }
     fn get(buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<Self> {
-        if cx.null_ok {
-            get_nullable_bytes(buf, cx.flexible, what)
-        } else {
-            get_bytes(buf, cx.flexible, what).map(Some)
-        }
+        let value = get_nullable_bytes(buf, cx.flexible, what)?;
+        check_null(value.is_none(), cx, what)?;
+        Ok(value)
     }
 }
 
@@ -312,16 +308,15 @@ impl<T: Wire> Wire for Option<Vec<T>> {
         })
     }
     fn get(buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<Self> {
-        let min = T::min_size(cx);
-        if cx.null_ok {
-            get_nullable_array(buf, cx.flexible, min, what, |b| T::get(b, cx, what))
-        } else {
-            get_array(buf, cx.flexible, min, what, |b| T::get(b, cx, what)).map(Some)
-        }
+        let value = get_nullable_array(buf, cx.flexible, T::min_size(cx), what, |b| {
+            T::get(b, cx, what)
+        })?;
+        check_null(value.is_none(), cx, what)?;
+        Ok(value)
     }
 }
 
-/// Fails for a null where the version has none.
+/// Fails for a null where the version has none (to write, or read from the wire).
 fn check_null(is_null: bool, cx: Cx, what: &'static str) -> Result<()> {
     if is_null && !cx.null_ok {
         Err(Error::UnexpectedNull {
