@@ -37,14 +37,7 @@ wire_struct! {
         /// The coordinator keys (versions 4+).
         pub coordinator_keys: Vec<String> => since(4),
     }
-}
 
-wire_message!(
-    FindCoordinatorRequest: FIND_COORDINATOR, versions 0..=6, first flexible 3,
-    response FindCoordinatorResponse
-);
-
-wire_struct! {
     /// FindCoordinator response body.
     ///
     /// Versions 0–3 answer in the top-level `error_code`, `error_message`, `node_id`, `host` and
@@ -86,19 +79,22 @@ wire_struct! {
     }
 }
 
+wire_message!(
+    FindCoordinatorRequest: FIND_COORDINATOR, versions 0..=6, first flexible 3,
+    response FindCoordinatorResponse
+);
 wire_message!(FindCoordinatorResponse: FIND_COORDINATOR, versions 0..=6, first flexible 3);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Error;
     use crate::messages::testing::property_tests;
     use crate::messages::testing::{
-        arb_unknown_tags, assert_prefixes_fail, check_encodings, check_length_bombs, encode as enc,
+        arb_unknown_tags, assert_prefixes_fail, check_encodings, check_length_bombs,
+        check_not_in_version, check_versions_refused, encode as enc,
     };
-    use crate::messages::Message;
     use crate::primitives::{RawTaggedField, UnknownTaggedFields};
-    use bytes::{Bytes, BytesMut};
+    use bytes::Bytes;
     use proptest::collection::vec;
     use proptest::prelude::*;
 
@@ -115,29 +111,6 @@ mod tests {
                 coordinator_keys: if v >= 4 { keys } else { Vec::new() },
                 unknown_tagged_fields: tags,
             })
-    }
-
-    fn coordinator() -> impl Strategy<Value = Coordinator> {
-        (
-            "[a-z0-9]{0,8}",
-            any::<i32>(),
-            "[a-z0-9.]{0,10}",
-            any::<i32>(),
-            any::<i16>(),
-            proptest::option::of("[ -~]{0,10}"),
-            arb_unknown_tags(true),
-        )
-            .prop_map(
-                |(key, node_id, host, port, error_code, error_message, tags)| Coordinator {
-                    key,
-                    node_id,
-                    host,
-                    port,
-                    error_code,
-                    error_message,
-                    unknown_tagged_fields: tags,
-                },
-            )
     }
 
     fn response(v: i16) -> impl Strategy<Value = FindCoordinatorResponse> {
@@ -164,6 +137,29 @@ mod tests {
                         coordinators: if old { Vec::new() } else { coords },
                         unknown_tagged_fields: tags,
                     }
+                },
+            )
+    }
+
+    fn coordinator() -> impl Strategy<Value = Coordinator> {
+        (
+            "[a-z0-9]{0,8}",
+            any::<i32>(),
+            "[a-z0-9.]{0,10}",
+            any::<i32>(),
+            any::<i16>(),
+            proptest::option::of("[ -~]{0,10}"),
+            arb_unknown_tags(true),
+        )
+            .prop_map(
+                |(key, node_id, host, port, error_code, error_message, tags)| Coordinator {
+                    key,
+                    node_id,
+                    host,
+                    port,
+                    error_code,
+                    error_message,
+                    unknown_tagged_fields: tags,
                 },
             )
     }
@@ -253,6 +249,10 @@ mod tests {
                     0x01, 0x09, 0x01, 0xab, // body tagged section: tag 9, 1 byte
                 ],
                 FindCoordinatorResponse {
+                    unknown_tagged_fields: UnknownTaggedFields(vec![RawTaggedField {
+                        tag: 9,
+                        data: Bytes::from_static(&[0xab]),
+                    }]),
                     coordinators: vec![Coordinator {
                         key: "g".into(),
                         node_id: 1,
@@ -262,10 +262,6 @@ mod tests {
                         error_message: None,
                         unknown_tagged_fields: Default::default(),
                     }],
-                    unknown_tagged_fields: UnknownTaggedFields(vec![RawTaggedField {
-                        tag: 9,
-                        data: Bytes::from_static(&[0xab]),
-                    }]),
                     ..Default::default()
                 },
             ),
@@ -312,6 +308,12 @@ mod tests {
 
     #[test]
     fn length_bombs_fail_at_once() {
+        check_length_bombs::<FindCoordinatorResponse>(&[
+            // v4: coordinators count 0x7fffffff.
+            (4, &[0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x07, 0]),
+            // v1: error message with int16 length 0x7fff.
+            (1, &[0, 0, 0, 0, 0, 0, 0x7f, 0xff, 0, 0]),
+        ]);
         check_length_bombs::<FindCoordinatorRequest>(&[
             // v0: key with int16 length 0x7fff in a 10-byte buffer.
             (0, &[0x7f, 0xff, 0, 0, 0, 0, 0, 0, 0, 0]),
@@ -319,49 +321,40 @@ mod tests {
             (4, &[0x00, 0xff, 0xff, 0xff, 0xff, 0x07, 0, 0, 0, 0]),
             (4, &[0x00, 0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0]),
         ]);
-        check_length_bombs::<FindCoordinatorResponse>(&[
-            // v4: coordinators count 0x7fffffff.
-            (4, &[0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x07, 0]),
-            // v1: error message with int16 length 0x7fff.
-            (1, &[0, 0, 0, 0, 0, 0, 0x7f, 0xff, 0, 0]),
-        ]);
     }
 
     #[test]
     fn non_ignorable_fields_absent_in_version_error() {
-        let mut b = BytesMut::new();
-        let batched = FindCoordinatorRequest {
-            coordinator_keys: vec!["g".into()],
-            ..Default::default()
-        };
-        assert!(matches!(
-            batched.encode(&mut b, 3),
-            Err(Error::FieldNotInVersion { version: 3, .. })
-        ));
-        let single = FindCoordinatorRequest {
-            key: "g".into(),
-            ..Default::default()
-        };
-        assert!(matches!(
-            single.encode(&mut b, 4),
-            Err(Error::FieldNotInVersion { version: 4, .. })
-        ));
-        let typed = FindCoordinatorRequest {
-            key_type: 1,
-            ..Default::default()
-        };
-        assert!(matches!(
-            typed.encode(&mut b, 0),
-            Err(Error::FieldNotInVersion { version: 0, .. })
-        ));
-        let old_resp = FindCoordinatorResponse {
-            host: "h".into(),
-            ..Default::default()
-        };
-        assert!(matches!(
-            old_resp.encode(&mut b, 4),
-            Err(Error::FieldNotInVersion { .. })
-        ));
+        check_not_in_version(&[
+            (
+                3,
+                FindCoordinatorRequest {
+                    coordinator_keys: vec!["g".into()],
+                    ..Default::default()
+                },
+            ),
+            (
+                4,
+                FindCoordinatorRequest {
+                    key: "g".into(),
+                    ..Default::default()
+                },
+            ),
+            (
+                0,
+                FindCoordinatorRequest {
+                    key_type: 1,
+                    ..Default::default()
+                },
+            ),
+        ]);
+        check_not_in_version(&[(
+            4,
+            FindCoordinatorResponse {
+                host: "h".into(),
+                ..Default::default()
+            },
+        )]);
         // Ignorable fields are dropped instead.
         let throttled = FindCoordinatorResponse {
             throttle_time_ms: 7,
@@ -373,11 +366,6 @@ mod tests {
 
     #[test]
     fn unsupported_versions_are_refused() {
-        let mut b = BytesMut::new();
-        assert!(matches!(
-            FindCoordinatorRequest::default().encode(&mut b, 7),
-            Err(Error::UnsupportedVersion { version: 7, .. })
-        ));
-        assert!(FindCoordinatorResponse::decode(&mut Bytes::new(), -1).is_err());
+        check_versions_refused::<FindCoordinatorRequest, FindCoordinatorResponse>(&[-1, 7]);
     }
 }

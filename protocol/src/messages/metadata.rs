@@ -173,7 +173,7 @@ mod tests {
     use crate::messages::testing::property_tests;
     use crate::messages::testing::{
         arb_unknown_tags, arb_uuid, assert_prefixes_fail, check_encodings, check_length_bombs,
-        encode as enc,
+        check_not_in_version, check_versions_refused, encode as enc,
     };
     use crate::messages::Message;
     use bytes::{Bytes, BytesMut};
@@ -374,16 +374,21 @@ mod tests {
         ]);
     }
 
+    /// Broker 1 at `host`:9092 in `rack`.
+    fn broker_1(host: &str, rack: Option<&str>) -> MetadataResponseBroker {
+        MetadataResponseBroker {
+            node_id: 1,
+            host: host.into(),
+            port: 9092,
+            rack: rack.map(Into::into),
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn responses_match_hand_written_bytes() {
         let v1 = MetadataResponse {
-            brokers: vec![MetadataResponseBroker {
-                node_id: 1,
-                host: "h".into(),
-                port: 9092,
-                rack: None,
-                ..Default::default()
-            }],
+            brokers: vec![broker_1("h", None)],
             controller_id: 1,
             topics: vec![MetadataResponseTopic {
                 name: Some("t".into()),
@@ -401,13 +406,7 @@ mod tests {
         id[0] = 0xab;
         let v13 = MetadataResponse {
             throttle_time_ms: 2,
-            brokers: vec![MetadataResponseBroker {
-                node_id: 1,
-                host: "h".into(),
-                port: 9092,
-                rack: Some("r".into()),
-                ..Default::default()
-            }],
+            brokers: vec![broker_1("h", Some("r"))],
             cluster_id: Some("c".into()),
             controller_id: 1,
             topics: vec![MetadataResponseTopic {
@@ -493,13 +492,7 @@ mod tests {
     fn sample_response() -> MetadataResponse {
         MetadataResponse {
             throttle_time_ms: 1,
-            brokers: vec![MetadataResponseBroker {
-                node_id: 1,
-                host: "b1".into(),
-                port: 9092,
-                rack: Some("r".into()),
-                ..Default::default()
-            }],
+            brokers: vec![broker_1("b1", Some("r"))],
             cluster_id: Some("cid".into()),
             controller_id: 1,
             topics: vec![MetadataResponseTopic {
@@ -571,42 +564,39 @@ mod tests {
 
     #[test]
     fn non_ignorable_fields_absent_in_version_error() {
-        let mut b = BytesMut::new();
-        let no_auto = MetadataRequest::for_topics(["t"]);
-        assert!(matches!(
-            no_auto.encode(&mut b, 3),
-            Err(Error::FieldNotInVersion { version: 3, .. })
-        ));
         let cluster_ops = MetadataRequest {
             include_cluster_authorized_operations: true,
             ..Default::default()
         };
-        assert!(matches!(
-            cluster_ops.encode(&mut b, 11),
-            Err(Error::FieldNotInVersion { version: 11, .. })
-        ));
-        assert!(cluster_ops.encode(&mut b, 7).is_err());
         let topic_ops = MetadataRequest {
             include_topic_authorized_operations: true,
             ..Default::default()
         };
-        assert!(topic_ops.encode(&mut b, 7).is_err());
-        let resp = MetadataResponse {
-            cluster_authorized_operations: 0,
-            ..Default::default()
-        };
-        assert!(matches!(
-            resp.encode(&mut b, 11),
-            Err(Error::FieldNotInVersion { .. })
-        ));
-        let resp = MetadataResponse {
-            topics: vec![MetadataResponseTopic {
-                topic_authorized_operations: 0,
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
-        assert!(resp.encode(&mut b, 7).is_err());
+        check_not_in_version(&[
+            (3, MetadataRequest::for_topics(["t"])),
+            (11, cluster_ops.clone()),
+            (7, cluster_ops),
+            (7, topic_ops),
+        ]);
+        check_not_in_version(&[
+            (
+                11,
+                MetadataResponse {
+                    cluster_authorized_operations: 0,
+                    ..Default::default()
+                },
+            ),
+            (
+                7,
+                MetadataResponse {
+                    topics: vec![MetadataResponseTopic {
+                        topic_authorized_operations: 0,
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                },
+            ),
+        ]);
         // Ignorable fields are dropped instead: v1 has no throttle, cluster id or error code.
         let ignorable = MetadataResponse {
             throttle_time_ms: 5,
@@ -618,6 +608,11 @@ mod tests {
             enc(&ignorable, 1),
             vec![0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]
         );
+    }
+
+    #[test]
+    fn unsupported_versions_are_refused() {
+        check_versions_refused::<MetadataRequest, MetadataResponse>(&[0, 14]);
     }
 
     #[test]

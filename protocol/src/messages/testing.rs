@@ -297,3 +297,32 @@ macro_rules! sample_property_tests {
     };
 }
 pub(crate) use sample_property_tests;
+
+/// Each `(version, value)` holds a non-default value in a field that `version` lacks and
+/// that isn't ignorable: encoding it fails with `FieldNotInVersion` at that version.
+pub(crate) fn check_not_in_version<M: Message + core::fmt::Debug>(cases: &[(i16, M)]) {
+    for (version, value) in cases {
+        let r = value.encode(&mut BytesMut::new(), *version);
+        assert!(
+            matches!(r, Err(Error::FieldNotInVersion { version: v, .. }) if v == *version),
+            "{value:?} at v{version}: {r:?}"
+        );
+    }
+}
+
+/// At each of `versions` (outside the range), a default `Q` fails to encode and any `S`
+/// fails to decode, with `UnsupportedVersion` at that version.
+pub(crate) fn check_versions_refused<Q: Message + Default, S: Message + core::fmt::Debug>(
+    versions: &[i16],
+) {
+    for &version in versions {
+        let encoded = Q::default().encode(&mut BytesMut::new(), version);
+        let decoded = S::decode(&mut Bytes::new(), version);
+        for r in [encoded.err(), decoded.err()] {
+            assert!(
+                matches!(r, Some(Error::UnsupportedVersion { version: v, .. }) if v == version),
+                "v{version}: {r:?}"
+            );
+        }
+    }
+}
