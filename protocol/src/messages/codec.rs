@@ -251,11 +251,9 @@ macro_rules! sized_wire {
                 $put_nullable(buf, self.as_deref(), cx.flexible, what)
             }
             fn get(buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<Self> {
-                if cx.null_ok {
-                    $get_nullable(buf, cx.flexible, what)
-                } else {
-                    $get(buf, cx.flexible, what).map(Some)
-                }
+                let value = $get_nullable(buf, cx.flexible, what)?;
+                check_null(value.is_none(), cx, what)?;
+                Ok(value)
             }
         }
     )*};
@@ -293,16 +291,15 @@ impl<T: Wire> Wire for Option<Vec<T>> {
         })
     }
     fn get(buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<Self> {
-        let min = T::min_size(cx);
-        if cx.null_ok {
-            get_nullable_array(buf, cx.flexible, min, what, |b| T::get(b, cx, what))
-        } else {
-            get_array(buf, cx.flexible, min, what, |b| T::get(b, cx, what)).map(Some)
-        }
+        let value = get_nullable_array(buf, cx.flexible, T::min_size(cx), what, |b| {
+            T::get(b, cx, what)
+        })?;
+        check_null(value.is_none(), cx, what)?;
+        Ok(value)
     }
 }
 
-/// Fails for a null where the version has none.
+/// Fails for a null where the version has none (to write, or read from the wire).
 fn check_null(is_null: bool, cx: Cx, what: &'static str) -> Result<()> {
     if is_null && !cx.null_ok {
         Err(Error::UnexpectedNull {

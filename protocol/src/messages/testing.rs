@@ -320,6 +320,18 @@ macro_rules! sample_property_tests {
 }
 pub(crate) use sample_property_tests;
 
+/// Each `(version, value)` holds a non-default value in a field that `version` lacks and
+/// that isn't ignorable: encoding it fails with `FieldNotInVersion` at that version.
+pub(crate) fn check_not_in_version<M: Message + core::fmt::Debug>(cases: &[(i16, M)]) {
+    for (version, value) in cases {
+        let r = value.encode(&mut BytesMut::new(), *version);
+        assert!(
+            matches!(r, Err(Error::FieldNotInVersion { version: v, .. }) if v == *version),
+            "{value:?} at v{version}: {r:?}"
+        );
+    }
+}
+
 /// The table-driven tests of a message file, from its data alone:
 ///
 /// - `hand_written_encodings`: [`check_encodings`] for each type's `(version, bytes, value)`;
