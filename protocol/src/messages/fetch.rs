@@ -232,7 +232,8 @@ mod tests {
 
     use super::*;
     use crate::messages::testing::{
-        arb_unknown_tags_in, arb_uuid, assert_prefixes_fail, encode, round_trip_every_version_with,
+        arb_unknown_tags_in, arb_uuid, assert_prefixes_fail, check_encodings, check_length_bombs,
+        encode, round_trip_every_version_with,
     };
     use crate::messages::{decode_exact, Message};
     use crate::primitives::{RawTaggedField, UnknownTaggedFields};
@@ -261,7 +262,65 @@ mod tests {
         "\\PC{0,8}"
     }
 
+    /// Each `(value, bad, what, good)`: encoding `value` at version `bad` fails with
+    /// `FieldNotInVersion` for the field `what` (a non-ignorable field `bad` lacks), and at
+    /// `good` succeeds.
+    fn check_refused<M: Message>(cases: &[(M, i16, &'static str, i16)]) {
+        let mut buf = BytesMut::new();
+        for (value, bad, what, good) in cases {
+            assert_eq!(
+                value.encode(&mut buf, *bad),
+                Err(Error::FieldNotInVersion {
+                    what,
+                    version: *bad
+                }),
+                "{what} at v{bad}"
+            );
+            value.encode(&mut buf, *good).unwrap();
+        }
+    }
+
+    /// A default `T` changed by `set`.
+    fn with<T: Default>(set: fn(&mut T)) -> T {
+        let mut value = T::default();
+        set(&mut value);
+        value
+    }
+
+    /// `zeros` zero bytes, then `tail`: a frame whose head is all defaults.
+    fn after_zeros(zeros: usize, tail: &[u8]) -> Vec<u8> {
+        [&vec![0; zeros][..], tail].concat()
+    }
+
     // ---- request strategies -----------------------------------------------------------------
+
+    /// A struct of two fields and unknown tags (the tagged structs, only in flexible
+    /// versions), built by `make` from drawn values.
+    fn pair_with_tags<A: Arbitrary, B: Arbitrary, T: core::fmt::Debug>(
+        make: fn(A, B, UnknownTaggedFields) -> T,
+    ) -> impl Strategy<Value = T> {
+        (any::<A>(), any::<B>(), arb_unknown_tags_in(true, 0..40))
+            .prop_map(move |(a, b, u)| make(a, b, u))
+    }
+
+    /// A topic's name (v4–12) or id (v13+), its `partitions` and unknown tags at `v`, for
+    /// `make` to build the topic struct from.
+    fn topic_with<P: core::fmt::Debug, T: core::fmt::Debug>(
+        v: i16,
+        partitions: impl Strategy<Value = Vec<P>>,
+        make: fn(String, Uuid, Vec<P>, UnknownTaggedFields) -> T,
+    ) -> impl Strategy<Value = T> {
+        (
+            name(),
+            arb_uuid(),
+            partitions,
+            arb_unknown_tags_in(v >= 12, 0..40),
+        )
+            .prop_map(move |(topic, id, partitions, u)| {
+                let topic = if v <= 12 { topic } else { String::new() };
+                make(topic, if v >= 13 { id } else { Uuid::ZERO }, partitions, u)
+            })
+    }
 
     fn replica_state(v: i16) -> BoxedStrategy<ReplicaState> {
         if v < 15 {
@@ -269,13 +328,11 @@ mod tests {
         }
         prop_oneof![
             Just(ReplicaState::default()),
-            (any::<i32>(), any::<i64>(), arb_unknown_tags_in(true, 0..40)).prop_map(
-                |(id, epoch, u)| {
-                    ReplicaState {
-                        replica_id: id,
-                        replica_epoch: epoch,
-                        unknown_tagged_fields: u,
-                    }
+            pair_with_tags(
+                |replica_id, replica_epoch, unknown_tagged_fields| ReplicaState {
+                    replica_id,
+                    replica_epoch,
+                    unknown_tagged_fields,
                 }
             ),
         ]
@@ -308,33 +365,25 @@ mod tests {
     }
 
     fn fetch_topic(v: i16) -> impl Strategy<Value = FetchTopic> {
-        (
-            name(),
-            arb_uuid(),
-            prop::collection::vec(fetch_partition(v), 0..3),
-            arb_unknown_tags_in(v >= 12, 0..40),
-        )
-            .prop_map(move |(topic, id, partitions, u)| FetchTopic {
-                topic: if v <= 12 { topic } else { String::new() },
-                topic_id: if v >= 13 { id } else { Uuid::ZERO },
-                partitions,
-                unknown_tagged_fields: u,
-            })
+        let partitions = prop::collection::vec(fetch_partition(v), 0..3);
+        topic_with(v, partitions, |topic, topic_id, partitions, u| FetchTopic {
+            topic,
+            topic_id,
+            partitions,
+            unknown_tagged_fields: u,
+        })
     }
 
     fn forgotten_topic(v: i16) -> impl Strategy<Value = ForgottenTopic> {
-        (
-            name(),
-            arb_uuid(),
-            prop::collection::vec(any::<i32>(), 0..4),
-            arb_unknown_tags_in(v >= 12, 0..40),
-        )
-            .prop_map(move |(topic, id, partitions, u)| ForgottenTopic {
-                topic: if v <= 12 { topic } else { String::new() },
-                topic_id: if v >= 13 { id } else { Uuid::ZERO },
+        let partitions = prop::collection::vec(any::<i32>(), 0..4);
+        topic_with(v, partitions, |topic, topic_id, partitions, u| {
+            ForgottenTopic {
+                topic,
+                topic_id,
                 partitions,
                 unknown_tagged_fields: u,
-            })
+            }
+        })
     }
 
     fn fetch_request(v: i16) -> impl Strategy<Value = FetchRequest> {
@@ -502,45 +551,34 @@ mod tests {
         }
     }
 
-    #[test]
-    fn request_hand_written_bytes() {
-        for (bytes, value, version) in [
-            (REQUEST_V11, request_v11(), 11),
-            (REQUEST_V17, request_v17(), 17),
-        ] {
-            let decoded: FetchRequest = decode_exact(Bytes::from_static(bytes), version).unwrap();
-            assert_eq!(decoded, value, "v{version}");
-            assert_eq!(&encode(&value, version)[..], bytes, "v{version}");
-        }
-    }
+    /// v18: a high watermark (tag 1 of a partition), by hand.
+    #[rustfmt::skip]
+    const REQUEST_V18: &[u8] = &[
+        0, 0, 0, 0, // max_wait_ms 0
+        0, 0, 0, 0, // min_bytes 0
+        0x7f, 0xff, 0xff, 0xff, // max_bytes
+        0x00, // isolation_level
+        0, 0, 0, 0, // session_id 0
+        0xff, 0xff, 0xff, 0xff, // session_epoch -1
+        0x02, // topics: 1
+        1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, // topic_id
+        0x02, // partitions: 1
+        0, 0, 0, 1, // partition 1
+        0xff, 0xff, 0xff, 0xff, // current_leader_epoch -1
+        0, 0, 0, 0, 0, 0, 0, 0x10, // fetch_offset 16
+        0xff, 0xff, 0xff, 0xff, // last_fetched_epoch -1
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, // log_start_offset -1
+        0, 0, 0x10, 0, // partition_max_bytes 4096
+        0x01, 0x01, 0x08, // tagged: tag 1 (high_watermark), 8 bytes
+        0, 0, 0, 0, 0, 0, 0, 0x20, // high_watermark 32
+        0x00, // topic tagged
+        0x01, // forgotten_topics_data: 0
+        0x01, // rack_id ""
+        0x00, // tagged
+    ];
 
-    #[test]
-    fn request_v18_high_watermark_by_hand() {
-        #[rustfmt::skip]
-        let frame: &[u8] = &[
-            0, 0, 0, 0, // max_wait_ms 0
-            0, 0, 0, 0, // min_bytes 0
-            0x7f, 0xff, 0xff, 0xff, // max_bytes
-            0x00, // isolation_level
-            0, 0, 0, 0, // session_id 0
-            0xff, 0xff, 0xff, 0xff, // session_epoch -1
-            0x02, // topics: 1
-            1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, // topic_id
-            0x02, // partitions: 1
-            0, 0, 0, 1, // partition 1
-            0xff, 0xff, 0xff, 0xff, // current_leader_epoch -1
-            0, 0, 0, 0, 0, 0, 0, 0x10, // fetch_offset 16
-            0xff, 0xff, 0xff, 0xff, // last_fetched_epoch -1
-            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, // log_start_offset -1
-            0, 0, 0x10, 0, // partition_max_bytes 4096
-            0x01, 0x01, 0x08, // tagged: tag 1 (high_watermark), 8 bytes
-            0, 0, 0, 0, 0, 0, 0, 0x20, // high_watermark 32
-            0x00, // topic tagged
-            0x01, // forgotten_topics_data: 0
-            0x01, // rack_id ""
-            0x00, // tagged
-        ];
-        let value = FetchRequest {
+    fn request_v18() -> FetchRequest {
+        FetchRequest {
             topics: vec![FetchTopic {
                 topic_id: Uuid(TOPIC_ID),
                 partitions: vec![FetchPartition {
@@ -553,23 +591,30 @@ mod tests {
                 ..FetchTopic::default()
             }],
             ..FetchRequest::default()
-        };
-        let decoded: FetchRequest = decode_exact(Bytes::from_static(frame), 18).unwrap();
-        assert_eq!(decoded, value);
-        assert_eq!(&encode(&value, 18)[..], frame);
-        assert_prefixes_fail::<FetchRequest>(frame, 18);
+        }
+    }
+
+    #[test]
+    fn request_hand_written_bytes() {
+        check_encodings(&[
+            (11, REQUEST_V11, request_v11()),
+            (17, REQUEST_V17, request_v17()),
+            (18, REQUEST_V18, request_v18()),
+        ]);
+    }
+
+    #[test]
+    fn request_v18_high_watermark_read_at_v17() {
         // At v17 the same tag is unknown and kept raw; the ignorable field is dropped on encode.
-        let at17: FetchRequest = decode_exact(Bytes::from_static(frame), 17).unwrap();
+        let at17: FetchRequest = decode_exact(Bytes::from_static(REQUEST_V18), 17).unwrap();
         let p = &at17.topics[0].partitions[0];
         assert_eq!(p.high_watermark, i64::MAX);
         assert_eq!(p.unknown_tagged_fields.0[0].tag, 1);
-        assert_eq!(&encode(&at17, 17)[..], frame);
+        assert_eq!(&encode(&at17, 17)[..], REQUEST_V18);
     }
 
     #[test]
     fn request_prefixes_and_trailing_bytes_fail() {
-        assert_prefixes_fail::<FetchRequest>(REQUEST_V11, 11);
-        assert_prefixes_fail::<FetchRequest>(REQUEST_V17, 17);
         for version in ALL_VERSIONS {
             let bytes = encode(&request_v17_at(version), version);
             assert_prefixes_fail::<FetchRequest>(&bytes, version);
@@ -593,82 +638,75 @@ mod tests {
 
     #[test]
     fn request_length_bombs_fail_at_once() {
-        // v4: replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, then topics.
-        let head = [0u8; 17];
-        for bomb in [&[0x7f, 0xff, 0xff, 0xff][..], &[0xff; 4][..]] {
-            let mut b = head.to_vec();
-            b.extend_from_slice(bomb);
-            b.extend_from_slice(&[0; 6]);
-            assert!(FetchRequest::decode(&mut Bytes::from(b), 4).is_err());
-        }
-        // v4 topic name with a 32 KiB length, then a partitions count of 2^31-1.
-        let mut b = head.to_vec();
-        b.extend_from_slice(&[0, 0, 0, 1, 0x7f, 0xff, 0, 0]);
-        assert!(FetchRequest::decode(&mut Bytes::from(b), 4).is_err());
-        let mut b = head.to_vec();
-        b.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0]);
-        assert!(FetchRequest::decode(&mut Bytes::from(b), 4).is_err());
-        // v17 (no replica_id): compact topics count 0xffffffff.
-        let mut b = [0u8; 21].to_vec();
-        b.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0, 0]);
+        // v4: replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level (17 bytes), then
+        // topics. v17 has no replica_id (13 bytes) but a session id and epoch (21 bytes).
+        let cases = [
+            // v4 topics count 2^31-1.
+            (
+                4,
+                after_zeros(17, &[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0]),
+            ),
+            // v4 topic name with a 32 KiB length, then a partitions count of 2^31-1.
+            (4, after_zeros(17, &[0, 0, 0, 1, 0x7f, 0xff, 0, 0])),
+            (
+                4,
+                after_zeros(17, &[0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0]),
+            ),
+            // v17 compact topics count 0xffffffff, and 2^31-1.
+            (
+                17,
+                after_zeros(21, &[0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0, 0]),
+            ),
+            (
+                17,
+                after_zeros(21, &[0xff, 0xff, 0xff, 0xff, 0x07, 0, 0, 0, 0, 0]),
+            ),
+        ];
+        check_length_bombs::<FetchRequest>(&cases.each_ref().map(|(v, b)| (*v, &b[..])));
+        // v4 topics count -1: null, where the array isn't nullable.
+        let null = after_zeros(17, &[0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0]);
         assert!(matches!(
-            FetchRequest::decode(&mut Bytes::from(b), 17),
-            Err(Error::InvalidLength { .. })
-        ));
-        // v17 compact topics count 2^31-1.
-        let mut b = [0u8; 21].to_vec();
-        b.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x07, 0, 0, 0, 0, 0]);
-        assert!(matches!(
-            FetchRequest::decode(&mut Bytes::from(b), 17),
-            Err(Error::InvalidLength { .. })
+            FetchRequest::decode(&mut Bytes::from(null), 4),
+            Err(Error::InvalidValue { value: -1, .. })
         ));
     }
 
     #[test]
     fn request_non_ignorable_fields_refused_where_absent() {
-        let mut buf = BytesMut::new();
-        let r = FetchRequest {
-            replica_id: 1,
-            ..FetchRequest::default()
-        };
-        assert!(matches!(
-            r.encode(&mut buf, 15),
-            Err(Error::FieldNotInVersion { version: 15, .. })
-        ));
-        r.encode(&mut buf, 14).unwrap();
-
-        let r = FetchRequest {
-            replica_state: ReplicaState {
-                replica_id: 1,
-                ..ReplicaState::default()
-            },
-            ..FetchRequest::default()
-        };
-        assert!(r.encode(&mut buf, 14).is_err());
-        r.encode(&mut buf, 15).unwrap();
-
-        let r = FetchRequest {
-            forgotten_topics_data: vec![ForgottenTopic::default()],
-            ..FetchRequest::default()
-        };
-        assert!(r.encode(&mut buf, 6).is_err());
-        r.encode(&mut buf, 7).unwrap();
-
-        let r = FetchRequest {
+        let request = with::<FetchRequest>;
+        let partition = |set: fn(&mut FetchPartition)| FetchRequest {
             topics: vec![FetchTopic {
-                partitions: vec![FetchPartition {
-                    last_fetched_epoch: 3,
-                    ..FetchPartition::default()
-                }],
+                partitions: vec![with(set)],
                 ..FetchTopic::default()
             }],
             ..FetchRequest::default()
         };
-        assert!(matches!(
-            r.encode(&mut buf, 11),
-            Err(Error::FieldNotInVersion { version: 11, .. })
-        ));
-        r.encode(&mut buf, 12).unwrap();
+        check_refused(&[
+            (
+                request(|r| r.replica_id = 1),
+                15,
+                "FetchRequest.replica_id",
+                14,
+            ),
+            (
+                request(|r| r.replica_state.replica_id = 1),
+                14,
+                "FetchRequest.replica_state",
+                15,
+            ),
+            (
+                request(|r| r.forgotten_topics_data = vec![ForgottenTopic::default()]),
+                6,
+                "FetchRequest.forgotten_topics_data",
+                7,
+            ),
+            (
+                partition(|p| p.last_fetched_epoch = 3),
+                11,
+                "FetchRequest.topics.partitions.last_fetched_epoch",
+                12,
+            ),
+        ]);
 
         // Ignorable fields are dropped silently instead.
         let r = FetchRequest {
@@ -728,33 +766,27 @@ mod tests {
     // ---- response strategies ----------------------------------------------------------------
 
     fn epoch_end_offset() -> impl Strategy<Value = EpochEndOffset> {
-        (any::<i32>(), any::<i64>(), arb_unknown_tags_in(true, 0..40)).prop_map(
-            |(epoch, end_offset, u)| EpochEndOffset {
-                epoch,
-                end_offset,
-                unknown_tagged_fields: u,
-            },
-        )
+        pair_with_tags(|epoch, end_offset, u| EpochEndOffset {
+            epoch,
+            end_offset,
+            unknown_tagged_fields: u,
+        })
     }
 
     fn leader_id_and_epoch() -> impl Strategy<Value = LeaderIdAndEpoch> {
-        (any::<i32>(), any::<i32>(), arb_unknown_tags_in(true, 0..40)).prop_map(
-            |(leader_id, leader_epoch, u)| LeaderIdAndEpoch {
-                leader_id,
-                leader_epoch,
-                unknown_tagged_fields: u,
-            },
-        )
+        pair_with_tags(|leader_id, leader_epoch, u| LeaderIdAndEpoch {
+            leader_id,
+            leader_epoch,
+            unknown_tagged_fields: u,
+        })
     }
 
     fn snapshot_id() -> impl Strategy<Value = SnapshotId> {
-        (any::<i64>(), any::<i32>(), arb_unknown_tags_in(true, 0..40)).prop_map(
-            |(end_offset, epoch, u)| SnapshotId {
-                end_offset,
-                epoch,
-                unknown_tagged_fields: u,
-            },
-        )
+        pair_with_tags(|end_offset, epoch, u| SnapshotId {
+            end_offset,
+            epoch,
+            unknown_tagged_fields: u,
+        })
     }
 
     fn aborted_transaction(v: i16) -> impl Strategy<Value = AbortedTransaction> {
@@ -833,18 +865,15 @@ mod tests {
     }
 
     fn fetchable_topic_response(v: i16) -> impl Strategy<Value = FetchableTopicResponse> {
-        (
-            name(),
-            arb_uuid(),
-            prop::collection::vec(partition_data(v), 0..3),
-            arb_unknown_tags_in(v >= 12, 0..40),
-        )
-            .prop_map(move |(topic, id, partitions, u)| FetchableTopicResponse {
-                topic: if v <= 12 { topic } else { String::new() },
-                topic_id: if v >= 13 { id } else { Uuid::ZERO },
+        let partitions = prop::collection::vec(partition_data(v), 0..3);
+        topic_with(v, partitions, |topic, topic_id, partitions, u| {
+            FetchableTopicResponse {
+                topic,
+                topic_id,
                 partitions,
                 unknown_tagged_fields: u,
-            })
+            }
+        })
     }
 
     fn fetch_response(v: i16) -> impl Strategy<Value = FetchResponse> {
@@ -999,14 +1028,10 @@ mod tests {
 
     #[test]
     fn response_hand_written_bytes() {
-        for (bytes, value, version) in [
-            (RESPONSE_V4, response_v4(), 4),
-            (RESPONSE_V16, response_v16(), 16),
-        ] {
-            let decoded: FetchResponse = decode_exact(Bytes::from_static(bytes), version).unwrap();
-            assert_eq!(decoded, value, "v{version}");
-            assert_eq!(&encode(&value, version)[..], bytes, "v{version}");
-        }
+        check_encodings(&[
+            (4, RESPONSE_V4, response_v4()),
+            (16, RESPONSE_V16, response_v16()),
+        ]);
     }
 
     /// [`response_v16`] with what `version` lacks put back to defaults.
@@ -1029,8 +1054,6 @@ mod tests {
 
     #[test]
     fn response_prefixes_and_trailing_bytes_fail() {
-        assert_prefixes_fail::<FetchResponse>(RESPONSE_V4, 4);
-        assert_prefixes_fail::<FetchResponse>(RESPONSE_V16, 16);
         for version in ALL_VERSIONS {
             let bytes = encode(&response_v16_at(version), version);
             assert_prefixes_fail::<FetchResponse>(&bytes, version);
@@ -1039,66 +1062,36 @@ mod tests {
 
     #[test]
     fn response_length_bombs_fail_at_once() {
-        // v4: throttle_time_ms, then the responses count.
-        for bomb in [[0x7f, 0xff, 0xff, 0xff], [0xff, 0xff, 0xff, 0xfe]] {
-            let mut b = vec![0, 0, 0, 0];
-            b.extend_from_slice(&bomb);
-            b.extend_from_slice(&[0; 4]);
-            assert!(FetchResponse::decode(&mut Bytes::from(b), 4).is_err());
-        }
-        // v16: throttle, error_code, session_id, then compact counts 0xffffffff and 2^31-1.
-        for bomb in [
-            [0xff, 0xff, 0xff, 0xff, 0x0f],
-            [0xff, 0xff, 0xff, 0xff, 0x07],
-        ] {
-            let mut b = vec![0; 10];
-            b.extend_from_slice(&bomb);
-            b.extend_from_slice(&[0; 4]);
-            assert!(FetchResponse::decode(&mut Bytes::from(b), 16).is_err());
-        }
-        // v4 records length of 2^31-1 in a partition: take the hand-written frame up to the
-        // records length and put the bomb there.
-        let cut = RESPONSE_V4.len() - 7;
-        let mut b = RESPONSE_V4[..cut].to_vec();
-        b.extend_from_slice(&[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0]);
-        assert!(matches!(
-            FetchResponse::decode(&mut Bytes::from(b), 4),
-            Err(Error::InvalidLength { .. })
-        ));
-        // v4 aborted_transactions count of 2^31-1.
-        let cut = 4 + 4 + 4 + 4 + 4 + 2 + 8 + 8;
-        let mut b = RESPONSE_V4[..cut].to_vec();
-        b.extend_from_slice(&[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0]);
-        assert!(matches!(
-            FetchResponse::decode(&mut Bytes::from(b), 4),
-            Err(Error::InvalidLength { .. })
-        ));
-        // v4 topic name of length 0x7fff.
-        let mut b = vec![0, 0, 0, 0, 0, 0, 0, 1, 0x7f, 0xff, 0, 0];
-        b.extend_from_slice(&[0; 4]);
-        assert!(FetchResponse::decode(&mut Bytes::from(b), 4).is_err());
+        // The hand-written v4 frame up to the records length (7 bytes before its end) or the
+        // aborted_transactions count (after 34 bytes), then 2^31-1 there.
+        let bomb_at =
+            |cut: usize| [&RESPONSE_V4[..cut], &[0x7f, 0xff, 0xff, 0xff][..], &[0; 6]].concat();
+        let cases = [
+            // v4: throttle_time_ms, then the responses count 2^31-1, and -2.
+            (4, after_zeros(4, &[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0])),
+            (4, after_zeros(4, &[0xff, 0xff, 0xff, 0xfe, 0, 0, 0, 0])),
+            // v16: throttle, error_code, session_id, then compact counts 0xffffffff and 2^31-1.
+            (
+                16,
+                after_zeros(10, &[0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0]),
+            ),
+            (
+                16,
+                after_zeros(10, &[0xff, 0xff, 0xff, 0xff, 0x07, 0, 0, 0, 0]),
+            ),
+            (4, bomb_at(RESPONSE_V4.len() - 7)),
+            (4, bomb_at(4 + 4 + 4 + 4 + 4 + 2 + 8 + 8)),
+            // v4 topic name of length 0x7fff.
+            (
+                4,
+                vec![0, 0, 0, 0, 0, 0, 0, 1, 0x7f, 0xff, 0, 0, 0, 0, 0, 0],
+            ),
+        ];
+        check_length_bombs::<FetchResponse>(&cases.each_ref().map(|(v, b)| (*v, &b[..])));
     }
 
     #[test]
     fn response_non_ignorable_fields_refused_where_absent() {
-        let mut buf = BytesMut::new();
-        let r = FetchResponse {
-            session_id: 1,
-            ..FetchResponse::default()
-        };
-        assert!(matches!(
-            r.encode(&mut buf, 6),
-            Err(Error::FieldNotInVersion { version: 6, .. })
-        ));
-        r.encode(&mut buf, 7).unwrap();
-
-        let r = FetchResponse {
-            node_endpoints: vec![NodeEndpoint::default()],
-            ..FetchResponse::default()
-        };
-        assert!(r.encode(&mut buf, 15).is_err());
-        r.encode(&mut buf, 16).unwrap();
-
         let with_partition = |p: PartitionData| FetchResponse {
             responses: vec![FetchableTopicResponse {
                 partitions: vec![p],
@@ -1106,42 +1099,46 @@ mod tests {
             }],
             ..FetchResponse::default()
         };
-        let r = with_partition(PartitionData {
-            preferred_read_replica: 2,
-            ..PartitionData::default()
-        });
-        assert!(r.encode(&mut buf, 10).is_err());
-        r.encode(&mut buf, 11).unwrap();
-        for p in [
-            PartitionData {
-                diverging_epoch: EpochEndOffset {
-                    epoch: 1,
-                    ..EpochEndOffset::default()
-                },
-                ..PartitionData::default()
-            },
-            PartitionData {
-                current_leader: LeaderIdAndEpoch {
-                    leader_id: 1,
-                    ..LeaderIdAndEpoch::default()
-                },
-                ..PartitionData::default()
-            },
-            PartitionData {
-                snapshot_id: SnapshotId {
-                    epoch: 1,
-                    ..SnapshotId::default()
-                },
-                ..PartitionData::default()
-            },
-        ] {
-            let r = with_partition(p);
-            assert!(matches!(
-                r.encode(&mut buf, 11),
-                Err(Error::FieldNotInVersion { version: 11, .. })
-            ));
-            r.encode(&mut buf, 12).unwrap();
-        }
+        let response = with::<FetchResponse>;
+        let partition = |set: fn(&mut PartitionData)| with_partition(with(set));
+        check_refused(&[
+            (
+                response(|r| r.session_id = 1),
+                6,
+                "FetchResponse.session_id",
+                7,
+            ),
+            (
+                response(|r| r.node_endpoints = vec![NodeEndpoint::default()]),
+                15,
+                "FetchResponse.node_endpoints",
+                16,
+            ),
+            (
+                partition(|p| p.preferred_read_replica = 2),
+                10,
+                "FetchResponse.responses.partitions.preferred_read_replica",
+                11,
+            ),
+            (
+                partition(|p| p.diverging_epoch.epoch = 1),
+                11,
+                "FetchResponse.responses.partitions.diverging_epoch",
+                12,
+            ),
+            (
+                partition(|p| p.current_leader.leader_id = 1),
+                11,
+                "FetchResponse.responses.partitions.current_leader",
+                12,
+            ),
+            (
+                partition(|p| p.snapshot_id.epoch = 1),
+                11,
+                "FetchResponse.responses.partitions.snapshot_id",
+                12,
+            ),
+        ]);
 
         // Ignorable: error_code and log_start_offset are dropped in versions without them.
         let r = FetchResponse {
