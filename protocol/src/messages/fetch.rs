@@ -233,7 +233,7 @@ mod tests {
     use super::*;
     use crate::messages::testing::{
         arb_unknown_tags_in, arb_uuid, assert_prefixes_fail, check_encodings, check_length_bombs,
-        encode, round_trip_every_version_with,
+        check_round_trip, decode_both, encode, round_trip_every_version_with,
     };
     use crate::messages::{decode_exact, Message};
     use crate::primitives::{RawTaggedField, UnknownTaggedFields};
@@ -278,6 +278,15 @@ mod tests {
             );
             value.encode(&mut buf, *good).unwrap();
         }
+    }
+
+    /// Unknown tagged fields with these tags and payloads.
+    fn unknown(fields: &[(u32, &'static [u8])]) -> UnknownTaggedFields {
+        let raw = |&(tag, data): &(u32, &'static [u8])| RawTaggedField {
+            tag,
+            data: Bytes::from_static(data),
+        };
+        UnknownTaggedFields(fields.iter().map(raw).collect())
     }
 
     /// A default `T` changed by `set`.
@@ -432,11 +441,6 @@ mod tests {
     }
 
     // ---- request tests ----------------------------------------------------------------------
-
-    #[test]
-    fn request_round_trips_at_every_version() {
-        round_trip_every_version(fetch_request);
-    }
 
     /// v11 (classic), written out by hand from `FetchRequest.json`.
     const REQUEST_V11: &[u8] = &[
@@ -595,15 +599,6 @@ mod tests {
     }
 
     #[test]
-    fn request_hand_written_bytes() {
-        check_encodings(&[
-            (11, REQUEST_V11, request_v11()),
-            (17, REQUEST_V17, request_v17()),
-            (18, REQUEST_V18, request_v18()),
-        ]);
-    }
-
-    #[test]
     fn request_v18_high_watermark_read_at_v17() {
         // At v17 the same tag is unknown and kept raw; the ignorable field is dropped on encode.
         let at17: FetchRequest = decode_exact(Bytes::from_static(REQUEST_V18), 17).unwrap();
@@ -726,29 +721,9 @@ mod tests {
         r.topics[0].topic = "t".into();
         r.topics[0].topic_id = Uuid::ZERO;
         r.topics[0].partitions[0].replica_directory_id = Uuid::ZERO;
-        r.unknown_tagged_fields = UnknownTaggedFields(vec![
-            RawTaggedField {
-                tag: 1,
-                data: Bytes::from_static(&[0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 9, 0]),
-            },
-            RawTaggedField {
-                tag: 9,
-                data: Bytes::from_static(b"x"),
-            },
-        ]);
-        let bytes = encode(&r, 12);
-        let decoded: FetchRequest = decode_exact(bytes.clone(), 12).unwrap();
-        assert_eq!(decoded, r);
-        assert_eq!(encode(&decoded, 12), bytes);
-    }
-
-    proptest! {
-        #[test]
-        fn request_decode_never_panics(data in prop::collection::vec(any::<u8>(), 0..128)) {
-            for version in ALL_VERSIONS {
-                let _ = FetchRequest::decode(&mut Bytes::from(data.clone()), version);
-            }
-        }
+        r.unknown_tagged_fields =
+            unknown(&[(1, &[0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 9, 0]), (9, b"x")]);
+        check_round_trip(&r, 12).unwrap();
     }
 
     #[test]
@@ -897,12 +872,17 @@ mod tests {
             )
     }
 
-    // ---- response tests ---------------------------------------------------------------------
+    #[test]
+    fn request_round_trips_at_every_version() {
+        round_trip_every_version(fetch_request);
+    }
 
     #[test]
     fn response_round_trips_at_every_version() {
         round_trip_every_version(fetch_response);
     }
+
+    // ---- response tests ---------------------------------------------------------------------
 
     /// v4 (classic), written out by hand from `FetchResponse.json`.
     const RESPONSE_V4: &[u8] = &[
@@ -1027,7 +1007,12 @@ mod tests {
     }
 
     #[test]
-    fn response_hand_written_bytes() {
+    fn hand_written_bytes() {
+        check_encodings(&[
+            (11, REQUEST_V11, request_v11()),
+            (17, REQUEST_V17, request_v17()),
+            (18, REQUEST_V18, request_v18()),
+        ]);
         check_encodings(&[
             (4, RESPONSE_V4, response_v4()),
             (16, RESPONSE_V16, response_v16()),
@@ -1227,27 +1212,16 @@ mod tests {
         let mut r = response_v16_at(12);
         r.responses[0].topic = "t".into();
         r.responses[0].topic_id = Uuid::ZERO;
-        r.unknown_tagged_fields = UnknownTaggedFields(vec![RawTaggedField {
-            tag: 0,
-            data: Bytes::from_static(&[0x01]),
-        }]);
-        r.responses[0].partitions[0].unknown_tagged_fields =
-            UnknownTaggedFields(vec![RawTaggedField {
-                tag: 5,
-                data: Bytes::from_static(b"zz"),
-            }]);
-        let bytes = encode(&r, 12);
-        let decoded: FetchResponse = decode_exact(bytes.clone(), 12).unwrap();
-        assert_eq!(decoded, r);
-        assert_eq!(encode(&decoded, 12), bytes);
+        r.unknown_tagged_fields = unknown(&[(0, &[0x01])]);
+        r.responses[0].partitions[0].unknown_tagged_fields = unknown(&[(5, b"zz")]);
+        check_round_trip(&r, 12).unwrap();
     }
 
     proptest! {
+        /// Neither decoder panics on arbitrary bytes (up to 160), at any version.
         #[test]
-        fn response_decode_never_panics(data in prop::collection::vec(any::<u8>(), 0..160)) {
-            for version in ALL_VERSIONS {
-                let _ = FetchResponse::decode(&mut Bytes::from(data.clone()), version);
-            }
+        fn decode_never_panics(data in prop::collection::vec(any::<u8>(), 0..160)) {
+            decode_both::<FetchRequest, FetchResponse>(&data, ALL_VERSIONS);
         }
 
         #[test]
@@ -1257,9 +1231,7 @@ mod tests {
         ) {
             let mut frame = RESPONSE_V16.to_vec();
             frame[index] = byte;
-            for version in ALL_VERSIONS {
-                let _ = FetchResponse::decode(&mut Bytes::from(frame.clone()), version);
-            }
+            decode_both::<FetchRequest, FetchResponse>(&frame, ALL_VERSIONS);
         }
     }
 }
