@@ -13,537 +13,103 @@
 //! (fetch sessions), KIP-392 (rack, preferred read replica), KIP-516 (topic ids), KIP-595,
 //! KIP-903 (replica state), KIP-951 (leader discovery, node endpoints).
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::Bytes;
 
-use crate::api_key::ApiKey;
-use crate::error::Result;
-use crate::messages::{IsolationLevel, Message, Request, VersionRange};
-use crate::primitives::{
-    get_array, get_i16, get_i32, get_i64, get_i8, get_nullable_array, get_nullable_bytes,
-    get_nullable_string, get_string, get_tagged_fields, get_tags_if, get_unknown_tagged_fields,
-    get_uuid, min_array, min_string, min_tags, put_array, put_nullable_array, put_nullable_bytes,
-    put_nullable_string, put_string, put_tagged_fields, put_tags_if, put_unknown_tagged_fields,
-    put_uuid, require_default, UnknownTaggedFields, Uuid,
-};
-
-/// The first flexible version of both Fetch messages.
-const FIRST_FLEXIBLE: i16 = 12;
-
-/// Encodes one known tagged field's payload with `f` and adds it to `tagged`.
-fn push_tagged(
-    tagged: &mut Vec<(u32, BytesMut)>,
-    tag: u32,
-    f: impl FnOnce(&mut BytesMut) -> Result<()>,
-) -> Result<()> {
-    let mut payload = BytesMut::new();
-    f(&mut payload)?;
-    tagged.push((tag, payload));
-    Ok(())
-}
+use crate::messages::codec::{wire_message, wire_struct};
+use crate::messages::IsolationLevel;
+use crate::primitives::Uuid;
 
 // ---------------------------------------------------------------------------------------------
 // Request
 // ---------------------------------------------------------------------------------------------
 
-/// A Fetch request: which partitions to read from, from which offsets, and how long and how
-/// much to wait for.
-///
-/// # References
-/// <https://kafka.apache.org/protocol#The_Messages_Fetch>, `FetchRequest.json`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FetchRequest {
-    /// The cluster id if known (tagged, v12+). Default null.
-    pub cluster_id: Option<String>,
-    /// The broker id of the follower, or -1 for a consumer (v4–14). Default -1.
-    pub replica_id: i32,
-    /// The state of the replica in the follower (tagged, v15+).
-    pub replica_state: ReplicaState,
-    /// The maximum time in milliseconds to wait for the response.
-    pub max_wait_ms: i32,
-    /// The minimum bytes to accumulate in the response.
-    pub min_bytes: i32,
-    /// The maximum bytes to fetch (KIP-74). Default `0x7fffffff`.
-    pub max_bytes: i32,
-    /// Read uncommitted (the default) or read committed (v4+; KIP-98).
-    pub isolation_level: IsolationLevel,
-    /// The fetch session id (v7+). Default 0.
-    pub session_id: i32,
-    /// The fetch session epoch (v7+). Default -1.
-    pub session_epoch: i32,
-    /// The topics to fetch.
-    pub topics: Vec<FetchTopic>,
-    /// In an incremental fetch request, the partitions to remove (v7+).
-    pub forgotten_topics_data: Vec<ForgottenTopic>,
-    /// The rack of the consumer making this request (v11+). Default empty.
-    pub rack_id: String,
-    /// Tagged fields this crate doesn't know (v12+).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-impl Default for FetchRequest {
-    fn default() -> Self {
-        FetchRequest {
-            cluster_id: None,
-            replica_id: -1,
-            replica_state: ReplicaState::default(),
-            max_wait_ms: 0,
-            min_bytes: 0,
-            max_bytes: 0x7fff_ffff,
-            isolation_level: IsolationLevel::READ_UNCOMMITTED,
-            session_id: 0,
-            session_epoch: -1,
-            topics: Vec::new(),
-            forgotten_topics_data: Vec::new(),
-            rack_id: String::new(),
-            unknown_tagged_fields: UnknownTaggedFields::default(),
-        }
+wire_struct! {
+    /// A Fetch request: which partitions to read from, from which offsets, and how long and how
+    /// much to wait for.
+    ///
+    /// # References
+    /// <https://kafka.apache.org/protocol#The_Messages_Fetch>, `FetchRequest.json`.
+    pub struct FetchRequest in "FetchRequest" {
+        /// The cluster id if known (tagged, v12+). Default null.
+        pub cluster_id: Option<String> => since(12).tagged(0).ignorable(),
+        /// The broker id of the follower, or -1 for a consumer (v4–14). Default -1.
+        pub replica_id: i32 = -1 => until(14),
+        /// The state of the replica in the follower (tagged, v15+).
+        pub replica_state: ReplicaState => since(15).tagged(1),
+        /// The maximum time in milliseconds to wait for the response.
+        pub max_wait_ms: i32,
+        /// The minimum bytes to accumulate in the response.
+        pub min_bytes: i32,
+        /// The maximum bytes to fetch (KIP-74). Default `0x7fffffff`.
+        pub max_bytes: i32 = 0x7fff_ffff,
+        /// Read uncommitted (the default) or read committed (v4+; KIP-98).
+        pub isolation_level: IsolationLevel = IsolationLevel::READ_UNCOMMITTED,
+        /// The fetch session id (v7+). Default 0.
+        pub session_id: i32 => since(7).ignorable(),
+        /// The fetch session epoch (v7+). Default -1.
+        pub session_epoch: i32 = -1 => since(7).ignorable(),
+        /// The topics to fetch.
+        pub topics: Vec<FetchTopic>,
+        /// In an incremental fetch request, the partitions to remove (v7+).
+        pub forgotten_topics_data: Vec<ForgottenTopic> => since(7),
+        /// The rack of the consumer making this request (v11+). Default empty.
+        pub rack_id: String => since(11).ignorable(),
     }
 }
 
-/// The state of a follower replica (request v15+, tagged).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReplicaState {
-    /// The replica id of the follower, or -1 for a consumer. Default -1.
-    pub replica_id: i32,
-    /// The epoch of this follower, or -1 if not available. Default -1.
-    pub replica_epoch: i64,
-    /// Tagged fields this crate doesn't know.
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
+wire_message!(
+    FetchRequest: FETCH, versions 4..=18, first flexible 12,
+    response FetchResponse
+);
 
-impl Default for ReplicaState {
-    fn default() -> Self {
-        ReplicaState {
-            replica_id: -1,
-            replica_epoch: -1,
-            unknown_tagged_fields: UnknownTaggedFields::default(),
-        }
-    }
-}
-
-/// A topic to fetch.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct FetchTopic {
-    /// The topic name (v4–12).
-    pub topic: String,
-    /// The topic id (v13+).
-    pub topic_id: Uuid,
-    /// The partitions to fetch.
-    pub partitions: Vec<FetchPartition>,
-    /// Tagged fields this crate doesn't know (v12+).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-/// A partition to fetch.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FetchPartition {
-    /// The partition index.
-    pub partition: i32,
-    /// The current leader epoch of the partition (v9+). Default -1.
-    pub current_leader_epoch: i32,
-    /// The offset to fetch from.
-    pub fetch_offset: i64,
-    /// The epoch of the last fetched record, or -1 if there is none (v12+). Default -1.
-    pub last_fetched_epoch: i32,
-    /// The earliest available offset of the follower replica (v5+). Default -1.
-    pub log_start_offset: i64,
-    /// The maximum bytes to fetch from this partition (KIP-74).
-    pub partition_max_bytes: i32,
-    /// The directory id of the follower fetching (tagged, v17+).
-    pub replica_directory_id: Uuid,
-    /// The high watermark known by the replica (tagged, v18+). Default `i64::MAX` ("not
-    /// supported").
-    pub high_watermark: i64,
-    /// Tagged fields this crate doesn't know (v12+).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-impl Default for FetchPartition {
-    fn default() -> Self {
-        FetchPartition {
-            partition: 0,
-            current_leader_epoch: -1,
-            fetch_offset: 0,
-            last_fetched_epoch: -1,
-            log_start_offset: -1,
-            partition_max_bytes: 0,
-            replica_directory_id: Uuid::ZERO,
-            high_watermark: i64::MAX,
-            unknown_tagged_fields: UnknownTaggedFields::default(),
-        }
-    }
-}
-
-/// Partitions to remove from an incremental fetch session (v7+).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ForgottenTopic {
-    /// The topic name (v7–12).
-    pub topic: String,
-    /// The topic id (v13+).
-    pub topic_id: Uuid,
-    /// The partition indexes to forget.
-    pub partitions: Vec<i32>,
-    /// Tagged fields this crate doesn't know (v12+).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-impl Message for FetchRequest {
-    const API_KEY: ApiKey = ApiKey::FETCH;
-    const VERSIONS: VersionRange = VersionRange { min: 4, max: 18 };
-    const FIRST_FLEXIBLE_VERSION: i16 = FIRST_FLEXIBLE;
-    const NAME: &'static str = "FetchRequest";
-
-    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
-        Self::check_version(version)?;
-        let flexible = Self::is_flexible(version);
-        // Non-ignorable fields the version lacks are refused before anything is written.
-        if version >= 15 {
-            require_default(self.replica_id == -1, "FetchRequest.replica_id", version)?;
-        } else {
-            require_default(
-                self.replica_state == ReplicaState::default(),
-                "FetchRequest.replica_state",
-                version,
-            )?;
-        }
-        if version < 7 {
-            require_default(
-                self.forgotten_topics_data.is_empty(),
-                "FetchRequest.forgotten_topics_data",
-                version,
-            )?;
-        }
-
-        if version <= 14 {
-            buf.put_i32(self.replica_id);
-        }
-        buf.put_i32(self.max_wait_ms);
-        buf.put_i32(self.min_bytes);
-        buf.put_i32(self.max_bytes);
-        buf.put_i8(self.isolation_level.0);
-        if version >= 7 {
-            buf.put_i32(self.session_id);
-            buf.put_i32(self.session_epoch);
-        }
-        put_array(
-            buf,
-            &self.topics,
-            flexible,
-            "FetchRequest.topics",
-            |b, t| t.encode(b, version),
-        )?;
-        if version >= 7 {
-            put_array(
-                buf,
-                &self.forgotten_topics_data,
-                flexible,
-                "FetchRequest.forgotten_topics_data",
-                |b, t| t.encode(b, version),
-            )?;
-        }
-        if version >= 11 {
-            put_string(buf, &self.rack_id, flexible, "FetchRequest.rack_id")?;
-        }
-        if flexible {
-            let mut tagged = Vec::new();
-            if let Some(cluster_id) = &self.cluster_id {
-                push_tagged(&mut tagged, 0, |b| {
-                    put_nullable_string(b, Some(cluster_id), true, "FetchRequest.cluster_id")
-                })?;
-            }
-            if version >= 15 && self.replica_state != ReplicaState::default() {
-                push_tagged(&mut tagged, 1, |b| {
-                    self.replica_state.encode(b);
-                    Ok(())
-                })?;
-            }
-            put_tagged_fields(buf, tagged, &self.unknown_tagged_fields, "FetchRequest")?;
-        }
-        Ok(())
+wire_struct! {
+    /// The state of a follower replica (request v15+, tagged).
+    pub struct ReplicaState in "FetchRequest.replica_state" {
+        /// The replica id of the follower, or -1 for a consumer. Default -1.
+        pub replica_id: i32 = -1,
+        /// The epoch of this follower, or -1 if not available. Default -1.
+        pub replica_epoch: i64 = -1,
     }
 
-    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
-        Self::check_version(version)?;
-        let flexible = Self::is_flexible(version);
-        let mut msg = FetchRequest::default();
-        if version <= 14 {
-            msg.replica_id = get_i32(buf, "FetchRequest.replica_id")?;
-        }
-        msg.max_wait_ms = get_i32(buf, "FetchRequest.max_wait_ms")?;
-        msg.min_bytes = get_i32(buf, "FetchRequest.min_bytes")?;
-        msg.max_bytes = get_i32(buf, "FetchRequest.max_bytes")?;
-        msg.isolation_level = IsolationLevel(get_i8(buf, "FetchRequest.isolation_level")?);
-        if version >= 7 {
-            msg.session_id = get_i32(buf, "FetchRequest.session_id")?;
-            msg.session_epoch = get_i32(buf, "FetchRequest.session_epoch")?;
-        }
-        msg.topics = get_array(
-            buf,
-            flexible,
-            FetchTopic::min_size(version),
-            "FetchRequest.topics",
-            |b| FetchTopic::decode(b, version),
-        )?;
-        if version >= 7 {
-            msg.forgotten_topics_data = get_array(
-                buf,
-                flexible,
-                ForgottenTopic::min_size(version),
-                "FetchRequest.forgotten_topics_data",
-                |b| ForgottenTopic::decode(b, version),
-            )?;
-        }
-        if version >= 11 {
-            msg.rack_id = get_string(buf, flexible, "FetchRequest.rack_id")?;
-        }
-        if flexible {
-            msg.unknown_tagged_fields = get_tagged_fields(buf, "FetchRequest", |tag, data| {
-                match tag {
-                    0 => {
-                        msg.cluster_id =
-                            get_nullable_string(data, true, "FetchRequest.cluster_id")?;
-                    }
-                    1 if version >= 15 => msg.replica_state = ReplicaState::decode(data)?,
-                    _ => return Ok(false),
-                }
-                Ok(true)
-            })?;
-        }
-        Ok(msg)
-    }
-}
-
-impl Request for FetchRequest {
-    type Response = FetchResponse;
-}
-
-impl ReplicaState {
-    /// Encodes the struct (it only exists in flexible versions).
-    fn encode(&self, buf: &mut BytesMut) {
-        buf.put_i32(self.replica_id);
-        buf.put_i64(self.replica_epoch);
-        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+    /// A topic to fetch.
+    pub struct FetchTopic in "FetchRequest.topics" {
+        /// The topic name (v4–12).
+        pub topic: String => until(12).ignorable(),
+        /// The topic id (v13+).
+        pub topic_id: Uuid => since(13).ignorable(),
+        /// The partitions to fetch.
+        pub partitions: Vec<FetchPartition>,
     }
 
-    fn decode(buf: &mut Bytes) -> Result<Self> {
-        Ok(ReplicaState {
-            replica_id: get_i32(buf, "FetchRequest.replica_state.replica_id")?,
-            replica_epoch: get_i64(buf, "FetchRequest.replica_state.replica_epoch")?,
-            unknown_tagged_fields: get_unknown_tagged_fields(buf, "FetchRequest.replica_state")?,
-        })
-    }
-}
-
-impl FetchTopic {
-    /// The smallest encoding of one topic at `version`.
-    const fn min_size(version: i16) -> usize {
-        let flexible = version >= FIRST_FLEXIBLE;
-        let name = if version >= 13 {
-            16
-        } else {
-            min_string(flexible)
-        };
-        name + min_array(flexible) + min_tags(flexible)
-    }
-
-    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
-        let flexible = version >= FIRST_FLEXIBLE;
-        if version <= 12 {
-            put_string(buf, &self.topic, flexible, "FetchRequest.topics.topic")?;
-        } else {
-            put_uuid(buf, &self.topic_id);
-        }
-        put_array(
-            buf,
-            &self.partitions,
-            flexible,
-            "FetchRequest.topics.partitions",
-            |b, p| p.encode(b, version),
-        )?;
-        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
-        Ok(())
+    /// A partition to fetch.
+    pub struct FetchPartition in "FetchRequest.topics.partitions" {
+        /// The partition index.
+        pub partition: i32,
+        /// The current leader epoch of the partition (v9+). Default -1.
+        pub current_leader_epoch: i32 = -1 => since(9).ignorable(),
+        /// The offset to fetch from.
+        pub fetch_offset: i64,
+        /// The epoch of the last fetched record, or -1 if there is none (v12+). Default -1.
+        pub last_fetched_epoch: i32 = -1 => since(12),
+        /// The earliest available offset of the follower replica (v5+). Default -1.
+        pub log_start_offset: i64 = -1 => since(5).ignorable(),
+        /// The maximum bytes to fetch from this partition (KIP-74).
+        pub partition_max_bytes: i32,
+        /// The directory id of the follower fetching (tagged, v17+).
+        pub replica_directory_id: Uuid => since(17).tagged(0).ignorable(),
+        /// The high watermark known by the replica (tagged, v18+). Default `i64::MAX` ("not
+        /// supported").
+        pub high_watermark: i64 = i64::MAX => since(18).tagged(1).ignorable(),
     }
 
-    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
-        let flexible = version >= FIRST_FLEXIBLE;
-        let mut topic = FetchTopic::default();
-        if version <= 12 {
-            topic.topic = get_string(buf, flexible, "FetchRequest.topics.topic")?;
-        } else {
-            topic.topic_id = get_uuid(buf, "FetchRequest.topics.topic_id")?;
-        }
-        topic.partitions = get_array(
-            buf,
-            flexible,
-            FetchPartition::min_size(version),
-            "FetchRequest.topics.partitions",
-            |b| FetchPartition::decode(b, version),
-        )?;
-        topic.unknown_tagged_fields = get_tags_if(buf, flexible, "FetchRequest.topics")?;
-        Ok(topic)
-    }
-}
-
-impl FetchPartition {
-    /// The smallest encoding of one partition at `version`.
-    const fn min_size(version: i16) -> usize {
-        let flexible = version >= FIRST_FLEXIBLE;
-        let mut size = 4 + 8 + 4; // partition, fetch_offset, partition_max_bytes
-        if version >= 9 {
-            size += 4; // current_leader_epoch
-        }
-        if version >= 12 {
-            size += 4; // last_fetched_epoch
-        }
-        if version >= 5 {
-            size += 8; // log_start_offset
-        }
-        size + min_tags(flexible)
-    }
-
-    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
-        let flexible = version >= FIRST_FLEXIBLE;
-        if version < 12 {
-            require_default(
-                self.last_fetched_epoch == -1,
-                "FetchRequest.topics.partitions.last_fetched_epoch",
-                version,
-            )?;
-        }
-        buf.put_i32(self.partition);
-        if version >= 9 {
-            buf.put_i32(self.current_leader_epoch);
-        }
-        buf.put_i64(self.fetch_offset);
-        if version >= 12 {
-            buf.put_i32(self.last_fetched_epoch);
-        }
-        if version >= 5 {
-            buf.put_i64(self.log_start_offset);
-        }
-        buf.put_i32(self.partition_max_bytes);
-        if flexible {
-            let mut tagged = Vec::new();
-            if version >= 17 && !self.replica_directory_id.is_zero() {
-                push_tagged(&mut tagged, 0, |b| {
-                    put_uuid(b, &self.replica_directory_id);
-                    Ok(())
-                })?;
-            }
-            if version >= 18 && self.high_watermark != i64::MAX {
-                push_tagged(&mut tagged, 1, |b| {
-                    b.put_i64(self.high_watermark);
-                    Ok(())
-                })?;
-            }
-            put_tagged_fields(
-                buf,
-                tagged,
-                &self.unknown_tagged_fields,
-                "FetchRequest.topics.partitions",
-            )?;
-        }
-        Ok(())
-    }
-
-    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
-        let flexible = version >= FIRST_FLEXIBLE;
-        let mut p = FetchPartition {
-            partition: get_i32(buf, "FetchRequest.topics.partitions.partition")?,
-            ..FetchPartition::default()
-        };
-        if version >= 9 {
-            p.current_leader_epoch =
-                get_i32(buf, "FetchRequest.topics.partitions.current_leader_epoch")?;
-        }
-        p.fetch_offset = get_i64(buf, "FetchRequest.topics.partitions.fetch_offset")?;
-        if version >= 12 {
-            p.last_fetched_epoch =
-                get_i32(buf, "FetchRequest.topics.partitions.last_fetched_epoch")?;
-        }
-        if version >= 5 {
-            p.log_start_offset = get_i64(buf, "FetchRequest.topics.partitions.log_start_offset")?;
-        }
-        p.partition_max_bytes = get_i32(buf, "FetchRequest.topics.partitions.partition_max_bytes")?;
-        if flexible {
-            p.unknown_tagged_fields =
-                get_tagged_fields(buf, "FetchRequest.topics.partitions", |tag, data| {
-                    match tag {
-                        0 if version >= 17 => {
-                            p.replica_directory_id = get_uuid(
-                                data,
-                                "FetchRequest.topics.partitions.replica_directory_id",
-                            )?;
-                        }
-                        1 if version >= 18 => {
-                            p.high_watermark =
-                                get_i64(data, "FetchRequest.topics.partitions.high_watermark")?;
-                        }
-                        _ => return Ok(false),
-                    }
-                    Ok(true)
-                })?;
-        }
-        Ok(p)
-    }
-}
-
-impl ForgottenTopic {
-    /// The smallest encoding of one forgotten topic at `version`.
-    const fn min_size(version: i16) -> usize {
-        let flexible = version >= FIRST_FLEXIBLE;
-        let name = if version >= 13 {
-            16
-        } else {
-            min_string(flexible)
-        };
-        name + min_array(flexible) + min_tags(flexible)
-    }
-
-    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
-        let flexible = version >= FIRST_FLEXIBLE;
-        if version <= 12 {
-            put_string(
-                buf,
-                &self.topic,
-                flexible,
-                "FetchRequest.forgotten_topics_data.topic",
-            )?;
-        } else {
-            put_uuid(buf, &self.topic_id);
-        }
-        put_array(
-            buf,
-            &self.partitions,
-            flexible,
-            "FetchRequest.forgotten_topics_data.partitions",
-            |b, p| {
-                b.put_i32(*p);
-                Ok(())
-            },
-        )?;
-        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
-        let flexible = version >= FIRST_FLEXIBLE;
-        let mut topic = ForgottenTopic::default();
-        if version <= 12 {
-            topic.topic = get_string(buf, flexible, "FetchRequest.forgotten_topics_data.topic")?;
-        } else {
-            topic.topic_id = get_uuid(buf, "FetchRequest.forgotten_topics_data.topic_id")?;
-        }
-        topic.partitions = get_array(
-            buf,
-            flexible,
-            4,
-            "FetchRequest.forgotten_topics_data.partitions",
-            |b| get_i32(b, "FetchRequest.forgotten_topics_data.partitions"),
-        )?;
-        topic.unknown_tagged_fields =
-            get_tags_if(buf, flexible, "FetchRequest.forgotten_topics_data")?;
-        Ok(topic)
+    /// Partitions to remove from an incremental fetch session (v7+).
+    pub struct ForgottenTopic in "FetchRequest.forgotten_topics_data" {
+        /// The topic name (v7–12).
+        pub topic: String => until(12).ignorable(),
+        /// The topic id (v13+).
+        pub topic_id: Uuid => since(13).ignorable(),
+        /// The partition indexes to forget.
+        pub partitions: Vec<i32>,
     }
 }
 
@@ -551,576 +117,109 @@ impl ForgottenTopic {
 // Response
 // ---------------------------------------------------------------------------------------------
 
-/// A Fetch response: per partition, the watermarks, aborted transactions and record bytes.
-///
-/// # References
-/// <https://kafka.apache.org/protocol#The_Messages_Fetch>, `FetchResponse.json`.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct FetchResponse {
-    /// How long the request was throttled for a quota violation, in milliseconds.
-    pub throttle_time_ms: i32,
-    /// The top-level error code (v7+).
-    pub error_code: i16,
-    /// The fetch session id, or 0 outside a fetch session (v7+).
-    pub session_id: i32,
-    /// The response topics.
-    pub responses: Vec<FetchableTopicResponse>,
-    /// Endpoints of the current leaders named in partitions that failed with
-    /// NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH (tagged, v16+).
-    pub node_endpoints: Vec<NodeEndpoint>,
-    /// Tagged fields this crate doesn't know (v12+).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-/// One topic of a Fetch response.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct FetchableTopicResponse {
-    /// The topic name (v4–12).
-    pub topic: String,
-    /// The topic id (v13+).
-    pub topic_id: Uuid,
-    /// The topic's partitions.
-    pub partitions: Vec<PartitionData>,
-    /// Tagged fields this crate doesn't know (v12+).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-/// One partition of a Fetch response.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PartitionData {
-    /// The partition index.
-    pub partition_index: i32,
-    /// The error code, or 0 if there was no fetch error.
-    pub error_code: i16,
-    /// The current high watermark.
-    pub high_watermark: i64,
-    /// The last stable offset: every transactional record below it is decided. Default -1.
-    pub last_stable_offset: i64,
-    /// The current log start offset (v5+). Default -1.
-    pub log_start_offset: i64,
-    /// Where the follower's log diverges from the leader's (tagged, v12+).
-    pub diverging_epoch: EpochEndOffset,
-    /// The current leader of the partition (tagged, v12+).
-    pub current_leader: LeaderIdAndEpoch,
-    /// The snapshot to fetch instead, when the offset is below the log start (tagged, v12+).
-    pub snapshot_id: SnapshotId,
-    /// The aborted transactions in the returned range, or null. Default empty.
-    pub aborted_transactions: Option<Vec<AbortedTransaction>>,
-    /// The replica the consumer should fetch from next, or -1 (v11+). Default -1.
-    pub preferred_read_replica: i32,
-    /// The record data, a view into the response buffer (never copied on decode). It may end
-    /// with a partial batch.
-    pub records: Option<Bytes>,
-    /// Tagged fields this crate doesn't know (v12+).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-impl Default for PartitionData {
-    fn default() -> Self {
-        PartitionData {
-            partition_index: 0,
-            error_code: 0,
-            high_watermark: 0,
-            last_stable_offset: -1,
-            log_start_offset: -1,
-            diverging_epoch: EpochEndOffset::default(),
-            current_leader: LeaderIdAndEpoch::default(),
-            snapshot_id: SnapshotId::default(),
-            aborted_transactions: Some(Vec::new()),
-            preferred_read_replica: -1,
-            records: None,
-            unknown_tagged_fields: UnknownTaggedFields::default(),
-        }
+wire_struct! {
+    /// A Fetch response: per partition, the watermarks, aborted transactions and record bytes.
+    ///
+    /// # References
+    /// <https://kafka.apache.org/protocol#The_Messages_Fetch>, `FetchResponse.json`.
+    pub struct FetchResponse in "FetchResponse" {
+        /// How long the request was throttled for a quota violation, in milliseconds.
+        pub throttle_time_ms: i32,
+        /// The top-level error code (v7+).
+        pub error_code: i16 => since(7).ignorable(),
+        /// The fetch session id, or 0 outside a fetch session (v7+).
+        pub session_id: i32 => since(7),
+        /// The response topics.
+        pub responses: Vec<FetchableTopicResponse>,
+        /// Endpoints of the current leaders named in partitions that failed with
+        /// NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH (tagged, v16+).
+        pub node_endpoints: Vec<NodeEndpoint> => since(16).tagged(0),
     }
 }
 
-/// The largest epoch and its end offset past which a follower's records diverge (v12+).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EpochEndOffset {
-    /// The largest epoch. Default -1.
-    pub epoch: i32,
-    /// The end offset of the epoch. Default -1.
-    pub end_offset: i64,
-    /// Tagged fields this crate doesn't know.
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
+wire_message!(FetchResponse: FETCH, versions 4..=18, first flexible 12);
 
-impl Default for EpochEndOffset {
-    fn default() -> Self {
-        EpochEndOffset {
-            epoch: -1,
-            end_offset: -1,
-            unknown_tagged_fields: UnknownTaggedFields::default(),
-        }
-    }
-}
-
-/// The current leader of a partition (v12+, KIP-951).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LeaderIdAndEpoch {
-    /// The id of the current leader, or -1 if unknown. Default -1.
-    pub leader_id: i32,
-    /// The latest known leader epoch. Default -1.
-    pub leader_epoch: i32,
-    /// Tagged fields this crate doesn't know.
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-impl Default for LeaderIdAndEpoch {
-    fn default() -> Self {
-        LeaderIdAndEpoch {
-            leader_id: -1,
-            leader_epoch: -1,
-            unknown_tagged_fields: UnknownTaggedFields::default(),
-        }
-    }
-}
-
-/// The end offset and epoch of the snapshot to fetch (v12+, KIP-630).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SnapshotId {
-    /// The end offset of the epoch. Default -1.
-    pub end_offset: i64,
-    /// The largest epoch. Default -1.
-    pub epoch: i32,
-    /// Tagged fields this crate doesn't know.
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-impl Default for SnapshotId {
-    fn default() -> Self {
-        SnapshotId {
-            end_offset: -1,
-            epoch: -1,
-            unknown_tagged_fields: UnknownTaggedFields::default(),
-        }
-    }
-}
-
-/// An aborted transaction: records of `producer_id` from `first_offset` on are to be dropped
-/// by a read_committed reader up to the transaction's ABORT marker.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct AbortedTransaction {
-    /// The producer id of the aborted transaction.
-    pub producer_id: i64,
-    /// The first offset in the aborted transaction.
-    pub first_offset: i64,
-    /// Tagged fields this crate doesn't know (v12+).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-/// The endpoint of a broker named as a partition's current leader (v16+).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct NodeEndpoint {
-    /// The node id.
-    pub node_id: i32,
-    /// The node's host name.
-    pub host: String,
-    /// The node's port.
-    pub port: i32,
-    /// The node's rack, or null. Default null.
-    pub rack: Option<String>,
-    /// Tagged fields this crate doesn't know.
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-impl Message for FetchResponse {
-    const API_KEY: ApiKey = ApiKey::FETCH;
-    const VERSIONS: VersionRange = VersionRange { min: 4, max: 18 };
-    const FIRST_FLEXIBLE_VERSION: i16 = FIRST_FLEXIBLE;
-    const NAME: &'static str = "FetchResponse";
-
-    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
-        Self::check_version(version)?;
-        let flexible = Self::is_flexible(version);
-        if version < 7 {
-            require_default(self.session_id == 0, "FetchResponse.session_id", version)?;
-        }
-        if version < 16 {
-            require_default(
-                self.node_endpoints.is_empty(),
-                "FetchResponse.node_endpoints",
-                version,
-            )?;
-        }
-        buf.put_i32(self.throttle_time_ms);
-        if version >= 7 {
-            buf.put_i16(self.error_code);
-            buf.put_i32(self.session_id);
-        }
-        put_array(
-            buf,
-            &self.responses,
-            flexible,
-            "FetchResponse.responses",
-            |b, t| t.encode(b, version),
-        )?;
-        if flexible {
-            let mut tagged = Vec::new();
-            if version >= 16 && !self.node_endpoints.is_empty() {
-                push_tagged(&mut tagged, 0, |b| {
-                    put_array(
-                        b,
-                        &self.node_endpoints,
-                        true,
-                        "FetchResponse.node_endpoints",
-                        |b, n| n.encode(b),
-                    )
-                })?;
-            }
-            put_tagged_fields(buf, tagged, &self.unknown_tagged_fields, "FetchResponse")?;
-        }
-        Ok(())
+wire_struct! {
+    /// One topic of a Fetch response.
+    pub struct FetchableTopicResponse in "FetchResponse.responses" {
+        /// The topic name (v4–12).
+        pub topic: String => until(12).ignorable(),
+        /// The topic id (v13+).
+        pub topic_id: Uuid => since(13).ignorable(),
+        /// The topic's partitions.
+        pub partitions: Vec<PartitionData>,
     }
 
-    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
-        Self::check_version(version)?;
-        let flexible = Self::is_flexible(version);
-        let mut msg = FetchResponse {
-            throttle_time_ms: get_i32(buf, "FetchResponse.throttle_time_ms")?,
-            ..FetchResponse::default()
-        };
-        if version >= 7 {
-            msg.error_code = get_i16(buf, "FetchResponse.error_code")?;
-            msg.session_id = get_i32(buf, "FetchResponse.session_id")?;
-        }
-        msg.responses = get_array(
-            buf,
-            flexible,
-            FetchableTopicResponse::min_size(version),
-            "FetchResponse.responses",
-            |b| FetchableTopicResponse::decode(b, version),
-        )?;
-        if flexible {
-            msg.unknown_tagged_fields = get_tagged_fields(buf, "FetchResponse", |tag, data| {
-                match tag {
-                    0 if version >= 16 => {
-                        msg.node_endpoints = get_array(
-                            data,
-                            true,
-                            NodeEndpoint::MIN_SIZE,
-                            "FetchResponse.node_endpoints",
-                            NodeEndpoint::decode,
-                        )?;
-                    }
-                    _ => return Ok(false),
-                }
-                Ok(true)
-            })?;
-        }
-        Ok(msg)
-    }
-}
-
-impl FetchableTopicResponse {
-    /// The smallest encoding of one topic at `version`.
-    const fn min_size(version: i16) -> usize {
-        let flexible = version >= FIRST_FLEXIBLE;
-        let name = if version >= 13 {
-            16
-        } else {
-            min_string(flexible)
-        };
-        name + min_array(flexible) + min_tags(flexible)
+    /// One partition of a Fetch response.
+    pub struct PartitionData in "FetchResponse.responses.partitions" {
+        /// The partition index.
+        pub partition_index: i32,
+        /// The error code, or 0 if there was no fetch error.
+        pub error_code: i16,
+        /// The current high watermark.
+        pub high_watermark: i64,
+        /// The last stable offset: every transactional record below it is decided. Default -1.
+        pub last_stable_offset: i64 = -1,
+        /// The current log start offset (v5+). Default -1.
+        pub log_start_offset: i64 = -1 => since(5).ignorable(),
+        /// Where the follower's log diverges from the leader's (tagged, v12+).
+        pub diverging_epoch: EpochEndOffset => since(12).tagged(0),
+        /// The current leader of the partition (tagged, v12+).
+        pub current_leader: LeaderIdAndEpoch => since(12).tagged(1),
+        /// The snapshot to fetch instead, when the offset is below the log start (tagged, v12+).
+        pub snapshot_id: SnapshotId => since(12).tagged(2),
+        /// The aborted transactions in the returned range, or null. Default empty.
+        pub aborted_transactions: Option<Vec<AbortedTransaction>> = Some(Vec::new()),
+        /// The replica the consumer should fetch from next, or -1 (v11+). Default -1.
+        pub preferred_read_replica: i32 = -1 => since(11),
+        /// The record data, a view into the response buffer (never copied on decode). It may end
+        /// with a partial batch.
+        pub records: Option<Bytes>,
     }
 
-    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
-        let flexible = version >= FIRST_FLEXIBLE;
-        if version <= 12 {
-            put_string(buf, &self.topic, flexible, "FetchResponse.responses.topic")?;
-        } else {
-            put_uuid(buf, &self.topic_id);
-        }
-        put_array(
-            buf,
-            &self.partitions,
-            flexible,
-            "FetchResponse.responses.partitions",
-            |b, p| p.encode(b, version),
-        )?;
-        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
-        Ok(())
+    /// The largest epoch and its end offset past which a follower's records diverge (v12+).
+    pub struct EpochEndOffset in "FetchResponse.responses.partitions.diverging_epoch" {
+        /// The largest epoch. Default -1.
+        pub epoch: i32 = -1,
+        /// The end offset of the epoch. Default -1.
+        pub end_offset: i64 = -1,
     }
 
-    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
-        let flexible = version >= FIRST_FLEXIBLE;
-        let mut topic = FetchableTopicResponse::default();
-        if version <= 12 {
-            topic.topic = get_string(buf, flexible, "FetchResponse.responses.topic")?;
-        } else {
-            topic.topic_id = get_uuid(buf, "FetchResponse.responses.topic_id")?;
-        }
-        topic.partitions = get_array(
-            buf,
-            flexible,
-            PartitionData::min_size(version),
-            "FetchResponse.responses.partitions",
-            |b| PartitionData::decode(b, version),
-        )?;
-        topic.unknown_tagged_fields = get_tags_if(buf, flexible, "FetchResponse.responses")?;
-        Ok(topic)
-    }
-}
-
-impl PartitionData {
-    /// The smallest encoding of one partition at `version`.
-    const fn min_size(version: i16) -> usize {
-        let flexible = version >= FIRST_FLEXIBLE;
-        // partition_index, error_code, high_watermark, last_stable_offset
-        let mut size = 4 + 2 + 8 + 8;
-        if version >= 5 {
-            size += 8; // log_start_offset
-        }
-        if version >= 11 {
-            size += 4; // preferred_read_replica
-        }
-        // aborted_transactions and records length prefixes
-        size + 2 * min_array(flexible) + min_tags(flexible)
+    /// The current leader of a partition (v12+, KIP-951).
+    pub struct LeaderIdAndEpoch in "FetchResponse.responses.partitions.current_leader" {
+        /// The id of the current leader, or -1 if unknown. Default -1.
+        pub leader_id: i32 = -1,
+        /// The latest known leader epoch. Default -1.
+        pub leader_epoch: i32 = -1,
     }
 
-    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
-        let flexible = version >= FIRST_FLEXIBLE;
-        if version < 11 {
-            require_default(
-                self.preferred_read_replica == -1,
-                "FetchResponse.responses.partitions.preferred_read_replica",
-                version,
-            )?;
-        }
-        if version < 12 {
-            require_default(
-                self.diverging_epoch == EpochEndOffset::default(),
-                "FetchResponse.responses.partitions.diverging_epoch",
-                version,
-            )?;
-            require_default(
-                self.current_leader == LeaderIdAndEpoch::default(),
-                "FetchResponse.responses.partitions.current_leader",
-                version,
-            )?;
-            require_default(
-                self.snapshot_id == SnapshotId::default(),
-                "FetchResponse.responses.partitions.snapshot_id",
-                version,
-            )?;
-        }
-        buf.put_i32(self.partition_index);
-        buf.put_i16(self.error_code);
-        buf.put_i64(self.high_watermark);
-        buf.put_i64(self.last_stable_offset);
-        if version >= 5 {
-            buf.put_i64(self.log_start_offset);
-        }
-        put_nullable_array(
-            buf,
-            self.aborted_transactions.as_deref(),
-            flexible,
-            "FetchResponse.responses.partitions.aborted_transactions",
-            |b, t| {
-                t.encode(b, flexible);
-                Ok(())
-            },
-        )?;
-        if version >= 11 {
-            buf.put_i32(self.preferred_read_replica);
-        }
-        // Straight from the `Bytes` into the output: one copy, no intermediate buffer.
-        put_nullable_bytes(
-            buf,
-            self.records.as_deref(),
-            flexible,
-            "FetchResponse.responses.partitions.records",
-        )?;
-        if flexible {
-            let mut tagged = Vec::new();
-            if self.diverging_epoch != EpochEndOffset::default() {
-                push_tagged(&mut tagged, 0, |b| {
-                    self.diverging_epoch.encode(b);
-                    Ok(())
-                })?;
-            }
-            if self.current_leader != LeaderIdAndEpoch::default() {
-                push_tagged(&mut tagged, 1, |b| {
-                    self.current_leader.encode(b);
-                    Ok(())
-                })?;
-            }
-            if self.snapshot_id != SnapshotId::default() {
-                push_tagged(&mut tagged, 2, |b| {
-                    self.snapshot_id.encode(b);
-                    Ok(())
-                })?;
-            }
-            put_tagged_fields(
-                buf,
-                tagged,
-                &self.unknown_tagged_fields,
-                "FetchResponse.responses.partitions",
-            )?;
-        }
-        Ok(())
+    /// The end offset and epoch of the snapshot to fetch (v12+, KIP-630).
+    pub struct SnapshotId in "FetchResponse.responses.partitions.snapshot_id" {
+        /// The end offset of the epoch. Default -1.
+        pub end_offset: i64 = -1,
+        /// The largest epoch. Default -1.
+        pub epoch: i32 = -1,
     }
 
-    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
-        let flexible = version >= FIRST_FLEXIBLE;
-        let mut p = PartitionData {
-            partition_index: get_i32(buf, "FetchResponse.responses.partitions.partition_index")?,
-            error_code: get_i16(buf, "FetchResponse.responses.partitions.error_code")?,
-            high_watermark: get_i64(buf, "FetchResponse.responses.partitions.high_watermark")?,
-            last_stable_offset: get_i64(
-                buf,
-                "FetchResponse.responses.partitions.last_stable_offset",
-            )?,
-            ..PartitionData::default()
-        };
-        if version >= 5 {
-            p.log_start_offset =
-                get_i64(buf, "FetchResponse.responses.partitions.log_start_offset")?;
-        }
-        p.aborted_transactions = get_nullable_array(
-            buf,
-            flexible,
-            AbortedTransaction::min_size(flexible),
-            "FetchResponse.responses.partitions.aborted_transactions",
-            |b| AbortedTransaction::decode(b, flexible),
-        )?;
-        if version >= 11 {
-            p.preferred_read_replica = get_i32(
-                buf,
-                "FetchResponse.responses.partitions.preferred_read_replica",
-            )?;
-        }
-        // Zero-copy: `split_to` on the input, sharing its allocation.
-        p.records =
-            get_nullable_bytes(buf, flexible, "FetchResponse.responses.partitions.records")?;
-        if flexible {
-            p.unknown_tagged_fields =
-                get_tagged_fields(buf, "FetchResponse.responses.partitions", |tag, data| {
-                    match tag {
-                        0 => p.diverging_epoch = EpochEndOffset::decode(data)?,
-                        1 => p.current_leader = LeaderIdAndEpoch::decode(data)?,
-                        2 => p.snapshot_id = SnapshotId::decode(data)?,
-                        _ => return Ok(false),
-                    }
-                    Ok(true)
-                })?;
-        }
-        Ok(p)
-    }
-}
-
-impl EpochEndOffset {
-    fn encode(&self, buf: &mut BytesMut) {
-        buf.put_i32(self.epoch);
-        buf.put_i64(self.end_offset);
-        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+    /// An aborted transaction: records of `producer_id` from `first_offset` on are to be dropped
+    /// by a read_committed reader up to the transaction's ABORT marker.
+    pub struct AbortedTransaction in "FetchResponse.responses.partitions.aborted_transactions" {
+        /// The producer id of the aborted transaction.
+        pub producer_id: i64,
+        /// The first offset in the aborted transaction.
+        pub first_offset: i64,
     }
 
-    fn decode(buf: &mut Bytes) -> Result<Self> {
-        const WHAT: &str = "FetchResponse.responses.partitions.diverging_epoch";
-        Ok(EpochEndOffset {
-            epoch: get_i32(buf, WHAT)?,
-            end_offset: get_i64(buf, WHAT)?,
-            unknown_tagged_fields: get_unknown_tagged_fields(buf, WHAT)?,
-        })
-    }
-}
-
-impl LeaderIdAndEpoch {
-    fn encode(&self, buf: &mut BytesMut) {
-        buf.put_i32(self.leader_id);
-        buf.put_i32(self.leader_epoch);
-        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-    }
-
-    fn decode(buf: &mut Bytes) -> Result<Self> {
-        const WHAT: &str = "FetchResponse.responses.partitions.current_leader";
-        Ok(LeaderIdAndEpoch {
-            leader_id: get_i32(buf, WHAT)?,
-            leader_epoch: get_i32(buf, WHAT)?,
-            unknown_tagged_fields: get_unknown_tagged_fields(buf, WHAT)?,
-        })
-    }
-}
-
-impl SnapshotId {
-    fn encode(&self, buf: &mut BytesMut) {
-        buf.put_i64(self.end_offset);
-        buf.put_i32(self.epoch);
-        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-    }
-
-    fn decode(buf: &mut Bytes) -> Result<Self> {
-        const WHAT: &str = "FetchResponse.responses.partitions.snapshot_id";
-        Ok(SnapshotId {
-            end_offset: get_i64(buf, WHAT)?,
-            epoch: get_i32(buf, WHAT)?,
-            unknown_tagged_fields: get_unknown_tagged_fields(buf, WHAT)?,
-        })
-    }
-}
-
-impl AbortedTransaction {
-    /// The smallest encoding of one aborted transaction.
-    const fn min_size(flexible: bool) -> usize {
-        8 + 8 + min_tags(flexible)
-    }
-
-    fn encode(&self, buf: &mut BytesMut, flexible: bool) {
-        buf.put_i64(self.producer_id);
-        buf.put_i64(self.first_offset);
-        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
-    }
-
-    fn decode(buf: &mut Bytes, flexible: bool) -> Result<Self> {
-        let mut t = AbortedTransaction {
-            producer_id: get_i64(
-                buf,
-                "FetchResponse.responses.partitions.aborted_transactions.producer_id",
-            )?,
-            first_offset: get_i64(
-                buf,
-                "FetchResponse.responses.partitions.aborted_transactions.first_offset",
-            )?,
-            ..AbortedTransaction::default()
-        };
-        if flexible {
-            t.unknown_tagged_fields = get_unknown_tagged_fields(
-                buf,
-                "FetchResponse.responses.partitions.aborted_transactions",
-            )?;
-        }
-        Ok(t)
-    }
-}
-
-impl NodeEndpoint {
-    /// The smallest encoding of one endpoint: node_id, empty host, port, null rack, tags.
-    const MIN_SIZE: usize = 4 + 1 + 4 + 1 + 1;
-
-    /// Encodes the endpoint (it only exists in flexible versions).
-    fn encode(&self, buf: &mut BytesMut) -> Result<()> {
-        buf.put_i32(self.node_id);
-        put_string(buf, &self.host, true, "FetchResponse.node_endpoints.host")?;
-        buf.put_i32(self.port);
-        put_nullable_string(
-            buf,
-            self.rack.as_deref(),
-            true,
-            "FetchResponse.node_endpoints.rack",
-        )?;
-        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(buf: &mut Bytes) -> Result<Self> {
-        Ok(NodeEndpoint {
-            node_id: get_i32(buf, "FetchResponse.node_endpoints.node_id")?,
-            host: get_string(buf, true, "FetchResponse.node_endpoints.host")?,
-            port: get_i32(buf, "FetchResponse.node_endpoints.port")?,
-            rack: get_nullable_string(buf, true, "FetchResponse.node_endpoints.rack")?,
-            unknown_tagged_fields: get_unknown_tagged_fields(buf, "FetchResponse.node_endpoints")?,
-        })
+    /// The endpoint of a broker named as a partition's current leader (v16+).
+    pub struct NodeEndpoint in "FetchResponse.node_endpoints" {
+        /// The node id.
+        pub node_id: i32,
+        /// The node's host name.
+        pub host: String,
+        /// The node's port.
+        pub port: i32,
+        /// The node's rack, or null. Default null.
+        pub rack: Option<String>,
     }
 }
 
@@ -1132,11 +231,13 @@ mod tests {
     use proptest::test_runner::Config;
 
     use super::*;
-    use crate::messages::decode_exact;
     use crate::messages::testing::{
-        arb_unknown_tags_in, arb_uuid, assert_prefixes_fail, encode, round_trip_every_version_with,
+        arb_unknown_tags_in, arb_uuid, assert_prefixes_fail, check_encodings, check_length_bombs,
+        check_round_trip, decode_both, encode, round_trip_every_version_with,
     };
-    use crate::primitives::RawTaggedField;
+    use crate::messages::{decode_exact, Message};
+    use crate::primitives::{RawTaggedField, UnknownTaggedFields};
+    use bytes::BytesMut;
 
     const ALL_VERSIONS: core::ops::RangeInclusive<i16> = 4..=18;
 
@@ -1161,7 +262,74 @@ mod tests {
         "\\PC{0,8}"
     }
 
+    /// Each `(value, bad, what, good)`: encoding `value` at version `bad` fails with
+    /// `FieldNotInVersion` for the field `what` (a non-ignorable field `bad` lacks), and at
+    /// `good` succeeds.
+    fn check_refused<M: Message>(cases: &[(M, i16, &'static str, i16)]) {
+        let mut buf = BytesMut::new();
+        for (value, bad, what, good) in cases {
+            assert_eq!(
+                value.encode(&mut buf, *bad),
+                Err(Error::FieldNotInVersion {
+                    what,
+                    version: *bad
+                }),
+                "{what} at v{bad}"
+            );
+            value.encode(&mut buf, *good).unwrap();
+        }
+    }
+
+    /// Unknown tagged fields with these tags and payloads.
+    fn unknown(fields: &[(u32, &'static [u8])]) -> UnknownTaggedFields {
+        let raw = |&(tag, data): &(u32, &'static [u8])| RawTaggedField {
+            tag,
+            data: Bytes::from_static(data),
+        };
+        UnknownTaggedFields(fields.iter().map(raw).collect())
+    }
+
+    /// A default `T` changed by `set`.
+    fn with<T: Default>(set: fn(&mut T)) -> T {
+        let mut value = T::default();
+        set(&mut value);
+        value
+    }
+
+    /// `zeros` zero bytes, then `tail`: a frame whose head is all defaults.
+    fn after_zeros(zeros: usize, tail: &[u8]) -> Vec<u8> {
+        [&vec![0; zeros][..], tail].concat()
+    }
+
     // ---- request strategies -----------------------------------------------------------------
+
+    /// A struct of two fields and unknown tags (the tagged structs, only in flexible
+    /// versions), built by `make` from drawn values.
+    fn pair_with_tags<A: Arbitrary, B: Arbitrary, T: core::fmt::Debug>(
+        make: fn(A, B, UnknownTaggedFields) -> T,
+    ) -> impl Strategy<Value = T> {
+        (any::<A>(), any::<B>(), arb_unknown_tags_in(true, 0..40))
+            .prop_map(move |(a, b, u)| make(a, b, u))
+    }
+
+    /// A topic's name (v4–12) or id (v13+), its `partitions` and unknown tags at `v`, for
+    /// `make` to build the topic struct from.
+    fn topic_with<P: core::fmt::Debug, T: core::fmt::Debug>(
+        v: i16,
+        partitions: impl Strategy<Value = Vec<P>>,
+        make: fn(String, Uuid, Vec<P>, UnknownTaggedFields) -> T,
+    ) -> impl Strategy<Value = T> {
+        (
+            name(),
+            arb_uuid(),
+            partitions,
+            arb_unknown_tags_in(v >= 12, 0..40),
+        )
+            .prop_map(move |(topic, id, partitions, u)| {
+                let topic = if v <= 12 { topic } else { String::new() };
+                make(topic, if v >= 13 { id } else { Uuid::ZERO }, partitions, u)
+            })
+    }
 
     fn replica_state(v: i16) -> BoxedStrategy<ReplicaState> {
         if v < 15 {
@@ -1169,13 +337,11 @@ mod tests {
         }
         prop_oneof![
             Just(ReplicaState::default()),
-            (any::<i32>(), any::<i64>(), arb_unknown_tags_in(true, 0..40)).prop_map(
-                |(id, epoch, u)| {
-                    ReplicaState {
-                        replica_id: id,
-                        replica_epoch: epoch,
-                        unknown_tagged_fields: u,
-                    }
+            pair_with_tags(
+                |replica_id, replica_epoch, unknown_tagged_fields| ReplicaState {
+                    replica_id,
+                    replica_epoch,
+                    unknown_tagged_fields,
                 }
             ),
         ]
@@ -1208,33 +374,25 @@ mod tests {
     }
 
     fn fetch_topic(v: i16) -> impl Strategy<Value = FetchTopic> {
-        (
-            name(),
-            arb_uuid(),
-            prop::collection::vec(fetch_partition(v), 0..3),
-            arb_unknown_tags_in(v >= 12, 0..40),
-        )
-            .prop_map(move |(topic, id, partitions, u)| FetchTopic {
-                topic: if v <= 12 { topic } else { String::new() },
-                topic_id: if v >= 13 { id } else { Uuid::ZERO },
-                partitions,
-                unknown_tagged_fields: u,
-            })
+        let partitions = prop::collection::vec(fetch_partition(v), 0..3);
+        topic_with(v, partitions, |topic, topic_id, partitions, u| FetchTopic {
+            topic,
+            topic_id,
+            partitions,
+            unknown_tagged_fields: u,
+        })
     }
 
     fn forgotten_topic(v: i16) -> impl Strategy<Value = ForgottenTopic> {
-        (
-            name(),
-            arb_uuid(),
-            prop::collection::vec(any::<i32>(), 0..4),
-            arb_unknown_tags_in(v >= 12, 0..40),
-        )
-            .prop_map(move |(topic, id, partitions, u)| ForgottenTopic {
-                topic: if v <= 12 { topic } else { String::new() },
-                topic_id: if v >= 13 { id } else { Uuid::ZERO },
+        let partitions = prop::collection::vec(any::<i32>(), 0..4);
+        topic_with(v, partitions, |topic, topic_id, partitions, u| {
+            ForgottenTopic {
+                topic,
+                topic_id,
                 partitions,
                 unknown_tagged_fields: u,
-            })
+            }
+        })
     }
 
     fn fetch_request(v: i16) -> impl Strategy<Value = FetchRequest> {
@@ -1283,11 +441,6 @@ mod tests {
     }
 
     // ---- request tests ----------------------------------------------------------------------
-
-    #[test]
-    fn request_round_trips_at_every_version() {
-        round_trip_every_version(fetch_request);
-    }
 
     /// v11 (classic), written out by hand from `FetchRequest.json`.
     const REQUEST_V11: &[u8] = &[
@@ -1402,45 +555,34 @@ mod tests {
         }
     }
 
-    #[test]
-    fn request_hand_written_bytes() {
-        for (bytes, value, version) in [
-            (REQUEST_V11, request_v11(), 11),
-            (REQUEST_V17, request_v17(), 17),
-        ] {
-            let decoded: FetchRequest = decode_exact(Bytes::from_static(bytes), version).unwrap();
-            assert_eq!(decoded, value, "v{version}");
-            assert_eq!(&encode(&value, version)[..], bytes, "v{version}");
-        }
-    }
+    /// v18: a high watermark (tag 1 of a partition), by hand.
+    #[rustfmt::skip]
+    const REQUEST_V18: &[u8] = &[
+        0, 0, 0, 0, // max_wait_ms 0
+        0, 0, 0, 0, // min_bytes 0
+        0x7f, 0xff, 0xff, 0xff, // max_bytes
+        0x00, // isolation_level
+        0, 0, 0, 0, // session_id 0
+        0xff, 0xff, 0xff, 0xff, // session_epoch -1
+        0x02, // topics: 1
+        1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, // topic_id
+        0x02, // partitions: 1
+        0, 0, 0, 1, // partition 1
+        0xff, 0xff, 0xff, 0xff, // current_leader_epoch -1
+        0, 0, 0, 0, 0, 0, 0, 0x10, // fetch_offset 16
+        0xff, 0xff, 0xff, 0xff, // last_fetched_epoch -1
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, // log_start_offset -1
+        0, 0, 0x10, 0, // partition_max_bytes 4096
+        0x01, 0x01, 0x08, // tagged: tag 1 (high_watermark), 8 bytes
+        0, 0, 0, 0, 0, 0, 0, 0x20, // high_watermark 32
+        0x00, // topic tagged
+        0x01, // forgotten_topics_data: 0
+        0x01, // rack_id ""
+        0x00, // tagged
+    ];
 
-    #[test]
-    fn request_v18_high_watermark_by_hand() {
-        #[rustfmt::skip]
-        let frame: &[u8] = &[
-            0, 0, 0, 0, // max_wait_ms 0
-            0, 0, 0, 0, // min_bytes 0
-            0x7f, 0xff, 0xff, 0xff, // max_bytes
-            0x00, // isolation_level
-            0, 0, 0, 0, // session_id 0
-            0xff, 0xff, 0xff, 0xff, // session_epoch -1
-            0x02, // topics: 1
-            1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, // topic_id
-            0x02, // partitions: 1
-            0, 0, 0, 1, // partition 1
-            0xff, 0xff, 0xff, 0xff, // current_leader_epoch -1
-            0, 0, 0, 0, 0, 0, 0, 0x10, // fetch_offset 16
-            0xff, 0xff, 0xff, 0xff, // last_fetched_epoch -1
-            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, // log_start_offset -1
-            0, 0, 0x10, 0, // partition_max_bytes 4096
-            0x01, 0x01, 0x08, // tagged: tag 1 (high_watermark), 8 bytes
-            0, 0, 0, 0, 0, 0, 0, 0x20, // high_watermark 32
-            0x00, // topic tagged
-            0x01, // forgotten_topics_data: 0
-            0x01, // rack_id ""
-            0x00, // tagged
-        ];
-        let value = FetchRequest {
+    fn request_v18() -> FetchRequest {
+        FetchRequest {
             topics: vec![FetchTopic {
                 topic_id: Uuid(TOPIC_ID),
                 partitions: vec![FetchPartition {
@@ -1453,23 +595,21 @@ mod tests {
                 ..FetchTopic::default()
             }],
             ..FetchRequest::default()
-        };
-        let decoded: FetchRequest = decode_exact(Bytes::from_static(frame), 18).unwrap();
-        assert_eq!(decoded, value);
-        assert_eq!(&encode(&value, 18)[..], frame);
-        assert_prefixes_fail::<FetchRequest>(frame, 18);
+        }
+    }
+
+    #[test]
+    fn request_v18_high_watermark_read_at_v17() {
         // At v17 the same tag is unknown and kept raw; the ignorable field is dropped on encode.
-        let at17: FetchRequest = decode_exact(Bytes::from_static(frame), 17).unwrap();
+        let at17: FetchRequest = decode_exact(Bytes::from_static(REQUEST_V18), 17).unwrap();
         let p = &at17.topics[0].partitions[0];
         assert_eq!(p.high_watermark, i64::MAX);
         assert_eq!(p.unknown_tagged_fields.0[0].tag, 1);
-        assert_eq!(&encode(&at17, 17)[..], frame);
+        assert_eq!(&encode(&at17, 17)[..], REQUEST_V18);
     }
 
     #[test]
     fn request_prefixes_and_trailing_bytes_fail() {
-        assert_prefixes_fail::<FetchRequest>(REQUEST_V11, 11);
-        assert_prefixes_fail::<FetchRequest>(REQUEST_V17, 17);
         for version in ALL_VERSIONS {
             let bytes = encode(&request_v17_at(version), version);
             assert_prefixes_fail::<FetchRequest>(&bytes, version);
@@ -1493,82 +633,75 @@ mod tests {
 
     #[test]
     fn request_length_bombs_fail_at_once() {
-        // v4: replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, then topics.
-        let head = [0u8; 17];
-        for bomb in [&[0x7f, 0xff, 0xff, 0xff][..], &[0xff; 4][..]] {
-            let mut b = head.to_vec();
-            b.extend_from_slice(bomb);
-            b.extend_from_slice(&[0; 6]);
-            assert!(FetchRequest::decode(&mut Bytes::from(b), 4).is_err());
-        }
-        // v4 topic name with a 32 KiB length, then a partitions count of 2^31-1.
-        let mut b = head.to_vec();
-        b.extend_from_slice(&[0, 0, 0, 1, 0x7f, 0xff, 0, 0]);
-        assert!(FetchRequest::decode(&mut Bytes::from(b), 4).is_err());
-        let mut b = head.to_vec();
-        b.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0]);
-        assert!(FetchRequest::decode(&mut Bytes::from(b), 4).is_err());
-        // v17 (no replica_id): compact topics count 0xffffffff.
-        let mut b = [0u8; 21].to_vec();
-        b.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0, 0]);
+        // v4: replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level (17 bytes), then
+        // topics. v17 has no replica_id (13 bytes) but a session id and epoch (21 bytes).
+        let cases = [
+            // v4 topics count 2^31-1.
+            (
+                4,
+                after_zeros(17, &[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0]),
+            ),
+            // v4 topic name with a 32 KiB length, then a partitions count of 2^31-1.
+            (4, after_zeros(17, &[0, 0, 0, 1, 0x7f, 0xff, 0, 0])),
+            (
+                4,
+                after_zeros(17, &[0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0]),
+            ),
+            // v17 compact topics count 0xffffffff, and 2^31-1.
+            (
+                17,
+                after_zeros(21, &[0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0, 0]),
+            ),
+            (
+                17,
+                after_zeros(21, &[0xff, 0xff, 0xff, 0xff, 0x07, 0, 0, 0, 0, 0]),
+            ),
+        ];
+        check_length_bombs::<FetchRequest>(&cases.each_ref().map(|(v, b)| (*v, &b[..])));
+        // v4 topics count -1: null, where the array isn't nullable.
+        let null = after_zeros(17, &[0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0]);
         assert!(matches!(
-            FetchRequest::decode(&mut Bytes::from(b), 17),
-            Err(Error::InvalidLength { .. })
-        ));
-        // v17 compact topics count 2^31-1.
-        let mut b = [0u8; 21].to_vec();
-        b.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x07, 0, 0, 0, 0, 0]);
-        assert!(matches!(
-            FetchRequest::decode(&mut Bytes::from(b), 17),
-            Err(Error::InvalidLength { .. })
+            FetchRequest::decode(&mut Bytes::from(null), 4),
+            Err(Error::InvalidValue { value: -1, .. })
         ));
     }
 
     #[test]
     fn request_non_ignorable_fields_refused_where_absent() {
-        let mut buf = BytesMut::new();
-        let r = FetchRequest {
-            replica_id: 1,
-            ..FetchRequest::default()
-        };
-        assert!(matches!(
-            r.encode(&mut buf, 15),
-            Err(Error::FieldNotInVersion { version: 15, .. })
-        ));
-        r.encode(&mut buf, 14).unwrap();
-
-        let r = FetchRequest {
-            replica_state: ReplicaState {
-                replica_id: 1,
-                ..ReplicaState::default()
-            },
-            ..FetchRequest::default()
-        };
-        assert!(r.encode(&mut buf, 14).is_err());
-        r.encode(&mut buf, 15).unwrap();
-
-        let r = FetchRequest {
-            forgotten_topics_data: vec![ForgottenTopic::default()],
-            ..FetchRequest::default()
-        };
-        assert!(r.encode(&mut buf, 6).is_err());
-        r.encode(&mut buf, 7).unwrap();
-
-        let r = FetchRequest {
+        let request = with::<FetchRequest>;
+        let partition = |set: fn(&mut FetchPartition)| FetchRequest {
             topics: vec![FetchTopic {
-                partitions: vec![FetchPartition {
-                    last_fetched_epoch: 3,
-                    ..FetchPartition::default()
-                }],
+                partitions: vec![with(set)],
                 ..FetchTopic::default()
             }],
             ..FetchRequest::default()
         };
-        assert!(matches!(
-            r.encode(&mut buf, 11),
-            Err(Error::FieldNotInVersion { version: 11, .. })
-        ));
-        r.encode(&mut buf, 12).unwrap();
+        check_refused(&[
+            (
+                request(|r| r.replica_id = 1),
+                15,
+                "FetchRequest.replica_id",
+                14,
+            ),
+            (
+                request(|r| r.replica_state.replica_id = 1),
+                14,
+                "FetchRequest.replica_state",
+                15,
+            ),
+            (
+                request(|r| r.forgotten_topics_data = vec![ForgottenTopic::default()]),
+                6,
+                "FetchRequest.forgotten_topics_data",
+                7,
+            ),
+            (
+                partition(|p| p.last_fetched_epoch = 3),
+                11,
+                "FetchRequest.topics.partitions.last_fetched_epoch",
+                12,
+            ),
+        ]);
 
         // Ignorable fields are dropped silently instead.
         let r = FetchRequest {
@@ -1588,29 +721,9 @@ mod tests {
         r.topics[0].topic = "t".into();
         r.topics[0].topic_id = Uuid::ZERO;
         r.topics[0].partitions[0].replica_directory_id = Uuid::ZERO;
-        r.unknown_tagged_fields = UnknownTaggedFields(vec![
-            RawTaggedField {
-                tag: 1,
-                data: Bytes::from_static(&[0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 9, 0]),
-            },
-            RawTaggedField {
-                tag: 9,
-                data: Bytes::from_static(b"x"),
-            },
-        ]);
-        let bytes = encode(&r, 12);
-        let decoded: FetchRequest = decode_exact(bytes.clone(), 12).unwrap();
-        assert_eq!(decoded, r);
-        assert_eq!(encode(&decoded, 12), bytes);
-    }
-
-    proptest! {
-        #[test]
-        fn request_decode_never_panics(data in prop::collection::vec(any::<u8>(), 0..128)) {
-            for version in ALL_VERSIONS {
-                let _ = FetchRequest::decode(&mut Bytes::from(data.clone()), version);
-            }
-        }
+        r.unknown_tagged_fields =
+            unknown(&[(1, &[0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 9, 0]), (9, b"x")]);
+        check_round_trip(&r, 12).unwrap();
     }
 
     #[test]
@@ -1628,33 +741,27 @@ mod tests {
     // ---- response strategies ----------------------------------------------------------------
 
     fn epoch_end_offset() -> impl Strategy<Value = EpochEndOffset> {
-        (any::<i32>(), any::<i64>(), arb_unknown_tags_in(true, 0..40)).prop_map(
-            |(epoch, end_offset, u)| EpochEndOffset {
-                epoch,
-                end_offset,
-                unknown_tagged_fields: u,
-            },
-        )
+        pair_with_tags(|epoch, end_offset, u| EpochEndOffset {
+            epoch,
+            end_offset,
+            unknown_tagged_fields: u,
+        })
     }
 
     fn leader_id_and_epoch() -> impl Strategy<Value = LeaderIdAndEpoch> {
-        (any::<i32>(), any::<i32>(), arb_unknown_tags_in(true, 0..40)).prop_map(
-            |(leader_id, leader_epoch, u)| LeaderIdAndEpoch {
-                leader_id,
-                leader_epoch,
-                unknown_tagged_fields: u,
-            },
-        )
+        pair_with_tags(|leader_id, leader_epoch, u| LeaderIdAndEpoch {
+            leader_id,
+            leader_epoch,
+            unknown_tagged_fields: u,
+        })
     }
 
     fn snapshot_id() -> impl Strategy<Value = SnapshotId> {
-        (any::<i64>(), any::<i32>(), arb_unknown_tags_in(true, 0..40)).prop_map(
-            |(end_offset, epoch, u)| SnapshotId {
-                end_offset,
-                epoch,
-                unknown_tagged_fields: u,
-            },
-        )
+        pair_with_tags(|end_offset, epoch, u| SnapshotId {
+            end_offset,
+            epoch,
+            unknown_tagged_fields: u,
+        })
     }
 
     fn aborted_transaction(v: i16) -> impl Strategy<Value = AbortedTransaction> {
@@ -1733,18 +840,15 @@ mod tests {
     }
 
     fn fetchable_topic_response(v: i16) -> impl Strategy<Value = FetchableTopicResponse> {
-        (
-            name(),
-            arb_uuid(),
-            prop::collection::vec(partition_data(v), 0..3),
-            arb_unknown_tags_in(v >= 12, 0..40),
-        )
-            .prop_map(move |(topic, id, partitions, u)| FetchableTopicResponse {
-                topic: if v <= 12 { topic } else { String::new() },
-                topic_id: if v >= 13 { id } else { Uuid::ZERO },
+        let partitions = prop::collection::vec(partition_data(v), 0..3);
+        topic_with(v, partitions, |topic, topic_id, partitions, u| {
+            FetchableTopicResponse {
+                topic,
+                topic_id,
                 partitions,
                 unknown_tagged_fields: u,
-            })
+            }
+        })
     }
 
     fn fetch_response(v: i16) -> impl Strategy<Value = FetchResponse> {
@@ -1768,12 +872,17 @@ mod tests {
             )
     }
 
-    // ---- response tests ---------------------------------------------------------------------
+    #[test]
+    fn request_round_trips_at_every_version() {
+        round_trip_every_version(fetch_request);
+    }
 
     #[test]
     fn response_round_trips_at_every_version() {
         round_trip_every_version(fetch_response);
     }
+
+    // ---- response tests ---------------------------------------------------------------------
 
     /// v4 (classic), written out by hand from `FetchResponse.json`.
     const RESPONSE_V4: &[u8] = &[
@@ -1898,15 +1007,16 @@ mod tests {
     }
 
     #[test]
-    fn response_hand_written_bytes() {
-        for (bytes, value, version) in [
-            (RESPONSE_V4, response_v4(), 4),
-            (RESPONSE_V16, response_v16(), 16),
-        ] {
-            let decoded: FetchResponse = decode_exact(Bytes::from_static(bytes), version).unwrap();
-            assert_eq!(decoded, value, "v{version}");
-            assert_eq!(&encode(&value, version)[..], bytes, "v{version}");
-        }
+    fn hand_written_bytes() {
+        check_encodings(&[
+            (11, REQUEST_V11, request_v11()),
+            (17, REQUEST_V17, request_v17()),
+            (18, REQUEST_V18, request_v18()),
+        ]);
+        check_encodings(&[
+            (4, RESPONSE_V4, response_v4()),
+            (16, RESPONSE_V16, response_v16()),
+        ]);
     }
 
     /// [`response_v16`] with what `version` lacks put back to defaults.
@@ -1929,8 +1039,6 @@ mod tests {
 
     #[test]
     fn response_prefixes_and_trailing_bytes_fail() {
-        assert_prefixes_fail::<FetchResponse>(RESPONSE_V4, 4);
-        assert_prefixes_fail::<FetchResponse>(RESPONSE_V16, 16);
         for version in ALL_VERSIONS {
             let bytes = encode(&response_v16_at(version), version);
             assert_prefixes_fail::<FetchResponse>(&bytes, version);
@@ -1939,66 +1047,36 @@ mod tests {
 
     #[test]
     fn response_length_bombs_fail_at_once() {
-        // v4: throttle_time_ms, then the responses count.
-        for bomb in [[0x7f, 0xff, 0xff, 0xff], [0xff, 0xff, 0xff, 0xfe]] {
-            let mut b = vec![0, 0, 0, 0];
-            b.extend_from_slice(&bomb);
-            b.extend_from_slice(&[0; 4]);
-            assert!(FetchResponse::decode(&mut Bytes::from(b), 4).is_err());
-        }
-        // v16: throttle, error_code, session_id, then compact counts 0xffffffff and 2^31-1.
-        for bomb in [
-            [0xff, 0xff, 0xff, 0xff, 0x0f],
-            [0xff, 0xff, 0xff, 0xff, 0x07],
-        ] {
-            let mut b = vec![0; 10];
-            b.extend_from_slice(&bomb);
-            b.extend_from_slice(&[0; 4]);
-            assert!(FetchResponse::decode(&mut Bytes::from(b), 16).is_err());
-        }
-        // v4 records length of 2^31-1 in a partition: take the hand-written frame up to the
-        // records length and put the bomb there.
-        let cut = RESPONSE_V4.len() - 7;
-        let mut b = RESPONSE_V4[..cut].to_vec();
-        b.extend_from_slice(&[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0]);
-        assert!(matches!(
-            FetchResponse::decode(&mut Bytes::from(b), 4),
-            Err(Error::InvalidLength { .. })
-        ));
-        // v4 aborted_transactions count of 2^31-1.
-        let cut = 4 + 4 + 4 + 4 + 4 + 2 + 8 + 8;
-        let mut b = RESPONSE_V4[..cut].to_vec();
-        b.extend_from_slice(&[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0]);
-        assert!(matches!(
-            FetchResponse::decode(&mut Bytes::from(b), 4),
-            Err(Error::InvalidLength { .. })
-        ));
-        // v4 topic name of length 0x7fff.
-        let mut b = vec![0, 0, 0, 0, 0, 0, 0, 1, 0x7f, 0xff, 0, 0];
-        b.extend_from_slice(&[0; 4]);
-        assert!(FetchResponse::decode(&mut Bytes::from(b), 4).is_err());
+        // The hand-written v4 frame up to the records length (7 bytes before its end) or the
+        // aborted_transactions count (after 34 bytes), then 2^31-1 there.
+        let bomb_at =
+            |cut: usize| [&RESPONSE_V4[..cut], &[0x7f, 0xff, 0xff, 0xff][..], &[0; 6]].concat();
+        let cases = [
+            // v4: throttle_time_ms, then the responses count 2^31-1, and -2.
+            (4, after_zeros(4, &[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0])),
+            (4, after_zeros(4, &[0xff, 0xff, 0xff, 0xfe, 0, 0, 0, 0])),
+            // v16: throttle, error_code, session_id, then compact counts 0xffffffff and 2^31-1.
+            (
+                16,
+                after_zeros(10, &[0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0]),
+            ),
+            (
+                16,
+                after_zeros(10, &[0xff, 0xff, 0xff, 0xff, 0x07, 0, 0, 0, 0]),
+            ),
+            (4, bomb_at(RESPONSE_V4.len() - 7)),
+            (4, bomb_at(4 + 4 + 4 + 4 + 4 + 2 + 8 + 8)),
+            // v4 topic name of length 0x7fff.
+            (
+                4,
+                vec![0, 0, 0, 0, 0, 0, 0, 1, 0x7f, 0xff, 0, 0, 0, 0, 0, 0],
+            ),
+        ];
+        check_length_bombs::<FetchResponse>(&cases.each_ref().map(|(v, b)| (*v, &b[..])));
     }
 
     #[test]
     fn response_non_ignorable_fields_refused_where_absent() {
-        let mut buf = BytesMut::new();
-        let r = FetchResponse {
-            session_id: 1,
-            ..FetchResponse::default()
-        };
-        assert!(matches!(
-            r.encode(&mut buf, 6),
-            Err(Error::FieldNotInVersion { version: 6, .. })
-        ));
-        r.encode(&mut buf, 7).unwrap();
-
-        let r = FetchResponse {
-            node_endpoints: vec![NodeEndpoint::default()],
-            ..FetchResponse::default()
-        };
-        assert!(r.encode(&mut buf, 15).is_err());
-        r.encode(&mut buf, 16).unwrap();
-
         let with_partition = |p: PartitionData| FetchResponse {
             responses: vec![FetchableTopicResponse {
                 partitions: vec![p],
@@ -2006,42 +1084,46 @@ mod tests {
             }],
             ..FetchResponse::default()
         };
-        let r = with_partition(PartitionData {
-            preferred_read_replica: 2,
-            ..PartitionData::default()
-        });
-        assert!(r.encode(&mut buf, 10).is_err());
-        r.encode(&mut buf, 11).unwrap();
-        for p in [
-            PartitionData {
-                diverging_epoch: EpochEndOffset {
-                    epoch: 1,
-                    ..EpochEndOffset::default()
-                },
-                ..PartitionData::default()
-            },
-            PartitionData {
-                current_leader: LeaderIdAndEpoch {
-                    leader_id: 1,
-                    ..LeaderIdAndEpoch::default()
-                },
-                ..PartitionData::default()
-            },
-            PartitionData {
-                snapshot_id: SnapshotId {
-                    epoch: 1,
-                    ..SnapshotId::default()
-                },
-                ..PartitionData::default()
-            },
-        ] {
-            let r = with_partition(p);
-            assert!(matches!(
-                r.encode(&mut buf, 11),
-                Err(Error::FieldNotInVersion { version: 11, .. })
-            ));
-            r.encode(&mut buf, 12).unwrap();
-        }
+        let response = with::<FetchResponse>;
+        let partition = |set: fn(&mut PartitionData)| with_partition(with(set));
+        check_refused(&[
+            (
+                response(|r| r.session_id = 1),
+                6,
+                "FetchResponse.session_id",
+                7,
+            ),
+            (
+                response(|r| r.node_endpoints = vec![NodeEndpoint::default()]),
+                15,
+                "FetchResponse.node_endpoints",
+                16,
+            ),
+            (
+                partition(|p| p.preferred_read_replica = 2),
+                10,
+                "FetchResponse.responses.partitions.preferred_read_replica",
+                11,
+            ),
+            (
+                partition(|p| p.diverging_epoch.epoch = 1),
+                11,
+                "FetchResponse.responses.partitions.diverging_epoch",
+                12,
+            ),
+            (
+                partition(|p| p.current_leader.leader_id = 1),
+                11,
+                "FetchResponse.responses.partitions.current_leader",
+                12,
+            ),
+            (
+                partition(|p| p.snapshot_id.epoch = 1),
+                11,
+                "FetchResponse.responses.partitions.snapshot_id",
+                12,
+            ),
+        ]);
 
         // Ignorable: error_code and log_start_offset are dropped in versions without them.
         let r = FetchResponse {
@@ -2130,27 +1212,16 @@ mod tests {
         let mut r = response_v16_at(12);
         r.responses[0].topic = "t".into();
         r.responses[0].topic_id = Uuid::ZERO;
-        r.unknown_tagged_fields = UnknownTaggedFields(vec![RawTaggedField {
-            tag: 0,
-            data: Bytes::from_static(&[0x01]),
-        }]);
-        r.responses[0].partitions[0].unknown_tagged_fields =
-            UnknownTaggedFields(vec![RawTaggedField {
-                tag: 5,
-                data: Bytes::from_static(b"zz"),
-            }]);
-        let bytes = encode(&r, 12);
-        let decoded: FetchResponse = decode_exact(bytes.clone(), 12).unwrap();
-        assert_eq!(decoded, r);
-        assert_eq!(encode(&decoded, 12), bytes);
+        r.unknown_tagged_fields = unknown(&[(0, &[0x01])]);
+        r.responses[0].partitions[0].unknown_tagged_fields = unknown(&[(5, b"zz")]);
+        check_round_trip(&r, 12).unwrap();
     }
 
     proptest! {
+        /// Neither decoder panics on arbitrary bytes (up to 160), at any version.
         #[test]
-        fn response_decode_never_panics(data in prop::collection::vec(any::<u8>(), 0..160)) {
-            for version in ALL_VERSIONS {
-                let _ = FetchResponse::decode(&mut Bytes::from(data.clone()), version);
-            }
+        fn decode_never_panics(data in prop::collection::vec(any::<u8>(), 0..160)) {
+            decode_both::<FetchRequest, FetchResponse>(&data, ALL_VERSIONS);
         }
 
         #[test]
@@ -2160,9 +1231,7 @@ mod tests {
         ) {
             let mut frame = RESPONSE_V16.to_vec();
             frame[index] = byte;
-            for version in ALL_VERSIONS {
-                let _ = FetchResponse::decode(&mut Bytes::from(frame.clone()), version);
-            }
+            decode_both::<FetchRequest, FetchResponse>(&frame, ALL_VERSIONS);
         }
     }
 }
