@@ -362,18 +362,15 @@ pub fn get_array_len(
     min_elem_size: usize,
     what: &'static str,
 ) -> Result<Option<usize>> {
-    match get_len(buf, compact, true, what)? {
-        None => Ok(None),
-        Some(n) => {
-            let min = n.saturating_mul(min_elem_size.max(1));
-            if min > buf.remaining() {
-                return Err(Error::InvalidLength {
-                    what,
-                    len: n as i64,
-                });
-            }
-            Ok(Some(n))
+    let len = get_len(buf, compact, true, what)?;
+    match len {
+        Some(n) if n.saturating_mul(min_elem_size.max(1)) > buf.remaining() => {
+            Err(Error::InvalidLength {
+                what,
+                len: n as i64,
+            })
         }
+        _ => Ok(len),
     }
 }
 
