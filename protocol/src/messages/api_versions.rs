@@ -11,36 +11,33 @@
 //! <https://kafka.apache.org/protocol#api_versions>, KIP-35, KIP-511, KIP-584 (features),
 //! `ApiVersionsRequest.json` / `ApiVersionsResponse.json` (Kafka 4.2.1).
 
-use bytes::{BufMut, Bytes, BytesMut};
-
 use crate::api_key::ApiKey;
-use crate::error::Result;
-use crate::messages::{Message, Request, VersionRange};
-use crate::primitives::{
-    get_array, get_bool, get_i16, get_i32, get_i64, get_string, get_tagged_fields, get_tags_if,
-    get_unknown_tagged_fields, put_array, put_bool, put_string, put_tagged_fields, put_tags_if,
-    put_unknown_tagged_fields, UnknownTaggedFields,
-};
+use crate::messages::codec::{wire_message, wire_struct};
+use crate::messages::VersionRange;
 
-/// ApiVersions request body.
-///
-/// Versions 0–2 are empty; versions 3+ name the client software (both fields ignorable: they
-/// are dropped when encoding an older version). Brokers refuse v3+ requests whose name or
-/// version doesn't match `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?` with `INVALID_REQUEST`,
-/// and the empty strings of [`Default`] don't: use [`ApiVersionsRequest::kseek`] or
-/// [`ApiVersionsRequest::for_client`].
-///
-/// # References
-/// `ApiVersionsRequest.json`, KIP-511.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ApiVersionsRequest {
-    /// The name of the client (versions 3+). Brokers accept `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`.
-    pub client_software_name: String,
-    /// The version of the client (versions 3+), same character set as the name.
-    pub client_software_version: String,
-    /// Tagged fields this crate doesn't know (flexible versions).
-    pub unknown_tagged_fields: UnknownTaggedFields,
+wire_struct! {
+    /// ApiVersions request body.
+    ///
+    /// Versions 0–2 are empty; versions 3+ name the client software (both fields ignorable: they
+    /// are dropped when encoding an older version). Brokers refuse v3+ requests whose name or
+    /// version doesn't match `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?` with `INVALID_REQUEST`,
+    /// and the empty strings of [`Default`] don't: use [`ApiVersionsRequest::kseek`] or
+    /// [`ApiVersionsRequest::for_client`].
+    ///
+    /// # References
+    /// `ApiVersionsRequest.json`, KIP-511.
+    pub struct ApiVersionsRequest in "ApiVersionsRequest" {
+        /// The name of the client (versions 3+). Brokers accept `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`.
+        pub client_software_name: String => since(3).ignorable(),
+        /// The version of the client (versions 3+), same character set as the name.
+        pub client_software_version: String => since(3).ignorable(),
+    }
 }
+
+wire_message!(
+    ApiVersionsRequest: API_VERSIONS, versions 0..=4, first flexible 3,
+    response ApiVersionsResponse
+);
 
 impl ApiVersionsRequest {
     /// A request naming the client as `name` `version` (each must match the broker's
@@ -49,7 +46,7 @@ impl ApiVersionsRequest {
         ApiVersionsRequest {
             client_software_name: name.into(),
             client_software_version: version.into(),
-            unknown_tagged_fields: UnknownTaggedFields::default(),
+            unknown_tagged_fields: Default::default(),
         }
     }
 
@@ -76,92 +73,64 @@ fn is_valid_software_id(s: &str) -> bool {
     }
 }
 
-impl Message for ApiVersionsRequest {
-    const API_KEY: ApiKey = ApiKey::API_VERSIONS;
-    const VERSIONS: VersionRange = VersionRange { min: 0, max: 4 };
-    const FIRST_FLEXIBLE_VERSION: i16 = 3;
-    const NAME: &'static str = "ApiVersionsRequest";
-
-    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
-        Self::check_version(version)?;
-        if Self::is_flexible(version) {
-            put_string(
-                buf,
-                &self.client_software_name,
-                true,
-                "ApiVersionsRequest.client_software_name",
-            )?;
-            put_string(
-                buf,
-                &self.client_software_version,
-                true,
-                "ApiVersionsRequest.client_software_version",
-            )?;
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
+wire_struct! {
+    /// ApiVersions response body.
+    ///
+    /// `error_code` 35 (`UNSUPPORTED_VERSION`) comes in a v0 body whatever version was asked;
+    /// see [`crate::negotiate::decode_api_versions_response`].
+    ///
+    /// # References
+    /// `ApiVersionsResponse.json`, KIP-35, KIP-511, KIP-584.
+    pub struct ApiVersionsResponse in "ApiVersionsResponse" {
+        /// The top-level error code.
+        pub error_code: i16,
+        /// The APIs the broker supports, with their version ranges.
+        pub api_keys: Vec<ApiVersion>,
+        /// Throttle time in milliseconds because of a quota violation (versions 1+; ignorable).
+        pub throttle_time_ms: i32 => since(1).ignorable(),
+        /// Features the broker supports (tag 0, versions 3+; ignorable).
+        pub supported_features: Vec<SupportedFeatureKey> => since(3).tagged(0).ignorable(),
+        /// Epoch of the finalized features, -1 when unknown (tag 1, versions 3+; ignorable).
+        pub finalized_features_epoch: i64 = -1 => since(3).tagged(1).ignorable(),
+        /// Cluster-wide finalized features, valid when `finalized_features_epoch >= 0` (tag 2,
+        /// versions 3+; ignorable).
+        pub finalized_features: Vec<FinalizedFeatureKey> => since(3).tagged(2).ignorable(),
+        /// Set by a KRaft controller ready for ZooKeeper migration (tag 3, versions 3+; ignorable).
+        pub zk_migration_ready: bool => since(3).tagged(3).ignorable(),
     }
 
-    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
-        Self::check_version(version)?;
-        let mut out = Self::default();
-        if Self::is_flexible(version) {
-            out.client_software_name =
-                get_string(buf, true, "ApiVersionsRequest.client_software_name")?;
-            out.client_software_version =
-                get_string(buf, true, "ApiVersionsRequest.client_software_version")?;
-            out.unknown_tagged_fields = get_unknown_tagged_fields(buf, "ApiVersionsRequest")?;
-        }
-        Ok(out)
+    /// One API the broker supports.
+    pub struct ApiVersion in "ApiVersionsResponse.api_keys" {
+        /// The API key.
+        pub api_key: i16,
+        /// The lowest supported version, inclusive.
+        pub min_version: i16,
+        /// The highest supported version, inclusive.
+        pub max_version: i16,
+    }
+
+    /// A feature the broker supports (KIP-584).
+    pub struct SupportedFeatureKey in "ApiVersionsResponse.supported_features" {
+        /// The feature's name.
+        pub name: String,
+        /// The lowest supported version of the feature.
+        pub min_version: i16,
+        /// The highest supported version of the feature.
+        pub max_version: i16,
+    }
+
+    /// A cluster-wide finalized feature (KIP-584).
+    pub struct FinalizedFeatureKey in "ApiVersionsResponse.finalized_features" {
+        /// The feature's name.
+        pub name: String,
+        /// The finalized highest version level.
+        pub max_version_level: i16,
+        /// The finalized lowest version level.
+        pub min_version_level: i16,
     }
 }
 
-impl Request for ApiVersionsRequest {
-    type Response = ApiVersionsResponse;
-}
-
-/// ApiVersions response body.
-///
-/// `error_code` 35 (`UNSUPPORTED_VERSION`) comes in a v0 body whatever version was asked;
-/// see [`crate::negotiate::decode_api_versions_response`].
-///
-/// # References
-/// `ApiVersionsResponse.json`, KIP-35, KIP-511, KIP-584.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApiVersionsResponse {
-    /// The top-level error code.
-    pub error_code: i16,
-    /// The APIs the broker supports, with their version ranges.
-    pub api_keys: Vec<ApiVersion>,
-    /// Throttle time in milliseconds because of a quota violation (versions 1+; ignorable).
-    pub throttle_time_ms: i32,
-    /// Features the broker supports (tag 0, versions 3+; ignorable).
-    pub supported_features: Vec<SupportedFeatureKey>,
-    /// Epoch of the finalized features, -1 when unknown (tag 1, versions 3+; ignorable).
-    pub finalized_features_epoch: i64,
-    /// Cluster-wide finalized features, valid when `finalized_features_epoch >= 0` (tag 2,
-    /// versions 3+; ignorable).
-    pub finalized_features: Vec<FinalizedFeatureKey>,
-    /// Set by a KRaft controller ready for ZooKeeper migration (tag 3, versions 3+; ignorable).
-    pub zk_migration_ready: bool,
-    /// Tagged fields this crate doesn't know (flexible versions).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-impl Default for ApiVersionsResponse {
-    fn default() -> Self {
-        ApiVersionsResponse {
-            error_code: 0,
-            api_keys: Vec::new(),
-            throttle_time_ms: 0,
-            supported_features: Vec::new(),
-            finalized_features_epoch: -1,
-            finalized_features: Vec::new(),
-            zk_migration_ready: false,
-            unknown_tagged_fields: UnknownTaggedFields::default(),
-        }
-    }
-}
+wire_message!(ApiVersionsResponse: API_VERSIONS, versions 0..=4, first flexible 3);
 
 impl ApiVersionsResponse {
     /// The broker's version range for `api_key`, if it lists the API.
@@ -176,267 +145,6 @@ impl ApiVersionsResponse {
     }
 }
 
-/// One API the broker supports.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ApiVersion {
-    /// The API key.
-    pub api_key: i16,
-    /// The lowest supported version, inclusive.
-    pub min_version: i16,
-    /// The highest supported version, inclusive.
-    pub max_version: i16,
-    /// Tagged fields this crate doesn't know (flexible versions).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-/// A feature the broker supports (KIP-584).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct SupportedFeatureKey {
-    /// The feature's name.
-    pub name: String,
-    /// The lowest supported version of the feature.
-    pub min_version: i16,
-    /// The highest supported version of the feature.
-    pub max_version: i16,
-    /// Tagged fields this crate doesn't know.
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-/// A cluster-wide finalized feature (KIP-584).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct FinalizedFeatureKey {
-    /// The feature's name.
-    pub name: String,
-    /// The finalized highest version level.
-    pub max_version_level: i16,
-    /// The finalized lowest version level.
-    pub min_version_level: i16,
-    /// Tagged fields this crate doesn't know.
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-/// Tags of the response's known tagged fields.
-const TAG_SUPPORTED_FEATURES: u32 = 0;
-const TAG_FINALIZED_FEATURES_EPOCH: u32 = 1;
-const TAG_FINALIZED_FEATURES: u32 = 2;
-const TAG_ZK_MIGRATION_READY: u32 = 3;
-
-/// Smallest encoding of a feature entry: name 1, two int16s, tagged section 1.
-const FEATURE_MIN_SIZE: usize = 6;
-
-impl ApiVersion {
-    fn encode(&self, buf: &mut BytesMut, flexible: bool) {
-        buf.put_i16(self.api_key);
-        buf.put_i16(self.min_version);
-        buf.put_i16(self.max_version);
-        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
-    }
-
-    fn decode(buf: &mut Bytes, flexible: bool) -> Result<Self> {
-        let mut out = ApiVersion {
-            api_key: get_i16(buf, "ApiVersionsResponse.api_keys.api_key")?,
-            min_version: get_i16(buf, "ApiVersionsResponse.api_keys.min_version")?,
-            max_version: get_i16(buf, "ApiVersionsResponse.api_keys.max_version")?,
-            unknown_tagged_fields: UnknownTaggedFields::default(),
-        };
-        out.unknown_tagged_fields = get_tags_if(buf, flexible, "ApiVersionsResponse.api_keys")?;
-        Ok(out)
-    }
-}
-
-impl SupportedFeatureKey {
-    fn encode(&self, buf: &mut BytesMut) -> Result<()> {
-        put_string(
-            buf,
-            &self.name,
-            true,
-            "ApiVersionsResponse.supported_features.name",
-        )?;
-        buf.put_i16(self.min_version);
-        buf.put_i16(self.max_version);
-        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(buf: &mut Bytes) -> Result<Self> {
-        Ok(SupportedFeatureKey {
-            name: get_string(buf, true, "ApiVersionsResponse.supported_features.name")?,
-            min_version: get_i16(buf, "ApiVersionsResponse.supported_features.min_version")?,
-            max_version: get_i16(buf, "ApiVersionsResponse.supported_features.max_version")?,
-            unknown_tagged_fields: get_unknown_tagged_fields(
-                buf,
-                "ApiVersionsResponse.supported_features",
-            )?,
-        })
-    }
-}
-
-impl FinalizedFeatureKey {
-    fn encode(&self, buf: &mut BytesMut) -> Result<()> {
-        put_string(
-            buf,
-            &self.name,
-            true,
-            "ApiVersionsResponse.finalized_features.name",
-        )?;
-        buf.put_i16(self.max_version_level);
-        buf.put_i16(self.min_version_level);
-        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(buf: &mut Bytes) -> Result<Self> {
-        Ok(FinalizedFeatureKey {
-            name: get_string(buf, true, "ApiVersionsResponse.finalized_features.name")?,
-            max_version_level: get_i16(
-                buf,
-                "ApiVersionsResponse.finalized_features.max_version_level",
-            )?,
-            min_version_level: get_i16(
-                buf,
-                "ApiVersionsResponse.finalized_features.min_version_level",
-            )?,
-            unknown_tagged_fields: get_unknown_tagged_fields(
-                buf,
-                "ApiVersionsResponse.finalized_features",
-            )?,
-        })
-    }
-}
-
-impl Message for ApiVersionsResponse {
-    const API_KEY: ApiKey = ApiKey::API_VERSIONS;
-    const VERSIONS: VersionRange = VersionRange { min: 0, max: 4 };
-    const FIRST_FLEXIBLE_VERSION: i16 = 3;
-    const NAME: &'static str = "ApiVersionsResponse";
-
-    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
-        Self::check_version(version)?;
-        let flexible = Self::is_flexible(version);
-        buf.put_i16(self.error_code);
-        put_array(
-            buf,
-            &self.api_keys,
-            flexible,
-            "ApiVersionsResponse.api_keys",
-            |b, k| {
-                k.encode(b, flexible);
-                Ok(())
-            },
-        )?;
-        // ThrottleTimeMs and all the tagged fields are ignorable: dropped in older versions.
-        if version >= 1 {
-            buf.put_i32(self.throttle_time_ms);
-        }
-        if flexible {
-            let mut known = Vec::new();
-            if !self.supported_features.is_empty() {
-                let mut b = BytesMut::new();
-                put_array(
-                    &mut b,
-                    &self.supported_features,
-                    true,
-                    "ApiVersionsResponse.supported_features",
-                    |b, f| f.encode(b),
-                )?;
-                known.push((TAG_SUPPORTED_FEATURES, b));
-            }
-            if self.finalized_features_epoch != -1 {
-                let mut b = BytesMut::new();
-                b.put_i64(self.finalized_features_epoch);
-                known.push((TAG_FINALIZED_FEATURES_EPOCH, b));
-            }
-            if !self.finalized_features.is_empty() {
-                let mut b = BytesMut::new();
-                put_array(
-                    &mut b,
-                    &self.finalized_features,
-                    true,
-                    "ApiVersionsResponse.finalized_features",
-                    |b, f| f.encode(b),
-                )?;
-                known.push((TAG_FINALIZED_FEATURES, b));
-            }
-            if self.zk_migration_ready {
-                let mut b = BytesMut::new();
-                put_bool(&mut b, true);
-                known.push((TAG_ZK_MIGRATION_READY, b));
-            }
-            put_tagged_fields(
-                buf,
-                known,
-                &self.unknown_tagged_fields,
-                "ApiVersionsResponse",
-            )?;
-        }
-        Ok(())
-    }
-
-    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
-        Self::check_version(version)?;
-        let flexible = Self::is_flexible(version);
-        let mut out = Self {
-            error_code: get_i16(buf, "ApiVersionsResponse.error_code")?,
-            // Smallest element: three int16s, plus a tagged section when flexible.
-            api_keys: get_array(
-                buf,
-                flexible,
-                if flexible { 7 } else { 6 },
-                "ApiVersionsResponse.api_keys",
-                |b| ApiVersion::decode(b, flexible),
-            )?,
-            ..Self::default()
-        };
-        if version >= 1 {
-            out.throttle_time_ms = get_i32(buf, "ApiVersionsResponse.throttle_time_ms")?;
-        }
-        if flexible {
-            let mut supported_features = Vec::new();
-            let mut finalized_features_epoch = -1;
-            let mut finalized_features = Vec::new();
-            let mut zk_migration_ready = false;
-            out.unknown_tagged_fields =
-                get_tagged_fields(buf, "ApiVersionsResponse", |tag, data| {
-                    match tag {
-                        TAG_SUPPORTED_FEATURES => {
-                            supported_features = get_array(
-                                data,
-                                true,
-                                FEATURE_MIN_SIZE,
-                                "ApiVersionsResponse.supported_features",
-                                SupportedFeatureKey::decode,
-                            )?;
-                        }
-                        TAG_FINALIZED_FEATURES_EPOCH => {
-                            finalized_features_epoch =
-                                get_i64(data, "ApiVersionsResponse.finalized_features_epoch")?;
-                        }
-                        TAG_FINALIZED_FEATURES => {
-                            finalized_features = get_array(
-                                data,
-                                true,
-                                FEATURE_MIN_SIZE,
-                                "ApiVersionsResponse.finalized_features",
-                                FinalizedFeatureKey::decode,
-                            )?;
-                        }
-                        TAG_ZK_MIGRATION_READY => {
-                            zk_migration_ready =
-                                get_bool(data, "ApiVersionsResponse.zk_migration_ready")?;
-                        }
-                        _ => return Ok(false),
-                    }
-                    Ok(true)
-                })?;
-            out.supported_features = supported_features;
-            out.finalized_features_epoch = finalized_features_epoch;
-            out.finalized_features = finalized_features;
-            out.zk_migration_ready = zk_migration_ready;
-        }
-        Ok(out)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -444,7 +152,10 @@ mod tests {
     use crate::messages::decode_exact;
     use crate::messages::testing::property_tests;
     use crate::messages::testing::{assert_prefixes_fail, assert_wire, encode as enc};
+    use crate::messages::Message;
     use crate::primitives::RawTaggedField;
+    use crate::primitives::UnknownTaggedFields;
+    use bytes::{Bytes, BytesMut};
     use proptest::collection::vec;
     use proptest::prelude::*;
 
