@@ -151,36 +151,23 @@ mod tests {
     use crate::error::Error;
     use crate::messages::decode_exact;
     use crate::messages::testing::property_tests;
-    use crate::messages::testing::{assert_prefixes_fail, assert_wire, encode as enc};
+    use crate::messages::testing::{
+        arb_unknown_tags, arb_unknown_tags_in, assert_prefixes_fail, check_encodings,
+        check_length_bombs, encode as enc,
+    };
     use crate::messages::Message;
-    use crate::primitives::RawTaggedField;
-    use crate::primitives::UnknownTaggedFields;
+    use crate::primitives::{RawTaggedField, UnknownTaggedFields};
     use bytes::{Bytes, BytesMut};
     use proptest::collection::vec;
     use proptest::prelude::*;
 
-    /// Unknown tagged fields with tags above `first` (clear of the known tags).
-    fn unknown_tags(first: u32) -> impl Strategy<Value = UnknownTaggedFields> {
-        vec((0u32..3, vec(any::<u8>(), 0..4)), 0..3).prop_map(move |fields| {
-            let mut tag = first;
-            UnknownTaggedFields(
-                fields
-                    .into_iter()
-                    .map(|(gap, data)| {
-                        tag += gap + 1;
-                        RawTaggedField {
-                            tag,
-                            data: Bytes::from(data),
-                        }
-                    })
-                    .collect(),
-            )
-        })
-    }
-
     fn request(v: i16) -> impl Strategy<Value = ApiVersionsRequest> {
-        ("[a-zA-Z0-9.-]{0,12}", "[a-zA-Z0-9.-]{0,8}", unknown_tags(0)).prop_map(
-            move |(name, ver, tags)| {
+        (
+            "[a-zA-Z0-9.-]{0,12}",
+            "[a-zA-Z0-9.-]{0,8}",
+            arb_unknown_tags(true),
+        )
+            .prop_map(move |(name, ver, tags)| {
                 if v >= 3 {
                     ApiVersionsRequest {
                         client_software_name: name,
@@ -190,36 +177,48 @@ mod tests {
                 } else {
                     ApiVersionsRequest::default()
                 }
-            },
-        )
+            })
     }
 
     fn response(v: i16) -> impl Strategy<Value = ApiVersionsResponse> {
         let flexible = v >= 3;
-        let api_key = (any::<i16>(), any::<i16>(), any::<i16>(), unknown_tags(0)).prop_map(
-            move |(api_key, min_version, max_version, tags)| ApiVersion {
+        let api_key = (
+            any::<i16>(),
+            any::<i16>(),
+            any::<i16>(),
+            arb_unknown_tags(flexible),
+        )
+            .prop_map(|(api_key, min_version, max_version, tags)| ApiVersion {
                 api_key,
                 min_version,
                 max_version,
-                unknown_tagged_fields: if flexible { tags } else { Default::default() },
-            },
-        );
-        let supported = ("[a-z.]{0,10}", any::<i16>(), any::<i16>(), unknown_tags(0)).prop_map(
-            |(name, min_version, max_version, tags)| SupportedFeatureKey {
-                name,
-                min_version,
-                max_version,
                 unknown_tagged_fields: tags,
-            },
-        );
-        let finalized = ("[a-z.]{0,10}", any::<i16>(), any::<i16>(), unknown_tags(0)).prop_map(
-            |(name, max_version_level, min_version_level, tags)| FinalizedFeatureKey {
+            });
+        let feature = || {
+            (
+                "[a-z.]{0,10}",
+                any::<i16>(),
+                any::<i16>(),
+                arb_unknown_tags(true),
+            )
+        };
+        let supported =
+            feature().prop_map(
+                |(name, min_version, max_version, tags)| SupportedFeatureKey {
+                    name,
+                    min_version,
+                    max_version,
+                    unknown_tagged_fields: tags,
+                },
+            );
+        let finalized = feature().prop_map(|(name, max_version_level, min_version_level, tags)| {
+            FinalizedFeatureKey {
                 name,
                 max_version_level,
                 min_version_level,
                 unknown_tagged_fields: tags,
-            },
-        );
+            }
+        });
         (
             any::<i16>(),
             vec(api_key, 0..5),
@@ -228,7 +227,8 @@ mod tests {
             prop_oneof![Just(-1i64), any::<i64>()],
             vec(finalized, 0..3),
             any::<bool>(),
-            unknown_tags(3),
+            // Clear of the known tags 0-3.
+            arb_unknown_tags_in(true, 4..300),
         )
             .prop_map(
                 move |(error_code, api_keys, throttle, sup, epoch, fin, zk, tags)| {
@@ -252,24 +252,24 @@ mod tests {
 
     property_tests!(ApiVersionsRequest, ApiVersionsResponse, 0..=4, 96);
 
+    /// v3: client "kseek" "0.1".
+    const REQUEST_V3: &[u8] = &[
+        0x06, b'k', b's', b'e', b'e', b'k', // compact string, 5+1
+        0x04, b'0', b'.', b'1', // compact string, 3+1
+        0x00, // tagged section
+    ];
+
     #[test]
     fn request_bytes() {
-        // Versions 0-2: an empty body.
-        assert_wire(&ApiVersionsRequest::default(), 2, &[]);
-        let m = ApiVersionsRequest {
-            client_software_name: "kseek".into(),
-            client_software_version: "0.1".into(),
-            unknown_tagged_fields: Default::default(),
-        };
-        assert_wire(
-            &m,
-            3,
-            &[
-                0x06, b'k', b's', b'e', b'e', b'k', // compact string, 5+1
-                0x04, b'0', b'.', b'1', // compact string, 3+1
-                0x00, // tagged section
-            ],
-        );
+        check_encodings(&[
+            // Versions 0-2: an empty body.
+            (2, &[], ApiVersionsRequest::default()),
+            (
+                3,
+                REQUEST_V3,
+                ApiVersionsRequest::for_client("kseek", "0.1"),
+            ),
+        ]);
     }
 
     #[test]
@@ -290,52 +290,50 @@ mod tests {
         assert!(!ApiVersionsRequest::default().is_valid_for_brokers());
     }
 
-    #[test]
-    fn response_v0_and_v1_bytes() {
-        let m = ApiVersionsResponse {
-            api_keys: vec![ApiVersion {
-                api_key: 18,
-                min_version: 0,
-                max_version: 4,
-                ..Default::default()
-            }],
+    /// v0: API 18, versions 0-4.
+    const RESPONSE_V0: &[u8] = &[
+        0x00, 0x00, // error_code
+        0x00, 0x00, 0x00, 0x01, // one api key
+        0x00, 0x12, 0x00, 0x00, 0x00, 0x04, // 18: 0..=4
+    ];
+
+    /// v1: UNSUPPORTED_VERSION, throttled 100 ms.
+    const RESPONSE_V1: &[u8] = &[
+        0x00, 0x23, // UNSUPPORTED_VERSION
+        0x00, 0x00, 0x00, 0x00, // no api keys
+        0x00, 0x00, 0x00, 0x64, // throttle 100
+    ];
+
+    /// v3: every tagged field, and an unknown one.
+    const RESPONSE_V3: &[u8] = &[
+        0x00, 0x00, // error_code
+        0x02, // one api key (compact)
+        0x00, 0x01, 0x00, 0x04, 0x00, 0x12, 0x00, // Fetch 4..=18, tagged section
+        0x00, 0x00, 0x00, 0x00, // throttle
+        0x05, // five tagged fields
+        0x00, 0x09, // tag 0, 9 bytes:
+        0x02, 0x03, b'm', b'v', 0x00, 0x01, 0x00, 0x1b, 0x00, // [ {mv, 1, 27} ]
+        0x01, 0x08, 0, 0, 0, 0, 0, 0, 0, 0x05, // tag 1: epoch 5
+        0x02, 0x09, // tag 2, 9 bytes:
+        0x02, 0x03, b'm', b'v', 0x00, 0x1b, 0x00, 0x1b, 0x00, // [ {mv, max 27, min 27} ]
+        0x03, 0x01, 0x01, // tag 3: true
+        0x07, 0x02, 0xaa, 0xbb, // unknown tag 7
+    ];
+
+    /// An API with its range.
+    fn api(api_key: i16, min_version: i16, max_version: i16) -> ApiVersion {
+        ApiVersion {
+            api_key,
+            min_version,
+            max_version,
             ..Default::default()
-        };
-        assert_wire(
-            &m,
-            0,
-            &[
-                0x00, 0x00, // error_code
-                0x00, 0x00, 0x00, 0x01, // one api key
-                0x00, 0x12, 0x00, 0x00, 0x00, 0x04, // 18: 0..=4
-            ],
-        );
-        let m = ApiVersionsResponse {
-            error_code: 35,
-            throttle_time_ms: 100,
-            ..Default::default()
-        };
-        assert_wire(
-            &m,
-            1,
-            &[
-                0x00, 0x23, // UNSUPPORTED_VERSION
-                0x00, 0x00, 0x00, 0x00, // no api keys
-                0x00, 0x00, 0x00, 0x64, // throttle 100
-            ],
-        );
+        }
     }
 
-    #[test]
-    fn response_v3_bytes_with_every_tagged_field() {
-        let m = ApiVersionsResponse {
+    fn response_v3() -> ApiVersionsResponse {
+        ApiVersionsResponse {
             error_code: 0,
-            api_keys: vec![ApiVersion {
-                api_key: 1,
-                min_version: 4,
-                max_version: 18,
-                ..Default::default()
-            }],
+            api_keys: vec![api(1, 4, 18)],
             throttle_time_ms: 0,
             supported_features: vec![SupportedFeatureKey {
                 name: "mv".into(),
@@ -355,54 +353,47 @@ mod tests {
                 tag: 7,
                 data: Bytes::from_static(&[0xaa, 0xbb]),
             }]),
-        };
-        assert_wire(
-            &m,
-            3,
-            &[
-                0x00, 0x00, // error_code
-                0x02, // one api key (compact)
-                0x00, 0x01, 0x00, 0x04, 0x00, 0x12, 0x00, // Fetch 4..=18, tagged section
-                0x00, 0x00, 0x00, 0x00, // throttle
-                0x05, // five tagged fields
-                0x00, 0x09, // tag 0, 9 bytes:
-                0x02, 0x03, b'm', b'v', 0x00, 0x01, 0x00, 0x1b, 0x00, // [ {mv, 1, 27} ]
-                0x01, 0x08, 0, 0, 0, 0, 0, 0, 0, 0x05, // tag 1: epoch 5
-                0x02, 0x09, // tag 2, 9 bytes:
-                0x02, 0x03, b'm', b'v', 0x00, 0x1b, 0x00, 0x1b,
-                0x00, // [ {mv, max 27, min 27} ]
-                0x03, 0x01, 0x01, // tag 3: true
-                0x07, 0x02, 0xaa, 0xbb, // unknown tag 7
-            ],
-        );
+        }
+    }
+
+    #[test]
+    fn response_bytes() {
+        check_encodings(&[
+            (
+                0,
+                RESPONSE_V0,
+                ApiVersionsResponse {
+                    api_keys: vec![api(18, 0, 4)],
+                    ..Default::default()
+                },
+            ),
+            (
+                1,
+                RESPONSE_V1,
+                ApiVersionsResponse {
+                    error_code: 35,
+                    throttle_time_ms: 100,
+                    ..Default::default()
+                },
+            ),
+            (3, RESPONSE_V3, response_v3()),
+        ]);
         // The same at v4 is byte-identical; at v2 the tagged fields are dropped.
+        let m = response_v3();
         assert_eq!(enc(&m, 4), enc(&m, 3));
         assert_eq!(enc(&m, 2).len(), 2 + 4 + 6 + 4);
     }
 
     #[test]
     fn prefixes_fail_and_trailing_bytes_are_refused() {
-        let req = ApiVersionsRequest {
-            client_software_name: "k".into(),
-            client_software_version: "1".into(),
-            ..Default::default()
-        };
-        assert_prefixes_fail::<ApiVersionsRequest>(&enc(&req, 3), 3);
+        let req = ApiVersionsRequest::for_client("k", "1");
         assert_prefixes_fail::<ApiVersionsRequest>(&enc(&req, 4), 4);
-        // v0-2 is empty: only the trailing byte can be checked.
-        for v in 0..=2 {
+        // v0-1 are empty: only the trailing byte can be checked.
+        for v in 0..=1 {
             assert_prefixes_fail::<ApiVersionsRequest>(&enc(&ApiVersionsRequest::default(), v), v);
         }
         let resp = ApiVersionsResponse {
-            api_keys: vec![
-                ApiVersion {
-                    api_key: 3,
-                    min_version: 0,
-                    max_version: 13,
-                    ..Default::default()
-                };
-                2
-            ],
+            api_keys: vec![api(3, 0, 13); 2],
             throttle_time_ms: 1,
             supported_features: vec![SupportedFeatureKey {
                 name: "f".into(),
@@ -419,41 +410,32 @@ mod tests {
 
     #[test]
     fn length_bombs_fail_at_once() {
-        // api_keys count 0x7fffffff (classic) in a 10-byte buffer.
-        let b = Bytes::from_static(&[0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
-        assert!(matches!(
-            decode_exact::<ApiVersionsResponse>(b, 0),
-            Err(Error::InvalidLength { .. })
-        ));
-        // Compact counts 0x7fffffff and 0xffffffff.
-        for count in [
-            &[0xff, 0xff, 0xff, 0xff, 0x07][..],
-            &[0xff, 0xff, 0xff, 0xff, 0x0f][..],
-        ] {
-            let mut b = vec![0, 0];
-            b.extend_from_slice(count);
-            b.extend_from_slice(&[0; 3]);
-            assert!(decode_exact::<ApiVersionsResponse>(Bytes::from(b), 3).is_err());
-        }
-        // A supported_features array inside tag 0 claiming 0x7fffffff entries.
-        let b = Bytes::from_static(&[
-            0, 0, 0x01, 0, 0, 0, 0, 0x01, 0x00, 0x05, 0xff, 0xff, 0xff, 0xff, 0x07,
+        check_length_bombs::<ApiVersionsResponse>(&[
+            // api_keys count 0x7fffffff (classic) in a 10-byte buffer.
+            (0, &[0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0]),
+            // Compact counts 0x7fffffff and 0xffffffff.
+            (3, &[0, 0, 0xff, 0xff, 0xff, 0xff, 0x07, 0, 0, 0]),
+            (3, &[0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0]),
+            // A supported_features array inside tag 0 claiming 0x7fffffff entries.
+            (
+                3,
+                &[
+                    0, 0, 0x01, 0, 0, 0, 0, 0x01, 0x00, 0x05, 0xff, 0xff, 0xff, 0xff, 0x07,
+                ],
+            ),
         ]);
-        assert!(decode_exact::<ApiVersionsResponse>(b, 3).is_err());
         // Request v3: client_software_name of 0x7ffffffe bytes.
-        let b = Bytes::from_static(&[0xff, 0xff, 0xff, 0xff, 0x07, 0, 0, 0, 0, 0]);
-        assert!(decode_exact::<ApiVersionsRequest>(b, 3).is_err());
+        check_length_bombs::<ApiVersionsRequest>(&[(
+            3,
+            &[0xff, 0xff, 0xff, 0xff, 0x07, 0, 0, 0, 0, 0],
+        )]);
     }
 
     #[test]
     fn ignorable_fields_are_dropped_in_older_versions() {
         // Every field that older versions lack is ignorable in both schemas, so nothing
         // errors; the fields simply disappear.
-        let req = ApiVersionsRequest {
-            client_software_name: "kseek".into(),
-            client_software_version: "1".into(),
-            ..Default::default()
-        };
+        let req = ApiVersionsRequest::for_client("kseek", "1");
         assert_eq!(enc(&req, 2), Vec::<u8>::new());
         let resp = ApiVersionsResponse {
             throttle_time_ms: 9,
@@ -500,12 +482,7 @@ mod tests {
     #[test]
     fn range_of_finds_an_api() {
         let resp = ApiVersionsResponse {
-            api_keys: vec![ApiVersion {
-                api_key: 1,
-                min_version: 4,
-                max_version: 17,
-                ..Default::default()
-            }],
+            api_keys: vec![api(1, 4, 17)],
             ..Default::default()
         };
         assert_eq!(

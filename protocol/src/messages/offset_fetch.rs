@@ -198,7 +198,7 @@ mod tests {
     use crate::messages::decode_exact;
     use crate::messages::testing::sample_property_tests;
     use crate::messages::testing::{
-        arb_unknown_tags, arb_uuid, assert_prefixes_fail, assert_wire, encode,
+        arb_unknown_tags, arb_uuid, check_encodings, check_length_bombs, encode,
     };
     use crate::primitives::{RawTaggedField, UnknownTaggedFields};
     use proptest::collection::vec;
@@ -596,41 +596,35 @@ mod tests {
         }
     }
 
-    #[test]
-    fn requests_match_hand_written_bytes() {
-        assert_wire(&request_v1(), 1, REQUEST_V1);
-        let all_topics = OffsetFetchRequest {
+    fn all_topics() -> OffsetFetchRequest {
+        OffsetFetchRequest {
             group_id: "g".into(),
             topics: None,
             ..Default::default()
-        };
-        assert_wire(&all_topics, 3, REQUEST_V3_ALL_TOPICS);
+        }
+    }
+
+    #[test]
+    fn requests_match_hand_written_bytes() {
         let stable = OffsetFetchRequest {
             require_stable: true,
-            ..all_topics
+            ..all_topics()
         };
-        assert_wire(&stable, 7, REQUEST_V7);
-        assert_wire(&request_v9(), 9, REQUEST_V9);
-        assert_wire(&request_v10(), 10, REQUEST_V10);
+        check_encodings(&[
+            (1, REQUEST_V1, request_v1()),
+            (3, REQUEST_V3_ALL_TOPICS, all_topics()),
+            (7, REQUEST_V7, stable),
+            (9, REQUEST_V9, request_v9()),
+            (10, REQUEST_V10, request_v10()),
+        ]);
     }
 
     #[test]
     fn responses_match_hand_written_bytes() {
-        assert_wire(&response_v5(), 5, RESPONSE_V5);
-        assert_wire(&response_v10(), 10, RESPONSE_V10);
-    }
-
-    // --- 3. prefixes and trailing bytes --------------------------------------------------------
-
-    #[test]
-    fn truncations_and_trailing_bytes_fail() {
-        assert_prefixes_fail::<OffsetFetchRequest>(REQUEST_V1, 1);
-        assert_prefixes_fail::<OffsetFetchRequest>(REQUEST_V3_ALL_TOPICS, 3);
-        assert_prefixes_fail::<OffsetFetchRequest>(REQUEST_V7, 7);
-        assert_prefixes_fail::<OffsetFetchRequest>(REQUEST_V9, 9);
-        assert_prefixes_fail::<OffsetFetchRequest>(REQUEST_V10, 10);
-        assert_prefixes_fail::<OffsetFetchResponse>(RESPONSE_V5, 5);
-        assert_prefixes_fail::<OffsetFetchResponse>(RESPONSE_V10, 10);
+        check_encodings(&[
+            (5, RESPONSE_V5, response_v5()),
+            (10, RESPONSE_V10, response_v10()),
+        ]);
     }
 
     #[test]
@@ -652,51 +646,39 @@ mod tests {
         ));
     }
 
-    // --- 4. length bombs -----------------------------------------------------------------------
+    // --- 3. length bombs -----------------------------------------------------------------------
 
     #[test]
     fn length_bombs_fail_at_once() {
-        let bad = |bytes: &'static [u8], version: i16, request: bool| {
-            let r = if request {
-                decode_exact::<OffsetFetchRequest>(Bytes::from_static(bytes), version).err()
-            } else {
-                decode_exact::<OffsetFetchResponse>(Bytes::from_static(bytes), version).err()
-            };
-            assert!(
-                matches!(r, Some(Error::InvalidLength { .. })),
-                "{bytes:?} at v{version}: {r:?}"
-            );
-        };
-        // Request v1: topics count 0x7fffffff.
-        bad(&[0, 1, b'g', 0x7f, 0xff, 0xff, 0xff, 0, 0, 0], 1, true);
-        // Request v1: partition_indexes count 0x7fffffff.
-        bad(
-            &[0, 0, 0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0],
-            1,
-            true,
-        );
-        // Request v8: compact groups count 0xffffffff.
-        bad(&[0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0, 0], 8, true);
-        // Request v8: compact group_id length 0xffffffff.
-        bad(&[0x02, 0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0], 8, true);
-        // Request v2: group_id length 0x7fff.
-        bad(&[0x7f, 0xff, 0, 0, 0, 0, 0, 0, 0, 0], 2, true);
-        // Response v3: topics count 0x7fffffff.
-        bad(&[0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0], 3, false);
-        // Response v8: compact groups count 0xffffffff.
-        bad(&[0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 0], 8, false);
-        // Response v10: compact partitions count 0xffffffff after a topic id.
-        bad(
-            &[
-                0, 0, 0, 0, 0x02, 0x02, b'g', 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                0xff, 0xff, 0xff, 0xff, 0x0f, 0,
-            ],
-            10,
-            false,
-        );
+        check_length_bombs::<OffsetFetchRequest>(&[
+            // v1: topics count 0x7fffffff.
+            (1, &[0, 1, b'g', 0x7f, 0xff, 0xff, 0xff, 0, 0, 0]),
+            // v1: partition_indexes count 0x7fffffff.
+            (1, &[0, 0, 0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0]),
+            // v8: compact groups count 0xffffffff.
+            (8, &[0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0, 0]),
+            // v8: compact group_id length 0xffffffff.
+            (8, &[0x02, 0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0]),
+            // v2: group_id length 0x7fff.
+            (2, &[0x7f, 0xff, 0, 0, 0, 0, 0, 0, 0, 0]),
+        ]);
+        check_length_bombs::<OffsetFetchResponse>(&[
+            // v3: topics count 0x7fffffff.
+            (3, &[0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0]),
+            // v8: compact groups count 0xffffffff.
+            (8, &[0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 0]),
+            // v10: compact partitions count 0xffffffff after a topic id.
+            (
+                10,
+                &[
+                    0, 0, 0, 0, 0x02, 0x02, b'g', 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                    0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 0,
+                ],
+            ),
+        ]);
     }
 
-    // --- 5. non-ignorable fields absent from a version -----------------------------------------
+    // --- 4. non-ignorable fields absent from a version -----------------------------------------
 
     #[test]
     fn non_ignorable_fields_refuse_versions_without_them() {
