@@ -207,29 +207,43 @@ mod tests {
 
     // --- helpers ------------------------------------------------------------------------------
 
+    /// A topic's name (up to v9) or its id (v10+), the other left at its default.
+    fn arb_topic_ref(version: i16) -> impl Strategy<Value = (String, Uuid)> {
+        (".{0,8}", arb_uuid()).prop_map(move |(name, id)| {
+            if version <= 9 {
+                (name, Uuid::ZERO)
+            } else {
+                (String::new(), id)
+            }
+        })
+    }
+
     fn arb_request(version: i16) -> impl Strategy<Value = OffsetFetchRequest> {
         let flex = version >= 6;
-        let topic = (".{0,8}", vec(any::<i32>(), 0..4), arb_unknown_tags(flex)).prop_map(
-            |(name, partition_indexes, tags)| OffsetFetchRequestTopic {
+        let partition_indexes = || vec(any::<i32>(), 0..4);
+        let topic = (".{0,8}", partition_indexes(), arb_unknown_tags(flex)).prop_map(
+            |(name, partition_indexes, unknown_tagged_fields)| OffsetFetchRequestTopic {
                 name,
                 partition_indexes,
-                unknown_tagged_fields: tags,
+                unknown_tagged_fields,
             },
         );
         let topics = (
-            ".{0,8}",
-            arb_uuid(),
-            vec(any::<i32>(), 0..4),
+            arb_topic_ref(version),
+            partition_indexes(),
             arb_unknown_tags(true),
         )
-            .prop_map(move |(name, id, partition_indexes, tags)| {
-                OffsetFetchRequestTopics {
-                    name: if version <= 9 { name } else { String::new() },
-                    topic_id: if version >= 10 { id } else { Uuid::ZERO },
-                    partition_indexes,
-                    unknown_tagged_fields: tags,
-                }
-            });
+            .prop_map(
+                |((name, topic_id), partition_indexes, unknown_tagged_fields)| {
+                    OffsetFetchRequestTopics {
+                        name,
+                        topic_id,
+                        partition_indexes,
+                        unknown_tagged_fields,
+                    }
+                },
+            );
+        let v9 = version >= 9;
         let group = (
             ".{0,8}",
             option::of(".{0,8}"),
@@ -237,16 +251,18 @@ mod tests {
             option::of(vec(topics, 0..3)),
             arb_unknown_tags(true),
         )
-            .prop_map(move |(group_id, member_id, epoch, topics, tags)| {
-                let v9 = version >= 9;
-                OffsetFetchRequestGroup {
-                    group_id,
-                    member_id: if v9 { member_id } else { None },
-                    member_epoch: if v9 { epoch } else { -1 },
-                    topics,
-                    unknown_tagged_fields: tags,
-                }
-            });
+            .prop_map(
+                move |(group_id, member_id, epoch, topics, unknown_tagged_fields)| {
+                    OffsetFetchRequestGroup {
+                        group_id,
+                        member_id: member_id.filter(|_| v9),
+                        member_epoch: if v9 { epoch } else { -1 },
+                        topics,
+                        unknown_tagged_fields,
+                    }
+                },
+            );
+        let single = version <= 7;
         (
             ".{0,8}",
             option::of(vec(topic, 0..3)),
@@ -254,9 +270,8 @@ mod tests {
             any::<bool>(),
             arb_unknown_tags(flex),
         )
-            .prop_map(move |(group_id, topics, groups, stable, tags)| {
-                let single = version <= 7;
-                OffsetFetchRequest {
+            .prop_map(
+                move |(group_id, topics, groups, stable, tags)| OffsetFetchRequest {
                     group_id: if single { group_id } else { String::new() },
                     topics: match topics {
                         None if version < 2 => Some(Vec::new()),
@@ -266,94 +281,76 @@ mod tests {
                     groups: if single { Vec::new() } else { groups },
                     require_stable: version >= 7 && stable,
                     unknown_tagged_fields: tags,
-                }
-            })
+                },
+            )
     }
 
     fn arb_response(version: i16) -> impl Strategy<Value = OffsetFetchResponse> {
         let flex = version >= 6;
-        let partition = (
-            any::<i32>(),
-            any::<i64>(),
-            any::<i32>(),
-            option::of(".{0,8}"),
-            any::<i16>(),
-            arb_unknown_tags(flex),
-        )
-            .prop_map(
-                move |(partition_index, committed_offset, epoch, metadata, error_code, tags)| {
-                    OffsetFetchResponsePartition {
-                        partition_index,
-                        committed_offset,
-                        committed_leader_epoch: if version >= 5 { epoch } else { -1 },
+        // The partitions of v8+; those of v1-7 are the same but for the leader epoch.
+        let partitions = |flex| {
+            (
+                any::<(i32, i64, i32)>(),
+                (option::of(".{0,8}"), any::<i16>()),
+                arb_unknown_tags(flex),
+            )
+                .prop_map(|((index, offset, epoch), (metadata, error_code), tags)| {
+                    OffsetFetchResponsePartitions {
+                        partition_index: index,
+                        committed_offset: offset,
+                        committed_leader_epoch: epoch,
                         metadata,
                         error_code,
                         unknown_tagged_fields: tags,
                     }
-                },
-            );
+                })
+        };
+        let partition = partitions(flex).prop_map(move |p| OffsetFetchResponsePartition {
+            partition_index: p.partition_index,
+            committed_offset: p.committed_offset,
+            committed_leader_epoch: if version >= 5 {
+                p.committed_leader_epoch
+            } else {
+                -1
+            },
+            metadata: p.metadata,
+            error_code: p.error_code,
+            unknown_tagged_fields: p.unknown_tagged_fields,
+        });
         let topic = (".{0,8}", vec(partition, 0..3), arb_unknown_tags(flex)).prop_map(
-            |(name, partitions, tags)| OffsetFetchResponseTopic {
+            |(name, partitions, unknown_tagged_fields)| OffsetFetchResponseTopic {
                 name,
                 partitions,
-                unknown_tagged_fields: tags,
+                unknown_tagged_fields,
             },
         );
-        let partitions = (
-            any::<i32>(),
-            any::<i64>(),
-            any::<i32>(),
-            option::of(".{0,8}"),
-            any::<i16>(),
-            arb_unknown_tags(true),
-        )
-            .prop_map(
-                |(
-                    partition_index,
-                    committed_offset,
-                    committed_leader_epoch,
-                    metadata,
-                    error_code,
-                    tags,
-                )| {
-                    OffsetFetchResponsePartitions {
-                        partition_index,
-                        committed_offset,
-                        committed_leader_epoch,
-                        metadata,
-                        error_code,
-                        unknown_tagged_fields: tags,
-                    }
-                },
-            );
         let topics = (
-            ".{0,8}",
-            arb_uuid(),
-            vec(partitions, 0..3),
+            arb_topic_ref(version),
+            vec(partitions(true), 0..3),
             arb_unknown_tags(true),
         )
-            .prop_map(
-                move |(name, id, partitions, tags)| OffsetFetchResponseTopics {
-                    name: if version <= 9 { name } else { String::new() },
-                    topic_id: if version >= 10 { id } else { Uuid::ZERO },
+            .prop_map(|((name, topic_id), partitions, unknown_tagged_fields)| {
+                OffsetFetchResponseTopics {
+                    name,
+                    topic_id,
                     partitions,
-                    unknown_tagged_fields: tags,
-                },
-            );
+                    unknown_tagged_fields,
+                }
+            });
         let group = (
-            ".{0,8}",
-            vec(topics, 0..3),
+            (".{0,8}", vec(topics, 0..3)),
             any::<i16>(),
             arb_unknown_tags(true),
         )
-            .prop_map(
-                |(group_id, topics, error_code, tags)| OffsetFetchResponseGroup {
+            .prop_map(|((group_id, topics), error_code, unknown_tagged_fields)| {
+                OffsetFetchResponseGroup {
                     group_id,
                     topics,
                     error_code,
-                    unknown_tagged_fields: tags,
-                },
-            );
+                    unknown_tagged_fields,
+                }
+            });
+        let single = version <= 7;
         (
             any::<i32>(),
             vec(topic, 0..3),
@@ -362,7 +359,6 @@ mod tests {
             arb_unknown_tags(flex),
         )
             .prop_map(move |(throttle, topics, error_code, groups, tags)| {
-                let single = version <= 7;
                 OffsetFetchResponse {
                     throttle_time_ms: if version >= 3 { throttle } else { 0 },
                     topics: if single { topics } else { Vec::new() },
