@@ -317,8 +317,8 @@ mod tests {
             error_code: p.error_code,
             unknown_tagged_fields: p.unknown_tagged_fields,
         });
-        let topic = (".{0,8}", vec(partition, 0..3), arb_unknown_tags(flex)).prop_map(
-            |(name, partitions, unknown_tagged_fields)| OffsetFetchResponseTopic {
+        let topic = ((".{0,8}", vec(partition, 0..3)), arb_unknown_tags(flex)).prop_map(
+            |((name, partitions), unknown_tagged_fields)| OffsetFetchResponseTopic {
                 name,
                 partitions,
                 unknown_tagged_fields,
