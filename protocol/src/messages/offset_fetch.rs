@@ -30,7 +30,8 @@ wire_struct! {
         pub group_id: String => until(7),
         /// The topics to fetch offsets for (v1–7; not ignorable), or `None` for all topics (v2+).
         /// Defaults to an empty list.
-        pub topics: Option<Vec<OffsetFetchRequestTopic>> = Some(Vec::new()) => until(7),
+        pub topics: Option<Vec<OffsetFetchRequestTopic>> = Some(Vec::new())
+            => until(7).nullable_from(2),
         /// The groups to fetch offsets for (v8+; not ignorable).
         pub groups: Vec<OffsetFetchRequestGroup> => since(8),
         /// Whether the broker should answer UNSTABLE_OFFSET_COMMIT for partitions with pending
@@ -69,8 +70,8 @@ wire_struct! {
     }
 }
 
-/// By hand for one check the declaration can't make: `topics` may be null only from v2 on,
-/// an `UnexpectedNull` both ways (the declaration alone would read a v1 null as a bad count).
+/// By hand for one error the declaration doesn't give: a null `topics` read in v1 is an
+/// `UnexpectedNull`, as when one is written (the declaration reads it as a bad count).
 impl Message for OffsetFetchRequest {
     const API_KEY: ApiKey = ApiKey::OFFSET_FETCH;
     const VERSIONS: VersionRange = VersionRange { min: 1, max: 10 };
@@ -79,7 +80,6 @@ impl Message for OffsetFetchRequest {
 
     fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
         Self::check_version(version)?;
-        self.check_null_topics(version)?;
         self.put(
             buf,
             Cx::new(version, Self::is_flexible(version)),
@@ -89,31 +89,18 @@ impl Message for OffsetFetchRequest {
 
     fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
         Self::check_version(version)?;
-        let request = Self::get(
-            buf,
-            Cx::new(version, Self::is_flexible(version)),
-            Self::NAME,
-        )?;
-        request.check_null_topics(version)?;
-        Ok(request)
+        let cx = Cx::new(version, Self::is_flexible(version));
+        Self::get(buf, cx, Self::NAME).map_err(|e| match e {
+            Error::InvalidValue { what, value: -1 } if what == "OffsetFetchRequest.topics" => {
+                Error::UnexpectedNull { what, version }
+            }
+            e => e,
+        })
     }
 }
 
 impl Request for OffsetFetchRequest {
     type Response = OffsetFetchResponse;
-}
-
-impl OffsetFetchRequest {
-    /// Fails for null `topics` ("all topics") before v2.
-    fn check_null_topics(&self, version: i16) -> Result<()> {
-        if self.topics.is_none() && version < 2 {
-            return Err(Error::UnexpectedNull {
-                what: "OffsetFetchRequest.topics",
-                version,
-            });
-        }
-        Ok(())
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
