@@ -80,11 +80,8 @@ impl Message for OffsetFetchRequest {
 
     fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
         Self::check_version(version)?;
-        self.put(
-            buf,
-            Cx::new(version, Self::is_flexible(version)),
-            Self::NAME,
-        )
+        let cx = Cx::new(version, Self::is_flexible(version));
+        self.put(buf, cx, Self::NAME)
     }
 
     fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
