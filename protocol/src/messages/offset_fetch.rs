@@ -11,103 +11,67 @@
 //! `OffsetFetchResponse.json` (Kafka 4.2.1), KIP-447 (require stable), KIP-709 (multiple
 //! groups), KIP-848.
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 
 use crate::api_key::ApiKey;
 use crate::error::{Error, Result};
+use crate::messages::codec::{wire_message, wire_struct, Cx, Wire};
 use crate::messages::{Message, Request, VersionRange};
-use crate::primitives::{
-    get_array, get_bool, get_i16, get_i32, get_i64, get_int32s, get_nullable_array,
-    get_nullable_string, get_string, get_tags_if, get_unknown_tagged_fields, get_uuid, min_array,
-    min_string, min_tags, put_array, put_bool, put_int32s, put_nullable_array, put_nullable_string,
-    put_string, put_tags_if, put_unknown_tagged_fields, put_uuid, require_default,
-    UnknownTaggedFields, Uuid,
-};
+use crate::primitives::Uuid;
 
 // ---------------------------------------------------------------------------------------------
 // Request
 // ---------------------------------------------------------------------------------------------
 
-/// An OffsetFetch request: the committed offsets of one group (v1–7) or of several (v8+).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OffsetFetchRequest {
-    /// The group to fetch offsets for (v1–7; not ignorable).
-    pub group_id: String,
-    /// The topics to fetch offsets for (v1–7; not ignorable), or `None` for all topics (v2+).
-    /// Defaults to an empty list.
-    pub topics: Option<Vec<OffsetFetchRequestTopic>>,
-    /// The groups to fetch offsets for (v8+; not ignorable).
-    pub groups: Vec<OffsetFetchRequestGroup>,
-    /// Whether the broker should answer UNSTABLE_OFFSET_COMMIT for partitions with pending
-    /// transactional commits instead of returning them (v7+; not ignorable).
-    pub require_stable: bool,
-    /// Tagged fields this crate doesn't know (v6+).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
+wire_struct! {
+    /// An OffsetFetch request: the committed offsets of one group (v1–7) or of several (v8+).
+    pub struct OffsetFetchRequest in "OffsetFetchRequest" {
+        /// The group to fetch offsets for (v1–7; not ignorable).
+        pub group_id: String => until(7),
+        /// The topics to fetch offsets for (v1–7; not ignorable), or `None` for all topics (v2+).
+        /// Defaults to an empty list.
+        pub topics: Option<Vec<OffsetFetchRequestTopic>> = Some(Vec::new())
+            => until(7).nullable_from(2),
+        /// The groups to fetch offsets for (v8+; not ignorable).
+        pub groups: Vec<OffsetFetchRequestGroup> => since(8),
+        /// Whether the broker should answer UNSTABLE_OFFSET_COMMIT for partitions with pending
+        /// transactional commits instead of returning them (v7+; not ignorable).
+        pub require_stable: bool => since(7),
+    }
 
-impl Default for OffsetFetchRequest {
-    fn default() -> Self {
-        OffsetFetchRequest {
-            group_id: String::new(),
-            topics: Some(Vec::new()),
-            groups: Vec::new(),
-            require_stable: false,
-            unknown_tagged_fields: UnknownTaggedFields::default(),
-        }
+    /// One topic of a single-group [`OffsetFetchRequest`] (v1–7).
+    pub struct OffsetFetchRequestTopic in "OffsetFetchRequest.topics" {
+        /// The topic name.
+        pub name: String,
+        /// The partitions to fetch offsets for.
+        pub partition_indexes: Vec<i32>,
+    }
+
+    /// One group of a multi-group [`OffsetFetchRequest`] (v8+).
+    pub struct OffsetFetchRequestGroup in "OffsetFetchRequest.groups" {
+        /// The group id.
+        pub group_id: String,
+        /// The member id, with the consumer protocol of KIP-848 (v9+, ignorable); `None` otherwise.
+        pub member_id: Option<String> => since(9).ignorable(),
+        /// The member epoch with the KIP-848 consumer protocol (v9+, ignorable), or -1.
+        pub member_epoch: i32 = -1 => since(9).ignorable(),
+        /// The topics to fetch offsets for, or `None` for all topics.
+        pub topics: Option<Vec<OffsetFetchRequestTopics>> = Some(Vec::new()),
+    }
+
+    /// One topic of an [`OffsetFetchRequestGroup`] (v8+).
+    pub struct OffsetFetchRequestTopics in "OffsetFetchRequest.groups.topics" {
+        /// The topic name (v8–9, ignorable).
+        pub name: String => until(9).ignorable(),
+        /// The topic id (v10+, ignorable).
+        pub topic_id: Uuid => since(10).ignorable(),
+        /// The partitions to fetch offsets for.
+        pub partition_indexes: Vec<i32>,
     }
 }
 
-/// One topic of a single-group [`OffsetFetchRequest`] (v1–7).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct OffsetFetchRequestTopic {
-    /// The topic name.
-    pub name: String,
-    /// The partitions to fetch offsets for.
-    pub partition_indexes: Vec<i32>,
-    /// Tagged fields this crate doesn't know (v6+).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-/// One group of a multi-group [`OffsetFetchRequest`] (v8+).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OffsetFetchRequestGroup {
-    /// The group id.
-    pub group_id: String,
-    /// The member id, with the consumer protocol of KIP-848 (v9+, ignorable); `None` otherwise.
-    pub member_id: Option<String>,
-    /// The member epoch with the KIP-848 consumer protocol (v9+, ignorable), or -1.
-    pub member_epoch: i32,
-    /// The topics to fetch offsets for, or `None` for all topics.
-    pub topics: Option<Vec<OffsetFetchRequestTopics>>,
-    /// Tagged fields this crate doesn't know.
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-impl Default for OffsetFetchRequestGroup {
-    fn default() -> Self {
-        OffsetFetchRequestGroup {
-            group_id: String::new(),
-            member_id: None,
-            member_epoch: -1,
-            topics: Some(Vec::new()),
-            unknown_tagged_fields: UnknownTaggedFields::default(),
-        }
-    }
-}
-
-/// One topic of an [`OffsetFetchRequestGroup`] (v8+).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct OffsetFetchRequestTopics {
-    /// The topic name (v8–9, ignorable).
-    pub name: String,
-    /// The topic id (v10+, ignorable).
-    pub topic_id: Uuid,
-    /// The partitions to fetch offsets for.
-    pub partition_indexes: Vec<i32>,
-    /// Tagged fields this crate doesn't know.
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
+/// By hand for one error the declaration doesn't give: a null `topics` read in v1 is an
+/// `UnexpectedNull`, as when one is written (the declaration reads it as a bad count).
 impl Message for OffsetFetchRequest {
     const API_KEY: ApiKey = ApiKey::OFFSET_FETCH;
     const VERSIONS: VersionRange = VersionRange { min: 1, max: 10 };
@@ -116,88 +80,19 @@ impl Message for OffsetFetchRequest {
 
     fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
         Self::check_version(version)?;
-        let flexible = Self::is_flexible(version);
-        if version <= 7 {
-            put_string(buf, &self.group_id, flexible, "OffsetFetchRequest.group_id")?;
-            if self.topics.is_none() && version < 2 {
-                return Err(Error::UnexpectedNull {
-                    what: "OffsetFetchRequest.topics",
-                    version,
-                });
-            }
-            put_nullable_array(
-                buf,
-                self.topics.as_deref(),
-                flexible,
-                "OffsetFetchRequest.topics",
-                |b, t| t.encode(b, flexible),
-            )?;
-            require_default(self.groups.is_empty(), "OffsetFetchRequest.groups", version)?;
-        } else {
-            require_default(
-                self.group_id.is_empty(),
-                "OffsetFetchRequest.group_id",
-                version,
-            )?;
-            require_default(
-                self.topics.as_ref().is_some_and(Vec::is_empty),
-                "OffsetFetchRequest.topics",
-                version,
-            )?;
-            put_array(
-                buf,
-                &self.groups,
-                flexible,
-                "OffsetFetchRequest.groups",
-                |b, g| g.encode(b, version),
-            )?;
-        }
-        if version >= 7 {
-            put_bool(buf, self.require_stable);
-        } else {
-            require_default(
-                !self.require_stable,
-                "OffsetFetchRequest.require_stable",
-                version,
-            )?;
-        }
-        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
-        Ok(())
+        let cx = Cx::new(version, Self::is_flexible(version));
+        self.put(buf, cx, Self::NAME)
     }
 
     fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
         Self::check_version(version)?;
-        let flexible = Self::is_flexible(version);
-        let mut request = OffsetFetchRequest::default();
-        if version <= 7 {
-            request.group_id = get_string(buf, flexible, "OffsetFetchRequest.group_id")?;
-            request.topics = get_nullable_array(
-                buf,
-                flexible,
-                OffsetFetchRequestTopic::min_size(flexible),
-                "OffsetFetchRequest.topics",
-                |b| OffsetFetchRequestTopic::decode(b, flexible),
-            )?;
-            if request.topics.is_none() && version < 2 {
-                return Err(Error::UnexpectedNull {
-                    what: "OffsetFetchRequest.topics",
-                    version,
-                });
+        let cx = Cx::new(version, Self::is_flexible(version));
+        Self::get(buf, cx, Self::NAME).map_err(|e| match e {
+            Error::InvalidValue { what, value: -1 } if what == "OffsetFetchRequest.topics" => {
+                Error::UnexpectedNull { what, version }
             }
-        } else {
-            request.groups = get_array(
-                buf,
-                flexible,
-                OffsetFetchRequestGroup::min_size(version),
-                "OffsetFetchRequest.groups",
-                |b| OffsetFetchRequestGroup::decode(b, version),
-            )?;
-        }
-        if version >= 7 {
-            request.require_stable = get_bool(buf, "OffsetFetchRequest.require_stable")?;
-        }
-        request.unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetFetchRequest")?;
-        Ok(request)
+            e => e,
+        })
     }
 }
 
@@ -205,547 +100,81 @@ impl Request for OffsetFetchRequest {
     type Response = OffsetFetchResponse;
 }
 
-impl OffsetFetchRequestTopic {
-    const fn min_size(flexible: bool) -> usize {
-        min_string(flexible) + min_array(flexible) + min_tags(flexible)
-    }
-
-    fn encode(&self, buf: &mut BytesMut, flexible: bool) -> Result<()> {
-        put_string(buf, &self.name, flexible, "OffsetFetchRequest.topics.name")?;
-        put_int32s(
-            buf,
-            &self.partition_indexes,
-            flexible,
-            "OffsetFetchRequest.topics.partition_indexes",
-        )?;
-        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(buf: &mut Bytes, flexible: bool) -> Result<Self> {
-        let name = get_string(buf, flexible, "OffsetFetchRequest.topics.name")?;
-        let partition_indexes =
-            get_int32s(buf, flexible, "OffsetFetchRequest.topics.partition_indexes")?;
-        let unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetFetchRequest.topics")?;
-        Ok(OffsetFetchRequestTopic {
-            name,
-            partition_indexes,
-            unknown_tagged_fields,
-        })
-    }
-}
-
-// Groups exist only from v8, so everything below is flexible.
-impl OffsetFetchRequestGroup {
-    const fn min_size(version: i16) -> usize {
-        1 + if version >= 9 { 1 + 4 } else { 0 } + 1 + 1
-    }
-
-    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
-        put_string(
-            buf,
-            &self.group_id,
-            true,
-            "OffsetFetchRequest.groups.group_id",
-        )?;
-        // MemberId and MemberEpoch are ignorable: dropped before v9.
-        if version >= 9 {
-            put_nullable_string(
-                buf,
-                self.member_id.as_deref(),
-                true,
-                "OffsetFetchRequest.groups.member_id",
-            )?;
-            buf.put_i32(self.member_epoch);
-        }
-        put_nullable_array(
-            buf,
-            self.topics.as_deref(),
-            true,
-            "OffsetFetchRequest.groups.topics",
-            |b, t| t.encode(b, version),
-        )?;
-        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
-        let mut group = OffsetFetchRequestGroup {
-            group_id: get_string(buf, true, "OffsetFetchRequest.groups.group_id")?,
-            ..Default::default()
-        };
-        if version >= 9 {
-            group.member_id =
-                get_nullable_string(buf, true, "OffsetFetchRequest.groups.member_id")?;
-            group.member_epoch = get_i32(buf, "OffsetFetchRequest.groups.member_epoch")?;
-        }
-        group.topics = get_nullable_array(
-            buf,
-            true,
-            OffsetFetchRequestTopics::min_size(version),
-            "OffsetFetchRequest.groups.topics",
-            |b| OffsetFetchRequestTopics::decode(b, version),
-        )?;
-        group.unknown_tagged_fields = get_unknown_tagged_fields(buf, "OffsetFetchRequest.groups")?;
-        Ok(group)
-    }
-}
-
-impl OffsetFetchRequestTopics {
-    const fn min_size(version: i16) -> usize {
-        (if version <= 9 { 1 } else { 16 }) + 1 + 1
-    }
-
-    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
-        // Name (v8–9) and TopicId (v10+) are both ignorable.
-        if version <= 9 {
-            put_string(
-                buf,
-                &self.name,
-                true,
-                "OffsetFetchRequest.groups.topics.name",
-            )?;
-        } else {
-            put_uuid(buf, &self.topic_id);
-        }
-        put_int32s(
-            buf,
-            &self.partition_indexes,
-            true,
-            "OffsetFetchRequest.groups.topics.partition_indexes",
-        )?;
-        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
-        let mut topic = OffsetFetchRequestTopics::default();
-        if version <= 9 {
-            topic.name = get_string(buf, true, "OffsetFetchRequest.groups.topics.name")?;
-        } else {
-            topic.topic_id = get_uuid(buf, "OffsetFetchRequest.groups.topics.topic_id")?;
-        }
-        topic.partition_indexes = get_int32s(
-            buf,
-            true,
-            "OffsetFetchRequest.groups.topics.partition_indexes",
-        )?;
-        topic.unknown_tagged_fields =
-            get_unknown_tagged_fields(buf, "OffsetFetchRequest.groups.topics")?;
-        Ok(topic)
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Response
 // ---------------------------------------------------------------------------------------------
 
-/// An OffsetFetch response: committed offsets per topic (v1–7) or per group (v8+).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct OffsetFetchResponse {
-    /// How long the request was throttled for a quota, in milliseconds (v3+, ignorable).
-    pub throttle_time_ms: i32,
-    /// The committed offsets per topic (v1–7; not ignorable).
-    pub topics: Vec<OffsetFetchResponseTopic>,
-    /// The group-level error code, or 0 (v2–7, ignorable).
-    pub error_code: i16,
-    /// The committed offsets per group (v8+; not ignorable).
-    pub groups: Vec<OffsetFetchResponseGroup>,
-    /// Tagged fields this crate doesn't know (v6+).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
+wire_struct! {
+    /// An OffsetFetch response: committed offsets per topic (v1–7) or per group (v8+).
+    pub struct OffsetFetchResponse in "OffsetFetchResponse" {
+        /// How long the request was throttled for a quota, in milliseconds (v3+, ignorable).
+        pub throttle_time_ms: i32 => since(3).ignorable(),
+        /// The committed offsets per topic (v1–7; not ignorable).
+        pub topics: Vec<OffsetFetchResponseTopic> => until(7),
+        /// The group-level error code, or 0 (v2–7, ignorable).
+        pub error_code: i16 => between(2, 7).ignorable(),
+        /// The committed offsets per group (v8+; not ignorable).
+        pub groups: Vec<OffsetFetchResponseGroup> => since(8),
+    }
 
-/// One topic of a single-group [`OffsetFetchResponse`] (v1–7).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct OffsetFetchResponseTopic {
-    /// The topic name.
-    pub name: String,
-    /// The committed offsets per partition.
-    pub partitions: Vec<OffsetFetchResponsePartition>,
-    /// Tagged fields this crate doesn't know (v6+).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
+    /// One topic of a single-group [`OffsetFetchResponse`] (v1–7).
+    pub struct OffsetFetchResponseTopic in "OffsetFetchResponse.topics" {
+        /// The topic name.
+        pub name: String,
+        /// The committed offsets per partition.
+        pub partitions: Vec<OffsetFetchResponsePartition>,
+    }
 
-/// One partition of an [`OffsetFetchResponseTopic`] (v1–7).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OffsetFetchResponsePartition {
-    /// The partition index.
-    pub partition_index: i32,
-    /// The committed offset, or -1 if the group has none for this partition.
-    pub committed_offset: i64,
-    /// The leader epoch of the committed offset (v5+, ignorable), or -1.
-    pub committed_leader_epoch: i32,
-    /// The metadata committed with the offset.
-    pub metadata: Option<String>,
-    /// The partition's error code (see [`crate::ErrorCode`]), or 0.
-    pub error_code: i16,
-    /// Tagged fields this crate doesn't know (v6+).
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
+    /// One partition of an [`OffsetFetchResponseTopic`] (v1–7).
+    pub struct OffsetFetchResponsePartition in "OffsetFetchResponse.partitions" {
+        /// The partition index.
+        pub partition_index: i32,
+        /// The committed offset, or -1 if the group has none for this partition.
+        pub committed_offset: i64,
+        /// The leader epoch of the committed offset (v5+, ignorable), or -1.
+        pub committed_leader_epoch: i32 = -1 => since(5).ignorable(),
+        /// The metadata committed with the offset.
+        pub metadata: Option<String> = Some(String::new()),
+        /// The partition's error code (see [`crate::ErrorCode`]), or 0.
+        pub error_code: i16,
+    }
 
-impl Default for OffsetFetchResponsePartition {
-    fn default() -> Self {
-        OffsetFetchResponsePartition {
-            partition_index: 0,
-            committed_offset: 0,
-            committed_leader_epoch: -1,
-            metadata: Some(String::new()),
-            error_code: 0,
-            unknown_tagged_fields: UnknownTaggedFields::default(),
-        }
+    /// One group of a multi-group [`OffsetFetchResponse`] (v8+).
+    pub struct OffsetFetchResponseGroup in "OffsetFetchResponse.groups" {
+        /// The group id.
+        pub group_id: String,
+        /// The committed offsets per topic.
+        pub topics: Vec<OffsetFetchResponseTopics>,
+        /// The group-level error code, or 0.
+        pub error_code: i16,
+    }
+
+    /// One topic of an [`OffsetFetchResponseGroup`] (v8+).
+    pub struct OffsetFetchResponseTopics in "OffsetFetchResponse.groups.topics" {
+        /// The topic name (v8–9, ignorable).
+        pub name: String => until(9).ignorable(),
+        /// The topic id (v10+, ignorable).
+        pub topic_id: Uuid => since(10).ignorable(),
+        /// The committed offsets per partition.
+        pub partitions: Vec<OffsetFetchResponsePartitions>,
+    }
+
+    /// One partition of an [`OffsetFetchResponseTopics`] (v8+).
+    pub struct OffsetFetchResponsePartitions in "OffsetFetchResponse.groups.partitions" {
+        /// The partition index.
+        pub partition_index: i32,
+        /// The committed offset, or -1 if the group has none for this partition.
+        pub committed_offset: i64,
+        /// The leader epoch of the committed offset, or -1.
+        pub committed_leader_epoch: i32 = -1,
+        /// The metadata committed with the offset.
+        pub metadata: Option<String> = Some(String::new()),
+        /// The partition's error code (see [`crate::ErrorCode`]), or 0.
+        pub error_code: i16,
     }
 }
 
-/// One group of a multi-group [`OffsetFetchResponse`] (v8+).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct OffsetFetchResponseGroup {
-    /// The group id.
-    pub group_id: String,
-    /// The committed offsets per topic.
-    pub topics: Vec<OffsetFetchResponseTopics>,
-    /// The group-level error code, or 0.
-    pub error_code: i16,
-    /// Tagged fields this crate doesn't know.
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-/// One topic of an [`OffsetFetchResponseGroup`] (v8+).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct OffsetFetchResponseTopics {
-    /// The topic name (v8–9, ignorable).
-    pub name: String,
-    /// The topic id (v10+, ignorable).
-    pub topic_id: Uuid,
-    /// The committed offsets per partition.
-    pub partitions: Vec<OffsetFetchResponsePartitions>,
-    /// Tagged fields this crate doesn't know.
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-/// One partition of an [`OffsetFetchResponseTopics`] (v8+).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OffsetFetchResponsePartitions {
-    /// The partition index.
-    pub partition_index: i32,
-    /// The committed offset, or -1 if the group has none for this partition.
-    pub committed_offset: i64,
-    /// The leader epoch of the committed offset, or -1.
-    pub committed_leader_epoch: i32,
-    /// The metadata committed with the offset.
-    pub metadata: Option<String>,
-    /// The partition's error code (see [`crate::ErrorCode`]), or 0.
-    pub error_code: i16,
-    /// Tagged fields this crate doesn't know.
-    pub unknown_tagged_fields: UnknownTaggedFields,
-}
-
-impl Default for OffsetFetchResponsePartitions {
-    fn default() -> Self {
-        OffsetFetchResponsePartitions {
-            partition_index: 0,
-            committed_offset: 0,
-            committed_leader_epoch: -1,
-            metadata: Some(String::new()),
-            error_code: 0,
-            unknown_tagged_fields: UnknownTaggedFields::default(),
-        }
-    }
-}
-
-impl Message for OffsetFetchResponse {
-    const API_KEY: ApiKey = ApiKey::OFFSET_FETCH;
-    const VERSIONS: VersionRange = VersionRange { min: 1, max: 10 };
-    const FIRST_FLEXIBLE_VERSION: i16 = 6;
-    const NAME: &'static str = "OffsetFetchResponse";
-
-    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
-        Self::check_version(version)?;
-        let flexible = Self::is_flexible(version);
-        if version >= 3 {
-            buf.put_i32(self.throttle_time_ms);
-        }
-        if version <= 7 {
-            put_array(
-                buf,
-                &self.topics,
-                flexible,
-                "OffsetFetchResponse.topics",
-                |b, t| t.encode(b, version, flexible),
-            )?;
-            // ErrorCode is ignorable: dropped in v1.
-            if version >= 2 {
-                buf.put_i16(self.error_code);
-            }
-            require_default(
-                self.groups.is_empty(),
-                "OffsetFetchResponse.groups",
-                version,
-            )?;
-        } else {
-            require_default(
-                self.topics.is_empty(),
-                "OffsetFetchResponse.topics",
-                version,
-            )?;
-            put_array(
-                buf,
-                &self.groups,
-                flexible,
-                "OffsetFetchResponse.groups",
-                |b, g| g.encode(b, version),
-            )?;
-        }
-        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
-        Self::check_version(version)?;
-        let flexible = Self::is_flexible(version);
-        let mut response = OffsetFetchResponse::default();
-        if version >= 3 {
-            response.throttle_time_ms = get_i32(buf, "OffsetFetchResponse.throttle_time_ms")?;
-        }
-        if version <= 7 {
-            response.topics = get_array(
-                buf,
-                flexible,
-                OffsetFetchResponseTopic::min_size(flexible),
-                "OffsetFetchResponse.topics",
-                |b| OffsetFetchResponseTopic::decode(b, version, flexible),
-            )?;
-            if version >= 2 {
-                response.error_code = get_i16(buf, "OffsetFetchResponse.error_code")?;
-            }
-        } else {
-            response.groups = get_array(
-                buf,
-                flexible,
-                OffsetFetchResponseGroup::MIN_SIZE,
-                "OffsetFetchResponse.groups",
-                |b| OffsetFetchResponseGroup::decode(b, version),
-            )?;
-        }
-        response.unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetFetchResponse")?;
-        Ok(response)
-    }
-}
-
-impl OffsetFetchResponseTopic {
-    const fn min_size(flexible: bool) -> usize {
-        min_string(flexible) + min_array(flexible) + min_tags(flexible)
-    }
-
-    fn encode(&self, buf: &mut BytesMut, version: i16, flexible: bool) -> Result<()> {
-        put_string(buf, &self.name, flexible, "OffsetFetchResponse.topics.name")?;
-        put_array(
-            buf,
-            &self.partitions,
-            flexible,
-            "OffsetFetchResponse.topics.partitions",
-            |b, p| p.encode(b, version, flexible),
-        )?;
-        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(buf: &mut Bytes, version: i16, flexible: bool) -> Result<Self> {
-        let name = get_string(buf, flexible, "OffsetFetchResponse.topics.name")?;
-        let partitions = get_array(
-            buf,
-            flexible,
-            OffsetFetchResponsePartition::min_size(version, flexible),
-            "OffsetFetchResponse.topics.partitions",
-            |b| OffsetFetchResponsePartition::decode(b, version, flexible),
-        )?;
-        let unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetFetchResponse.topics")?;
-        Ok(OffsetFetchResponseTopic {
-            name,
-            partitions,
-            unknown_tagged_fields,
-        })
-    }
-}
-
-impl OffsetFetchResponsePartition {
-    const fn min_size(version: i16, flexible: bool) -> usize {
-        4 + 8 + if version >= 5 { 4 } else { 0 } + min_string(flexible) + 2 + min_tags(flexible)
-    }
-
-    fn encode(&self, buf: &mut BytesMut, version: i16, flexible: bool) -> Result<()> {
-        buf.put_i32(self.partition_index);
-        buf.put_i64(self.committed_offset);
-        // CommittedLeaderEpoch is ignorable: dropped before v5.
-        if version >= 5 {
-            buf.put_i32(self.committed_leader_epoch);
-        }
-        put_nullable_string(
-            buf,
-            self.metadata.as_deref(),
-            flexible,
-            "OffsetFetchResponse.partitions.metadata",
-        )?;
-        buf.put_i16(self.error_code);
-        put_tags_if(buf, flexible, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(buf: &mut Bytes, version: i16, flexible: bool) -> Result<Self> {
-        let partition_index = get_i32(buf, "OffsetFetchResponse.partitions.partition_index")?;
-        let committed_offset = get_i64(buf, "OffsetFetchResponse.partitions.committed_offset")?;
-        let committed_leader_epoch = if version >= 5 {
-            get_i32(buf, "OffsetFetchResponse.partitions.committed_leader_epoch")?
-        } else {
-            -1
-        };
-        let metadata =
-            get_nullable_string(buf, flexible, "OffsetFetchResponse.partitions.metadata")?;
-        let error_code = get_i16(buf, "OffsetFetchResponse.partitions.error_code")?;
-        let unknown_tagged_fields = get_tags_if(buf, flexible, "OffsetFetchResponse.partitions")?;
-        Ok(OffsetFetchResponsePartition {
-            partition_index,
-            committed_offset,
-            committed_leader_epoch,
-            metadata,
-            error_code,
-            unknown_tagged_fields,
-        })
-    }
-}
-
-// Groups exist only from v8, so everything below is flexible.
-impl OffsetFetchResponseGroup {
-    const MIN_SIZE: usize = 1 + 1 + 2 + 1;
-
-    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
-        put_string(
-            buf,
-            &self.group_id,
-            true,
-            "OffsetFetchResponse.groups.group_id",
-        )?;
-        put_array(
-            buf,
-            &self.topics,
-            true,
-            "OffsetFetchResponse.groups.topics",
-            |b, t| t.encode(b, version),
-        )?;
-        buf.put_i16(self.error_code);
-        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
-        let group_id = get_string(buf, true, "OffsetFetchResponse.groups.group_id")?;
-        let topics = get_array(
-            buf,
-            true,
-            OffsetFetchResponseTopics::min_size(version),
-            "OffsetFetchResponse.groups.topics",
-            |b| OffsetFetchResponseTopics::decode(b, version),
-        )?;
-        let error_code = get_i16(buf, "OffsetFetchResponse.groups.error_code")?;
-        let unknown_tagged_fields = get_unknown_tagged_fields(buf, "OffsetFetchResponse.groups")?;
-        Ok(OffsetFetchResponseGroup {
-            group_id,
-            topics,
-            error_code,
-            unknown_tagged_fields,
-        })
-    }
-}
-
-impl OffsetFetchResponseTopics {
-    const fn min_size(version: i16) -> usize {
-        (if version <= 9 { 1 } else { 16 }) + 1 + 1
-    }
-
-    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
-        // Name (v8–9) and TopicId (v10+) are both ignorable.
-        if version <= 9 {
-            put_string(
-                buf,
-                &self.name,
-                true,
-                "OffsetFetchResponse.groups.topics.name",
-            )?;
-        } else {
-            put_uuid(buf, &self.topic_id);
-        }
-        put_array(
-            buf,
-            &self.partitions,
-            true,
-            "OffsetFetchResponse.groups.topics.partitions",
-            |b, p| p.encode(b),
-        )?;
-        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
-        let mut topic = OffsetFetchResponseTopics::default();
-        if version <= 9 {
-            topic.name = get_string(buf, true, "OffsetFetchResponse.groups.topics.name")?;
-        } else {
-            topic.topic_id = get_uuid(buf, "OffsetFetchResponse.groups.topics.topic_id")?;
-        }
-        topic.partitions = get_array(
-            buf,
-            true,
-            OffsetFetchResponsePartitions::MIN_SIZE,
-            "OffsetFetchResponse.groups.topics.partitions",
-            OffsetFetchResponsePartitions::decode,
-        )?;
-        topic.unknown_tagged_fields =
-            get_unknown_tagged_fields(buf, "OffsetFetchResponse.groups.topics")?;
-        Ok(topic)
-    }
-}
-
-impl OffsetFetchResponsePartitions {
-    const MIN_SIZE: usize = 4 + 8 + 4 + 1 + 2 + 1;
-
-    fn encode(&self, buf: &mut BytesMut) -> Result<()> {
-        buf.put_i32(self.partition_index);
-        buf.put_i64(self.committed_offset);
-        buf.put_i32(self.committed_leader_epoch);
-        put_nullable_string(
-            buf,
-            self.metadata.as_deref(),
-            true,
-            "OffsetFetchResponse.groups.partitions.metadata",
-        )?;
-        buf.put_i16(self.error_code);
-        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(buf: &mut Bytes) -> Result<Self> {
-        Ok(OffsetFetchResponsePartitions {
-            partition_index: get_i32(buf, "OffsetFetchResponse.groups.partitions.partition_index")?,
-            committed_offset: get_i64(
-                buf,
-                "OffsetFetchResponse.groups.partitions.committed_offset",
-            )?,
-            committed_leader_epoch: get_i32(
-                buf,
-                "OffsetFetchResponse.groups.partitions.committed_leader_epoch",
-            )?,
-            metadata: get_nullable_string(
-                buf,
-                true,
-                "OffsetFetchResponse.groups.partitions.metadata",
-            )?,
-            error_code: get_i16(buf, "OffsetFetchResponse.groups.partitions.error_code")?,
-            unknown_tagged_fields: get_unknown_tagged_fields(
-                buf,
-                "OffsetFetchResponse.groups.partitions",
-            )?,
-        })
-    }
-}
+wire_message!(OffsetFetchResponse: OFFSET_FETCH, versions 1..=10, first flexible 6);
 
 #[cfg(test)]
 mod tests {
@@ -753,38 +182,52 @@ mod tests {
     use crate::messages::decode_exact;
     use crate::messages::testing::sample_property_tests;
     use crate::messages::testing::{
-        arb_unknown_tags, arb_uuid, assert_prefixes_fail, assert_wire, encode,
+        arb_unknown_tags, arb_uuid, check_encodings, check_length_bombs, encode,
     };
-    use crate::primitives::RawTaggedField;
+    use crate::primitives::{RawTaggedField, UnknownTaggedFields};
     use proptest::collection::vec;
     use proptest::option;
     use proptest::prelude::*;
 
     // --- helpers ------------------------------------------------------------------------------
 
+    /// A topic's name (up to v9) or its id (v10+), the other left at its default.
+    fn arb_topic_ref(version: i16) -> impl Strategy<Value = (String, Uuid)> {
+        (".{0,8}", arb_uuid()).prop_map(move |(name, id)| {
+            if version <= 9 {
+                (name, Uuid::ZERO)
+            } else {
+                (String::new(), id)
+            }
+        })
+    }
+
     fn arb_request(version: i16) -> impl Strategy<Value = OffsetFetchRequest> {
         let flex = version >= 6;
-        let topic = (".{0,8}", vec(any::<i32>(), 0..4), arb_unknown_tags(flex)).prop_map(
-            |(name, partition_indexes, tags)| OffsetFetchRequestTopic {
+        let partition_indexes = || vec(any::<i32>(), 0..4);
+        let topic = (".{0,8}", partition_indexes(), arb_unknown_tags(flex)).prop_map(
+            |(name, partition_indexes, unknown_tagged_fields)| OffsetFetchRequestTopic {
                 name,
                 partition_indexes,
-                unknown_tagged_fields: tags,
+                unknown_tagged_fields,
             },
         );
         let topics = (
-            ".{0,8}",
-            arb_uuid(),
-            vec(any::<i32>(), 0..4),
+            arb_topic_ref(version),
+            partition_indexes(),
             arb_unknown_tags(true),
         )
-            .prop_map(move |(name, id, partition_indexes, tags)| {
-                OffsetFetchRequestTopics {
-                    name: if version <= 9 { name } else { String::new() },
-                    topic_id: if version >= 10 { id } else { Uuid::ZERO },
-                    partition_indexes,
-                    unknown_tagged_fields: tags,
-                }
-            });
+            .prop_map(
+                |((name, topic_id), partition_indexes, unknown_tagged_fields)| {
+                    OffsetFetchRequestTopics {
+                        name,
+                        topic_id,
+                        partition_indexes,
+                        unknown_tagged_fields,
+                    }
+                },
+            );
+        let v9 = version >= 9;
         let group = (
             ".{0,8}",
             option::of(".{0,8}"),
@@ -792,16 +235,18 @@ mod tests {
             option::of(vec(topics, 0..3)),
             arb_unknown_tags(true),
         )
-            .prop_map(move |(group_id, member_id, epoch, topics, tags)| {
-                let v9 = version >= 9;
-                OffsetFetchRequestGroup {
-                    group_id,
-                    member_id: if v9 { member_id } else { None },
-                    member_epoch: if v9 { epoch } else { -1 },
-                    topics,
-                    unknown_tagged_fields: tags,
-                }
-            });
+            .prop_map(
+                move |(group_id, member_id, epoch, topics, unknown_tagged_fields)| {
+                    OffsetFetchRequestGroup {
+                        group_id,
+                        member_id: member_id.filter(|_| v9),
+                        member_epoch: if v9 { epoch } else { -1 },
+                        topics,
+                        unknown_tagged_fields,
+                    }
+                },
+            );
+        let single = version <= 7;
         (
             ".{0,8}",
             option::of(vec(topic, 0..3)),
@@ -809,9 +254,8 @@ mod tests {
             any::<bool>(),
             arb_unknown_tags(flex),
         )
-            .prop_map(move |(group_id, topics, groups, stable, tags)| {
-                let single = version <= 7;
-                OffsetFetchRequest {
+            .prop_map(
+                move |(group_id, topics, groups, stable, tags)| OffsetFetchRequest {
                     group_id: if single { group_id } else { String::new() },
                     topics: match topics {
                         None if version < 2 => Some(Vec::new()),
@@ -821,94 +265,76 @@ mod tests {
                     groups: if single { Vec::new() } else { groups },
                     require_stable: version >= 7 && stable,
                     unknown_tagged_fields: tags,
-                }
-            })
+                },
+            )
     }
 
     fn arb_response(version: i16) -> impl Strategy<Value = OffsetFetchResponse> {
         let flex = version >= 6;
-        let partition = (
-            any::<i32>(),
-            any::<i64>(),
-            any::<i32>(),
-            option::of(".{0,8}"),
-            any::<i16>(),
-            arb_unknown_tags(flex),
-        )
-            .prop_map(
-                move |(partition_index, committed_offset, epoch, metadata, error_code, tags)| {
-                    OffsetFetchResponsePartition {
-                        partition_index,
-                        committed_offset,
-                        committed_leader_epoch: if version >= 5 { epoch } else { -1 },
+        // The partitions of v8+; those of v1-7 are the same but for the leader epoch.
+        let partitions = |flex| {
+            (
+                any::<(i32, i64, i32)>(),
+                (option::of(".{0,8}"), any::<i16>()),
+                arb_unknown_tags(flex),
+            )
+                .prop_map(|((index, offset, epoch), (metadata, error_code), tags)| {
+                    OffsetFetchResponsePartitions {
+                        partition_index: index,
+                        committed_offset: offset,
+                        committed_leader_epoch: epoch,
                         metadata,
                         error_code,
                         unknown_tagged_fields: tags,
                     }
-                },
-            );
-        let topic = (".{0,8}", vec(partition, 0..3), arb_unknown_tags(flex)).prop_map(
-            |(name, partitions, tags)| OffsetFetchResponseTopic {
+                })
+        };
+        let partition = partitions(flex).prop_map(move |p| OffsetFetchResponsePartition {
+            partition_index: p.partition_index,
+            committed_offset: p.committed_offset,
+            committed_leader_epoch: if version >= 5 {
+                p.committed_leader_epoch
+            } else {
+                -1
+            },
+            metadata: p.metadata,
+            error_code: p.error_code,
+            unknown_tagged_fields: p.unknown_tagged_fields,
+        });
+        let topic = ((".{0,8}", vec(partition, 0..3)), arb_unknown_tags(flex)).prop_map(
+            |((name, partitions), unknown_tagged_fields)| OffsetFetchResponseTopic {
                 name,
                 partitions,
-                unknown_tagged_fields: tags,
+                unknown_tagged_fields,
             },
         );
-        let partitions = (
-            any::<i32>(),
-            any::<i64>(),
-            any::<i32>(),
-            option::of(".{0,8}"),
-            any::<i16>(),
-            arb_unknown_tags(true),
-        )
-            .prop_map(
-                |(
-                    partition_index,
-                    committed_offset,
-                    committed_leader_epoch,
-                    metadata,
-                    error_code,
-                    tags,
-                )| {
-                    OffsetFetchResponsePartitions {
-                        partition_index,
-                        committed_offset,
-                        committed_leader_epoch,
-                        metadata,
-                        error_code,
-                        unknown_tagged_fields: tags,
-                    }
-                },
-            );
         let topics = (
-            ".{0,8}",
-            arb_uuid(),
-            vec(partitions, 0..3),
+            arb_topic_ref(version),
+            vec(partitions(true), 0..3),
             arb_unknown_tags(true),
         )
-            .prop_map(
-                move |(name, id, partitions, tags)| OffsetFetchResponseTopics {
-                    name: if version <= 9 { name } else { String::new() },
-                    topic_id: if version >= 10 { id } else { Uuid::ZERO },
+            .prop_map(|((name, topic_id), partitions, unknown_tagged_fields)| {
+                OffsetFetchResponseTopics {
+                    name,
+                    topic_id,
                     partitions,
-                    unknown_tagged_fields: tags,
-                },
-            );
+                    unknown_tagged_fields,
+                }
+            });
         let group = (
-            ".{0,8}",
-            vec(topics, 0..3),
+            (".{0,8}", vec(topics, 0..3)),
             any::<i16>(),
             arb_unknown_tags(true),
         )
-            .prop_map(
-                |(group_id, topics, error_code, tags)| OffsetFetchResponseGroup {
+            .prop_map(|((group_id, topics), error_code, unknown_tagged_fields)| {
+                OffsetFetchResponseGroup {
                     group_id,
                     topics,
                     error_code,
-                    unknown_tagged_fields: tags,
-                },
-            );
+                    unknown_tagged_fields,
+                }
+            });
+        let single = version <= 7;
         (
             any::<i32>(),
             vec(topic, 0..3),
@@ -917,7 +343,6 @@ mod tests {
             arb_unknown_tags(flex),
         )
             .prop_map(move |(throttle, topics, error_code, groups, tags)| {
-                let single = version <= 7;
                 OffsetFetchResponse {
                     throttle_time_ms: if version >= 3 { throttle } else { 0 },
                     topics: if single { topics } else { Vec::new() },
@@ -1151,41 +576,35 @@ mod tests {
         }
     }
 
-    #[test]
-    fn requests_match_hand_written_bytes() {
-        assert_wire(&request_v1(), 1, REQUEST_V1);
-        let all_topics = OffsetFetchRequest {
+    fn all_topics() -> OffsetFetchRequest {
+        OffsetFetchRequest {
             group_id: "g".into(),
             topics: None,
             ..Default::default()
-        };
-        assert_wire(&all_topics, 3, REQUEST_V3_ALL_TOPICS);
+        }
+    }
+
+    #[test]
+    fn requests_match_hand_written_bytes() {
         let stable = OffsetFetchRequest {
             require_stable: true,
-            ..all_topics
+            ..all_topics()
         };
-        assert_wire(&stable, 7, REQUEST_V7);
-        assert_wire(&request_v9(), 9, REQUEST_V9);
-        assert_wire(&request_v10(), 10, REQUEST_V10);
+        check_encodings(&[
+            (1, REQUEST_V1, request_v1()),
+            (3, REQUEST_V3_ALL_TOPICS, all_topics()),
+            (7, REQUEST_V7, stable),
+            (9, REQUEST_V9, request_v9()),
+            (10, REQUEST_V10, request_v10()),
+        ]);
     }
 
     #[test]
     fn responses_match_hand_written_bytes() {
-        assert_wire(&response_v5(), 5, RESPONSE_V5);
-        assert_wire(&response_v10(), 10, RESPONSE_V10);
-    }
-
-    // --- 3. prefixes and trailing bytes --------------------------------------------------------
-
-    #[test]
-    fn truncations_and_trailing_bytes_fail() {
-        assert_prefixes_fail::<OffsetFetchRequest>(REQUEST_V1, 1);
-        assert_prefixes_fail::<OffsetFetchRequest>(REQUEST_V3_ALL_TOPICS, 3);
-        assert_prefixes_fail::<OffsetFetchRequest>(REQUEST_V7, 7);
-        assert_prefixes_fail::<OffsetFetchRequest>(REQUEST_V9, 9);
-        assert_prefixes_fail::<OffsetFetchRequest>(REQUEST_V10, 10);
-        assert_prefixes_fail::<OffsetFetchResponse>(RESPONSE_V5, 5);
-        assert_prefixes_fail::<OffsetFetchResponse>(RESPONSE_V10, 10);
+        check_encodings(&[
+            (5, RESPONSE_V5, response_v5()),
+            (10, RESPONSE_V10, response_v10()),
+        ]);
     }
 
     #[test]
@@ -1207,51 +626,39 @@ mod tests {
         ));
     }
 
-    // --- 4. length bombs -----------------------------------------------------------------------
+    // --- 3. length bombs -----------------------------------------------------------------------
 
     #[test]
     fn length_bombs_fail_at_once() {
-        let bad = |bytes: &'static [u8], version: i16, request: bool| {
-            let r = if request {
-                decode_exact::<OffsetFetchRequest>(Bytes::from_static(bytes), version).err()
-            } else {
-                decode_exact::<OffsetFetchResponse>(Bytes::from_static(bytes), version).err()
-            };
-            assert!(
-                matches!(r, Some(Error::InvalidLength { .. })),
-                "{bytes:?} at v{version}: {r:?}"
-            );
-        };
-        // Request v1: topics count 0x7fffffff.
-        bad(&[0, 1, b'g', 0x7f, 0xff, 0xff, 0xff, 0, 0, 0], 1, true);
-        // Request v1: partition_indexes count 0x7fffffff.
-        bad(
-            &[0, 0, 0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0],
-            1,
-            true,
-        );
-        // Request v8: compact groups count 0xffffffff.
-        bad(&[0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0, 0], 8, true);
-        // Request v8: compact group_id length 0xffffffff.
-        bad(&[0x02, 0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0], 8, true);
-        // Request v2: group_id length 0x7fff.
-        bad(&[0x7f, 0xff, 0, 0, 0, 0, 0, 0, 0, 0], 2, true);
-        // Response v3: topics count 0x7fffffff.
-        bad(&[0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0], 3, false);
-        // Response v8: compact groups count 0xffffffff.
-        bad(&[0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 0], 8, false);
-        // Response v10: compact partitions count 0xffffffff after a topic id.
-        bad(
-            &[
-                0, 0, 0, 0, 0x02, 0x02, b'g', 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                0xff, 0xff, 0xff, 0xff, 0x0f, 0,
-            ],
-            10,
-            false,
-        );
+        check_length_bombs::<OffsetFetchRequest>(&[
+            // v1: topics count 0x7fffffff.
+            (1, &[0, 1, b'g', 0x7f, 0xff, 0xff, 0xff, 0, 0, 0]),
+            // v1: partition_indexes count 0x7fffffff.
+            (1, &[0, 0, 0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0]),
+            // v8: compact groups count 0xffffffff.
+            (8, &[0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0, 0]),
+            // v8: compact group_id length 0xffffffff.
+            (8, &[0x02, 0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0]),
+            // v2: group_id length 0x7fff.
+            (2, &[0x7f, 0xff, 0, 0, 0, 0, 0, 0, 0, 0]),
+        ]);
+        check_length_bombs::<OffsetFetchResponse>(&[
+            // v3: topics count 0x7fffffff.
+            (3, &[0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0]),
+            // v8: compact groups count 0xffffffff.
+            (8, &[0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 0]),
+            // v10: compact partitions count 0xffffffff after a topic id.
+            (
+                10,
+                &[
+                    0, 0, 0, 0, 0x02, 0x02, b'g', 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                    0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 0,
+                ],
+            ),
+        ]);
     }
 
-    // --- 5. non-ignorable fields absent from a version -----------------------------------------
+    // --- 4. non-ignorable fields absent from a version -----------------------------------------
 
     #[test]
     fn non_ignorable_fields_refuse_versions_without_them() {
