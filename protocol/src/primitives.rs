@@ -768,24 +768,6 @@ pub(crate) fn put_tags_if(buf: &mut BytesMut, flexible: bool, unknown: &UnknownT
     }
 }
 
-/// Writes an array of `int32` (partition indexes, replica ids).
-pub(crate) fn put_int32s(
-    buf: &mut BytesMut,
-    items: &[i32],
-    compact: bool,
-    what: &'static str,
-) -> Result<()> {
-    put_array(buf, items, compact, what, |b, n| {
-        b.put_i32(*n);
-        Ok(())
-    })
-}
-
-/// Reads an array of `int32` (partition indexes, replica ids).
-pub(crate) fn get_int32s(buf: &mut Bytes, compact: bool, what: &'static str) -> Result<Vec<i32>> {
-    get_array(buf, compact, 4, what, |b| get_i32(b, what))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,12 +11,7 @@
 //! `OffsetFetchResponse.json` (Kafka 4.2.1), KIP-447 (require stable), KIP-709 (multiple
 //! groups), KIP-848.
 
-use bytes::{Bytes, BytesMut};
-
-use crate::api_key::ApiKey;
-use crate::error::{Error, Result};
-use crate::messages::codec::{wire_message, wire_struct, Cx, Wire};
-use crate::messages::{Message, Request, VersionRange};
+use crate::messages::codec::{wire_message, wire_struct};
 use crate::primitives::Uuid;
 
 // ---------------------------------------------------------------------------------------------
@@ -70,35 +65,10 @@ wire_struct! {
     }
 }
 
-/// By hand for one error the declaration doesn't give: a null `topics` read in v1 is an
-/// `UnexpectedNull`, as when one is written (the declaration reads it as a bad count).
-impl Message for OffsetFetchRequest {
-    const API_KEY: ApiKey = ApiKey::OFFSET_FETCH;
-    const VERSIONS: VersionRange = VersionRange { min: 1, max: 10 };
-    const FIRST_FLEXIBLE_VERSION: i16 = 6;
-    const NAME: &'static str = "OffsetFetchRequest";
-
-    fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()> {
-        Self::check_version(version)?;
-        let cx = Cx::new(version, Self::is_flexible(version));
-        self.put(buf, cx, Self::NAME)
-    }
-
-    fn decode(buf: &mut Bytes, version: i16) -> Result<Self> {
-        Self::check_version(version)?;
-        let cx = Cx::new(version, Self::is_flexible(version));
-        Self::get(buf, cx, Self::NAME).map_err(|e| match e {
-            Error::InvalidValue { what, value: -1 } if what == "OffsetFetchRequest.topics" => {
-                Error::UnexpectedNull { what, version }
-            }
-            e => e,
-        })
-    }
-}
-
-impl Request for OffsetFetchRequest {
-    type Response = OffsetFetchResponse;
-}
+wire_message!(
+    OffsetFetchRequest: OFFSET_FETCH, versions 1..=10, first flexible 6,
+    response OffsetFetchResponse
+);
 
 // ---------------------------------------------------------------------------------------------
 // Response
@@ -179,12 +149,15 @@ wire_message!(OffsetFetchResponse: OFFSET_FETCH, versions 1..=10, first flexible
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::{Error, Result};
     use crate::messages::decode_exact;
     use crate::messages::testing::sample_property_tests;
     use crate::messages::testing::{
         arb_unknown_tags, arb_uuid, check_encodings, check_length_bombs, encode,
     };
+    use crate::messages::Message;
     use crate::primitives::{RawTaggedField, UnknownTaggedFields};
+    use bytes::{Bytes, BytesMut};
     use proptest::collection::vec;
     use proptest::option;
     use proptest::prelude::*;
