@@ -142,6 +142,18 @@ pub struct RecordBatchBuilder {
     records: Vec<NewRecord>,
 }
 
+/// Builder methods that set one field each: `name: Type;` becomes `fn name(self, name: Type)
+/// -> Self`, with the doc comment given.
+macro_rules! setters {
+    ($($(#[$doc:meta])* $field:ident: $ty:ty;)*) => {$(
+        $(#[$doc])*
+        pub fn $field(mut self, $field: $ty) -> Self {
+            self.$field = $field;
+            self
+        }
+    )*};
+}
+
 impl RecordBatchBuilder {
     /// A batch at `base_offset` whose record timestamps are deltas from `base_timestamp`.
     pub fn new(base_offset: i64, base_timestamp: i64) -> RecordBatchBuilder {
@@ -187,16 +199,17 @@ impl RecordBatchBuilder {
             .record(NewRecord::new(0, 0).key(key).value(value))
     }
 
-    /// Sets the codec the records are compressed with.
-    pub fn compression(mut self, compression: Compression) -> RecordBatchBuilder {
-        self.compression = compression;
-        self
-    }
-
-    /// Sets the partition leader epoch.
-    pub fn partition_leader_epoch(mut self, epoch: i32) -> RecordBatchBuilder {
-        self.partition_leader_epoch = epoch;
-        self
+    setters! {
+        /// Sets the codec the records are compressed with.
+        compression: Compression;
+        /// Sets the partition leader epoch.
+        partition_leader_epoch: i32;
+        /// Sets the transactional attribute.
+        transactional: bool;
+        /// Sets the control attribute.
+        control: bool;
+        /// Sets the delete-horizon attribute (the base timestamp is then the delete horizon).
+        delete_horizon: bool;
     }
 
     /// Marks the batch as stamped with log-append time `timestamp` (which becomes the max
@@ -211,24 +224,6 @@ impl RecordBatchBuilder {
         self.producer_id = id;
         self.producer_epoch = epoch;
         self.base_sequence = base_sequence;
-        self
-    }
-
-    /// Sets the transactional attribute.
-    pub fn transactional(mut self, transactional: bool) -> RecordBatchBuilder {
-        self.transactional = transactional;
-        self
-    }
-
-    /// Sets the control attribute.
-    pub fn control(mut self, control: bool) -> RecordBatchBuilder {
-        self.control = control;
-        self
-    }
-
-    /// Sets the delete-horizon attribute (the base timestamp is then the delete horizon).
-    pub fn delete_horizon(mut self, set: bool) -> RecordBatchBuilder {
-        self.delete_horizon = set;
         self
     }
 
