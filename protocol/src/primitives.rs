@@ -678,7 +678,7 @@ pub fn put_tagged_fields(
     }
     let mut all: Vec<(u32, &[u8])> = known.iter_mut().map(|(t, b)| (*t, &b[..])).collect();
     all.extend(unknown.0.iter().map(|f| (f.tag, &f.data[..])));
-    all.sort_by_key(|(t, _)| *t);
+    all.sort_unstable_by_key(|(t, _)| *t);
     if all.windows(2).any(|w| w[0].0 == w[1].0) {
         return Err(Error::TagOrder { what });
     }
