@@ -57,7 +57,8 @@ pub trait Message: Sized {
 
     /// Encodes the body at `version`. Fails for an unsupported version, or for a field
     /// that holds a non-default value the version cannot carry (where Kafka's schema marks
-    /// the field not ignorable).
+    /// the field not ignorable). On an error `buf` may hold part of the encoding
+    /// ([`encode_request_frame`] takes it back).
     fn encode(&self, buf: &mut BytesMut, version: i16) -> Result<()>;
 
     /// Decodes a body at `version`, advancing `buf` past it. Use [`decode_exact`] to also
@@ -111,7 +112,8 @@ pub fn decode_exact<M: Message>(mut buf: Bytes, version: i16) -> Result<M> {
     }
 }
 
-/// Encodes a complete request frame: size prefix, header and body.
+/// Encodes a complete request frame: size prefix, header and body. On an error `buf` is left
+/// as it was.
 pub fn encode_request_frame<R: Request>(
     buf: &mut BytesMut,
     correlation_id: i32,
@@ -121,6 +123,22 @@ pub fn encode_request_frame<R: Request>(
 ) -> Result<()> {
     R::check_version(version)?;
     let start = buf.len();
+    let written = write_request_frame(buf, start, correlation_id, client_id, version, body);
+    if written.is_err() {
+        buf.truncate(start);
+    }
+    written
+}
+
+/// [`encode_request_frame`]'s writing, from `start`.
+fn write_request_frame<R: Request>(
+    buf: &mut BytesMut,
+    start: usize,
+    correlation_id: i32,
+    client_id: Option<&str>,
+    version: i16,
+    body: &R,
+) -> Result<()> {
     buf.extend_from_slice(&[0; 4]);
     let header = RequestHeader {
         api_key: R::API_KEY.0,

@@ -111,7 +111,7 @@ mod tests {
     use crate::messages::decode_exact;
     use crate::messages::testing::{arb_unknown_tags, arb_uuid, encode};
     use crate::messages::testing::{codec_tests, sample_property_tests};
-    use crate::messages::Message;
+    use crate::messages::{encode_request_frame, Message};
     use crate::primitives::{RawTaggedField, UnknownTaggedFields};
     use bytes::{Bytes, BytesMut};
     use proptest::collection::vec;
@@ -492,6 +492,17 @@ mod tests {
             })
         );
         assert!(request_v7().encode(&mut buf, 7).is_ok());
+    }
+
+    #[test]
+    fn a_refused_frame_leaves_the_buffer_as_it_was() {
+        // The refusal comes after the group id is written; the frame is taken back whole.
+        let mut buf = BytesMut::from(&b"earlier"[..]);
+        let r = encode_request_frame(&mut buf, 1, Some("c"), 6, &request_v7());
+        assert!(matches!(r, Err(Error::FieldNotInVersion { .. })), "{r:?}");
+        assert_eq!(&buf[..], b"earlier");
+        encode_request_frame(&mut buf, 1, Some("c"), 7, &request_v7()).unwrap();
+        assert!(buf.len() > b"earlier".len());
     }
 
     #[test]
