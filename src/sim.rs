@@ -20,14 +20,17 @@
 //! UNKNOWN_TOPIC_OR_PARTITION; connection loss before, during or after a request (failing
 //! every other request on that connection); retention moving the log start; empty and
 //! throttled answers; slow answers that run past the request timeout; every broker down for a
-//! while, or for good.
+//! while, or for good. One schedule in four reads with a small budget of waiting bytes
+//! ([`ReadOptions::max_buffered_bytes`], 1 to 3,000 bytes) and a slow caller that takes one
+//! batch per step: the machine must then pause and resume its Fetches.
 //!
 //! [`run`] drives the [`ReadMachine`] against such a cluster with a virtual clock: no runtime,
 //! no sockets, no sleeps. [`check`] asserts what a bounded read must have done: end within
 //! bounds, hand out per partition exactly the plan's records in offset order less the loss it
 //! reported, lose nothing when no retention happened, and never break the machine's request
-//! contract. The proptest `bounded_reads_hand_out_their_plan_exactly_under_faults` runs
-//! 10,000 schedules (`PROPTEST_CASES` sets another number) and prints its figures:
+//! contract (nor start a Fetch while the budget of waiting bytes is used up). The proptest
+//! `bounded_reads_hand_out_their_plan_exactly_under_faults` runs 10,000 schedules
+//! (`PROPTEST_CASES` sets another number) and prints its figures:
 //! `cargo test --lib sim -- --nocapture`.
 
 use std::collections::VecDeque;
@@ -210,7 +213,8 @@ pub(crate) struct BatchSpec {
 /// batches of 0 to 6 records, up to 12 faults at the first 24 requests or the first 3
 /// virtual seconds; one time in ten a blackout in the first 2 virtual seconds, one time in
 /// ten every broker down for up to 30 virtual seconds; small or default max bytes; Fetch v4
-/// to v18, with or without topic ids below v13.
+/// to v18, with or without topic ids below v13; one time in four a budget of 1 to 3,000
+/// waiting bytes with a slow caller.
 pub(crate) fn schedules() -> impl Strategy<Value = Schedule> {
     let batch = (
         prop_oneof![1 => Just(0u8), 9 => 1u8..=6],
