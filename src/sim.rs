@@ -20,14 +20,17 @@
 //! UNKNOWN_TOPIC_OR_PARTITION; connection loss before, during or after a request (failing
 //! every other request on that connection); retention moving the log start; empty and
 //! throttled answers; slow answers that run past the request timeout; every broker down for a
-//! while, or for good.
+//! while, or for good. One schedule in four reads with a small budget of waiting bytes
+//! ([`ReadOptions::max_buffered_bytes`], 1 to 3,000 bytes) and a slow caller that takes one
+//! batch per step: the machine must then pause and resume its Fetches.
 //!
 //! [`run`] drives the [`ReadMachine`] against such a cluster with a virtual clock: no runtime,
 //! no sockets, no sleeps. [`check`] asserts what a bounded read must have done: end within
 //! bounds, hand out per partition exactly the plan's records in offset order less the loss it
 //! reported, lose nothing when no retention happened, and never break the machine's request
-//! contract. The proptest `bounded_reads_hand_out_their_plan_exactly_under_faults` runs
-//! 10,000 schedules (`PROPTEST_CASES` sets another number) and prints its figures:
+//! contract (nor start a Fetch while the budget of waiting bytes is used up). The proptest
+//! `bounded_reads_hand_out_their_plan_exactly_under_faults` runs 10,000 schedules
+//! (`PROPTEST_CASES` sets another number) and prints its figures:
 //! `cargo test --lib sim -- --nocapture`.
 
 use std::collections::VecDeque;
@@ -168,6 +171,10 @@ pub(crate) struct Schedule {
     pub(crate) out_of_range: OutOfRange,
     /// Whether the plan reads read_committed.
     pub(crate) read_committed: bool,
+    /// The read's [`ReadOptions::max_buffered_bytes`], with a slow caller that takes one
+    /// batch per step of the harness; `None`: the default, with a caller that takes every
+    /// batch at once.
+    pub(crate) max_buffered_bytes: Option<usize>,
 }
 
 /// One partition of a [`Schedule`].
@@ -206,7 +213,8 @@ pub(crate) struct BatchSpec {
 /// batches of 0 to 6 records, up to 12 faults at the first 24 requests or the first 3
 /// virtual seconds; one time in ten a blackout in the first 2 virtual seconds, one time in
 /// ten every broker down for up to 30 virtual seconds; small or default max bytes; Fetch v4
-/// to v18, with or without topic ids below v13.
+/// to v18, with or without topic ids below v13; one time in four a budget of 1 to 3,000
+/// waiting bytes with a slow caller.
 pub(crate) fn schedules() -> impl Strategy<Value = Schedule> {
     let batch = (
         prop_oneof![1 => Just(0u8), 9 => 1u8..=6],
@@ -322,6 +330,7 @@ pub(crate) fn schedules() -> impl Strategy<Value = Schedule> {
         partition_max_bytes,
         fetch_max_bytes,
         (out_of_range, any::<bool>()),
+        prop_oneof![3 => Just(None), 1 => (1usize..3_000).prop_map(Some)],
     )
         .prop_map(
             |(
@@ -334,6 +343,7 @@ pub(crate) fn schedules() -> impl Strategy<Value = Schedule> {
                 partition_max_bytes,
                 fetch_max_bytes,
                 (out_of_range, read_committed),
+                max_buffered_bytes,
             )| Schedule {
                 seed,
                 brokers,
@@ -347,6 +357,7 @@ pub(crate) fn schedules() -> impl Strategy<Value = Schedule> {
                 fetch_max_bytes,
                 out_of_range,
                 read_committed,
+                max_buffered_bytes,
             },
         )
 }
@@ -1488,6 +1499,10 @@ pub(crate) struct Outcome {
     pub(crate) failed: Option<(Error, Duration)>,
     /// The read said it was finished.
     pub(crate) finished: bool,
+    /// How many steps the machine spent waiting for the caller to take batches.
+    pub(crate) waited_for_room: u64,
+    /// The most record bytes that waited for the caller at once.
+    pub(crate) max_buffered: u64,
     /// How many steps the harness took.
     pub(crate) steps: u64,
     /// The virtual time at the end.
@@ -1803,7 +1818,12 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
         .partition_max_bytes(schedule.partition_max_bytes)
         .fetch_max_bytes(schedule.fetch_max_bytes)
         .out_of_range(schedule.out_of_range)
-        .max_wait(Duration::from_millis(500));
+        .max_wait(Duration::from_millis(500))
+        .max_buffered_bytes(
+            schedule
+                .max_buffered_bytes
+                .unwrap_or(ReadOptions::default().max_buffered_bytes),
+        );
     let retry_deadline = if schedule.blackout.is_some() {
         BLACKOUT_DEADLINE
     } else {
@@ -1819,11 +1839,27 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
     let mut in_flight: Vec<InFlight> = Vec::new();
     let mut seq = 0u64;
     let mut latest_delivered = 0u64;
+    // The caller: the sizes of the batches handed out and not taken yet, and the bytes taken.
+    let mut not_taken: VecDeque<u64> = VecDeque::new();
+    let mut taken = 0u64;
     loop {
         outcome.steps += 1;
         while let Some(output) = machine.poll_output() {
+            if let Output::Chunk { batches, .. } = &output {
+                not_taken.extend(batches.iter().map(|b| b.buffered_bytes()));
+            }
             record(&mut outcome, output, now);
         }
+        outcome.max_buffered = outcome.max_buffered.max(machine.buffered_bytes());
+        outcome.waited_for_room += u64::from(machine.is_waiting_for_room());
+        // A slow caller takes one batch per step, a fast one all of them.
+        let take = if schedule.max_buffered_bytes.is_some() {
+            not_taken.len().min(1)
+        } else {
+            not_taken.len()
+        };
+        taken += not_taken.drain(..take).sum::<u64>();
+        machine.handle_taken(taken);
         if machine.is_finished() {
             outcome.finished = outcome.failed.is_none();
             break;
@@ -1875,6 +1911,12 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
                         .collect();
                     let found = violations(&in_flight, &plan, Some(leader), &asked);
                     outcome.violations.extend(found);
+                    if machine.is_waiting_for_room() {
+                        outcome.violations.push(format!(
+                            "a Fetch to leader {leader} with {} bytes waiting for the caller",
+                            machine.buffered_bytes()
+                        ));
+                    }
                     let version = fetch_version(schedule.fetch_version, &partitions);
                     let request = build_fetch(&partitions, version, &params, &session);
                     let d = cluster.fetch(now, leader, &request, version);
@@ -1918,6 +1960,10 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
             .enumerate()
             .min_by_key(|(_, f)| (f.at, f.seq))
             .map(|(i, f)| (i, f.at));
+        if next.is_none() && timeout.is_none() && !not_taken.is_empty() {
+            // Only the caller can move the read on: it takes the next batch.
+            continue;
+        }
         // The earliest of the next answer and the machine's timeout; answers first on a tie.
         let deliver = match (next, timeout) {
             // Not finished, nothing in flight, nothing to wait for: the read is stuck.
@@ -2112,6 +2158,7 @@ mod tests {
             fetch_max_bytes: 50 << 20,
             out_of_range: OutOfRange::ResetToLogStart,
             read_committed: false,
+            max_buffered_bytes: None,
         }
     }
 
@@ -2462,6 +2509,8 @@ mod tests {
             violations: Vec::new(),
             failed: None,
             finished: true,
+            waited_for_room: 0,
+            max_buffered: 0,
             steps: 10,
             elapsed: Duration::from_secs(1),
         };
@@ -2637,6 +2686,49 @@ mod tests {
     }
 
     #[test]
+    fn a_slow_caller_and_a_budget_below_one_batch_still_get_the_plan_exactly() {
+        // Two partitions on two brokers, a lost answer and a leader move on the way.
+        let mut s = schedule(vec![spec(&[(3, 40); 6]), spec(&[(2, 10); 6])], vec![]);
+        s.partition_max_bytes = 300;
+        s.faults = vec![
+            (Trigger::Request(3), Fault::ConnectionLoss(LossPoint::After)),
+            (
+                Trigger::Request(5),
+                Fault::LeaderMove {
+                    partition: 1,
+                    to: 0,
+                    stale_metadata: 1,
+                    election: false,
+                    lagging_fetches: 0,
+                },
+            ),
+        ];
+        let read = |budget: Option<usize>| {
+            let mut s = s.clone();
+            s.max_buffered_bytes = budget;
+            let Run {
+                outcome,
+                cluster,
+                plan,
+                retry_deadline,
+            } = run(&s, 10_000, Duration::from_secs(60));
+            let expected = Expectation::of(&s, &plan, &cluster, retry_deadline, Duration::ZERO);
+            assert_eq!(check(&expected, &outcome), Ok(18 + 12), "budget {budget:?}");
+            assert!(outcome.finished && outcome.failed.is_none());
+            outcome
+        };
+        // Every batch is larger than one byte: each passes alone, and the machine waits for
+        // the caller (starting no Fetch: the harness counts one as a violation) again and
+        // again.
+        let tight = read(Some(1));
+        assert!(tight.waited_for_room >= 6, "{}", tight.waited_for_room);
+        // The default budget with a caller that takes everything at once: never a wait.
+        let roomy = read(None);
+        assert_eq!(roomy.waited_for_room, 0);
+        assert!(tight.max_buffered > 1);
+    }
+
+    #[test]
     fn the_harness_reads_through_lost_fetch_sessions_exactly() {
         // Six partitions on two brokers, small fetches: many incremental Fetches per broker.
         let mut s = schedule(vec![spec(&[(3, 40); 6]); 6], vec![]);
@@ -2793,6 +2885,7 @@ mod tests {
         with_loss: u64,
         records: u64,
         steps: u64,
+        waited_for_room: u64,
         virtual_time: Duration,
         stats: SimStats,
     }
@@ -2811,6 +2904,7 @@ mod tests {
         totals.schedules += 1;
         totals.records += compared;
         totals.steps += outcome.steps;
+        totals.waited_for_room += outcome.waited_for_room;
         totals.virtual_time += outcome.elapsed;
         totals.finished += u64::from(outcome.finished);
         match &outcome.failed {
@@ -2847,7 +2941,7 @@ mod tests {
         });
         let totals = totals.into_inner();
         eprintln!(
-            "sim: {} schedules in {:.1?} ({} finished, {} gave up in a blackout, {} failed on OFFSET_OUT_OF_RANGE, {} reported loss); {} records compared; {} steps; {:.0?} of virtual time",
+            "sim: {} schedules in {:.1?} ({} finished, {} gave up in a blackout, {} failed on OFFSET_OUT_OF_RANGE, {} reported loss); {} records compared; {} steps ({} waiting for the caller); {:.0?} of virtual time",
             totals.schedules,
             started.elapsed(),
             totals.finished,
@@ -2856,6 +2950,7 @@ mod tests {
             totals.with_loss,
             totals.records,
             totals.steps,
+            totals.waited_for_room,
             totals.virtual_time,
         );
         eprintln!("sim: {:#?}", totals.stats);

@@ -466,9 +466,17 @@ async fn every_codec_reads_back_exactly() {
                 .fetch_max_bytes(3000)
                 .partition_max_bytes(1500);
             assert_eq!(
-                read_batches(&client, plan, small).await,
+                read_batches(&client, plan.clone(), small).await,
                 expected,
                 "{codec} small"
+            );
+            // And with a budget of waiting bytes below one batch: the read fetches a response
+            // at a time, resuming each time the caller takes the last of its batches.
+            let one_at_a_time = ReadOptions::default().max_buffered_bytes(1);
+            assert_eq!(
+                read_records(&client, plan, one_at_a_time).await,
+                expected,
+                "{codec} budget of 1 byte"
             );
         }
     }
@@ -536,9 +544,11 @@ async fn batches_larger_than_max_bytes_are_read_whole() {
         written.sort();
         let client = client(broker).await;
         let plan = kseek_plan(&client, &topic, Start::Earliest, End::Latest).await;
+        // A budget of waiting bytes smaller than the batches too: each still passes, alone.
         let tiny = ReadOptions::default()
             .fetch_max_bytes(1024)
-            .partition_max_bytes(1024);
+            .partition_max_bytes(1024)
+            .max_buffered_bytes(1024);
         let mut stream = client.read(plan, tiny);
         let mut got = Vec::new();
         let mut largest = 0;

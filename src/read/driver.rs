@@ -3,11 +3,18 @@
 //!
 //! It makes the requests the machine asks for (each in its own task of a `JoinSet`, so
 //! dropping the driver cancels them), feeds the answers back with the current time, sleeps
-//! until the machine's next timeout, and sends the machine's outputs to the stream through a
-//! bounded channel. Waiting for room in that channel is the read's backpressure: while the
-//! caller doesn't take batches, no new request is started.
+//! until the machine's next timeout, and sends the machine's outputs to the stream. The
+//! read's backpressure is the machine's budget of waiting bytes
+//! ([`ReadOptions::max_buffered_bytes`]): the stream counts the bytes of every batch it hands
+//! out in a [`Budget`] shared with the driver and wakes it; the driver passes that count on to
+//! the machine, which starts no Fetch while the budget is used up. The channel to the stream
+//! is bounded too ([`ReadOptions::buffer`] outputs): while it is full, the driver waits for
+//! room in it.
 
+use std::future::{poll_fn, Future};
+use std::pin::pin;
 use std::sync::Arc;
+use std::task::Poll;
 
 use kseek_protocol::messages::fetch::{FetchRequest, FetchResponse};
 use tokio::sync::mpsc;
@@ -24,6 +31,7 @@ use crate::read::machine::{
     Transmit,
 };
 use crate::read::options::ReadOptions;
+use crate::read::stream::Budget;
 
 /// A request that came back, with the id the machine gave it.
 enum Answer {
@@ -37,16 +45,30 @@ pub(crate) struct Driver {
     client: Client,
     machine: ReadMachine,
     tx: mpsc::Sender<Output>,
+    /// The bytes the stream has handed out, and its wake-up call.
+    budget: Arc<Budget>,
     requests: JoinSet<Answer>,
 }
 
+/// What ended the driver's wait.
+enum Woken {
+    /// A request came back (or its task ended without an answer).
+    Joined(Option<std::result::Result<Answer, tokio::task::JoinError>>),
+    /// The machine's timeout passed.
+    Timeout,
+    /// The caller took batches.
+    Taken,
+}
+
 impl Driver {
-    /// The driver of a read of `plan` with `options`, sending to `tx`.
+    /// The driver of a read of `plan` with `options`, sending to `tx` a stream that counts
+    /// what it hands out in `budget`.
     pub(crate) fn new(
         client: Client,
         plan: &Plan,
         mut options: ReadOptions,
         tx: mpsc::Sender<Output>,
+        budget: Arc<Budget>,
     ) -> Driver {
         // The broker may hold a Fetch for max wait: stay well inside the request timeout.
         let request_timeout = client.config().connection.request_timeout;
@@ -57,6 +79,7 @@ impl Driver {
             client,
             machine,
             tx,
+            budget,
             requests: JoinSet::new(),
         }
     }
@@ -72,27 +95,44 @@ impl Driver {
             if self.machine.is_finished() {
                 return;
             }
+            self.machine.handle_taken(self.budget.taken());
             let now = Instant::now().into_std();
             while let Some(transmit) = self.machine.poll_transmit(now) {
                 self.start(transmit);
             }
+            let waiting = self.machine.is_waiting_for_room();
             let wake = self.machine.poll_timeout().map(Instant::from_std);
-            let joined = match (wake, self.requests.is_empty()) {
-                (None, true) => {
-                    // Nothing in flight and nothing to wait for, yet not finished: a bug in
-                    // the machine. Fail loudly rather than end a bounded read early.
-                    let _ = self.tx.send(Output::Failed(Error::ReadStalled)).await;
-                    return;
+            if !waiting && wake.is_none() && self.requests.is_empty() {
+                // Nothing in flight and nothing to wait for, yet not finished: a bug in the
+                // machine. Fail loudly rather than end a bounded read early.
+                let _ = self.tx.send(Output::Failed(Error::ReadStalled)).await;
+                return;
+            }
+            // A batch taken after `taken()` above leaves a permit in the Notify: the wait
+            // below ends at once then, so no wake-up is lost.
+            let budget = self.budget.clone();
+            let mut taken = pin!(budget.notified());
+            let mut sleep = pin!(wake.map(tokio::time::sleep_until));
+            let requests = &mut self.requests;
+            let woken = poll_fn(|cx| {
+                if waiting && taken.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Woken::Taken);
                 }
-                (Some(t), true) => {
-                    tokio::time::sleep_until(t).await;
-                    None
+                if !requests.is_empty() {
+                    if let Poll::Ready(joined) = requests.poll_join_next(cx) {
+                        return Poll::Ready(Woken::Joined(joined));
+                    }
                 }
-                (Some(t), false) => tokio::time::timeout_at(t, self.requests.join_next())
-                    .await
-                    .ok()
-                    .flatten(),
-                (None, false) => self.requests.join_next().await,
+                match sleep.as_mut().as_pin_mut().map(|s| s.poll(cx)) {
+                    Some(Poll::Ready(())) => Poll::Ready(Woken::Timeout),
+                    _ => Poll::Pending,
+                }
+            })
+            .await;
+            let joined = match woken {
+                Woken::Taken => continue,
+                Woken::Timeout => None,
+                Woken::Joined(joined) => joined,
             };
             let now = Instant::now().into_std();
             match joined {

@@ -21,12 +21,17 @@
 //! answer every Metadata, Fetch and ListEarliest exactly once, in any order, with its id;
 //! apply Invalidate before making the next request; pass a `now` that never goes back; after
 //! every input, take the outputs and the transmits until both are `None`, then wait for an
-//! answer or [`ReadMachine::poll_timeout`], whichever comes first. Answers to requests the
+//! answer or [`ReadMachine::poll_timeout`], whichever comes first, or, while
+//! [`ReadMachine::is_waiting_for_room`], for the caller to take batches (then report the
+//! bytes taken with [`ReadMachine::handle_taken`]). Answers to requests the
 //! machine no longer waits for (unknown ids, after a failure) are ignored.
 //!
 //! It owns per-partition positions and ends, retries with the client's [`Backoff`] until the
 //! retry deadline, asks for metadata to be invalidated after errors that mean the leader
 //! moved, applies the [`OutOfRange`] policy and discovers partitions of unbounded reads.
+//! It fetches ahead within [`ReadOptions::max_buffered_bytes`]: the record bytes of its
+//! outputs the caller has not taken yet ([`ReadMachine::buffered_bytes`]); while they reach
+//! the bound it asks for no Metadata for Fetches and starts no Fetch.
 //! One Fetch is in flight per leader at a time, in a fetch session with that leader
 //! (KIP-227) unless [`ReadOptions::fetch_sessions`] is off: [`Transmit::Fetch`] names every
 //! partition the session is to hold, marks those the broker holds as they are
@@ -129,6 +134,17 @@ impl std::fmt::Debug for Output {
                 .finish(),
             Output::Added(p) => f.debug_tuple("Added").field(p).finish(),
             Output::Failed(e) => f.debug_tuple("Failed").field(e).finish(),
+        }
+    }
+}
+
+impl Output {
+    /// The record bytes it carries (its batches' sizes on the wire), which count against
+    /// [`ReadOptions::max_buffered_bytes`] until the caller takes them.
+    pub(crate) fn buffered_bytes(&self) -> u64 {
+        match self {
+            Output::Chunk { batches, .. } => batches.iter().map(FetchedBatch::buffered_bytes).sum(),
+            _ => 0,
         }
     }
 }
@@ -327,6 +343,13 @@ pub(crate) struct ReadMachine {
     transmits: VecDeque<Transmit>,
     outputs: VecDeque<Output>,
     failed: bool,
+    /// The record bytes that may wait for the caller before Fetches pause
+    /// ([`ReadOptions::max_buffered_bytes`], at least 1).
+    max_buffered: u64,
+    /// The record bytes of every output so far ([`Output::buffered_bytes`]).
+    emitted: u64,
+    /// Of those, the bytes the caller has taken ([`ReadMachine::handle_taken`]).
+    taken: u64,
 }
 
 impl ReadMachine {
@@ -389,6 +412,11 @@ impl ReadMachine {
             transmits: VecDeque::new(),
             outputs: VecDeque::new(),
             failed: false,
+            max_buffered: u64::try_from(options.max_buffered_bytes)
+                .unwrap_or(u64::MAX)
+                .max(1),
+            emitted: 0,
+            taken: 0,
         }
     }
 
@@ -401,6 +429,35 @@ impl ReadMachine {
     /// The next thing to hand out.
     pub(crate) fn poll_output(&mut self) -> Option<Output> {
         self.outputs.pop_front()
+    }
+
+    /// The caller has taken `taken` record bytes in all (a running total, never going down)
+    /// of the outputs handed out so far: they no longer count against
+    /// [`ReadOptions::max_buffered_bytes`].
+    pub(crate) fn handle_taken(&mut self, taken: u64) {
+        self.taken = self.taken.max(taken.min(self.emitted));
+    }
+
+    /// The record bytes of the outputs so far that the caller has not taken yet.
+    pub(crate) fn buffered_bytes(&self) -> u64 {
+        self.emitted - self.taken
+    }
+
+    /// Whether Fetches pause because [`ReadOptions::max_buffered_bytes`] are waiting for the
+    /// caller: then only [`ReadMachine::handle_taken`] (or an answer to a request already
+    /// made) moves the read on, and [`ReadMachine::poll_timeout`] may say nothing.
+    pub(crate) fn is_waiting_for_room(&self) -> bool {
+        !self.is_finished() && !self.has_room()
+    }
+
+    fn has_room(&self) -> bool {
+        self.buffered_bytes() < self.max_buffered
+    }
+
+    /// Queues `output` for the stream, counting its record bytes as waiting.
+    fn emit(&mut self, output: Output) {
+        self.emitted += output.buffered_bytes();
+        self.outputs.push_back(output);
     }
 
     /// The next request to make at `now`, if any. Call until `None` after every input.
@@ -421,7 +478,8 @@ impl ReadMachine {
                 refresh: true,
             });
         }
-        if self.metadata.is_none() {
+        // Fetching ahead stops while the budget of waiting bytes is used up.
+        if self.metadata.is_none() && self.has_room() {
             let mut topics: Vec<Arc<str>> = Vec::new();
             for p in self.parts.iter().filter(|p| p.due(now)) {
                 if !topics.contains(&p.topic) {
@@ -568,6 +626,11 @@ impl ReadMachine {
             Err(e) if e.is_retriable() => return self.retry_all(now, &due, e),
             Err(e) => return Err(e),
         };
+        if !self.has_room() {
+            // Answers to other Fetches filled the budget meanwhile: the partitions stay due,
+            // and are asked for again once the caller makes room.
+            return Ok(());
+        }
         let busy: Vec<i32> = self.fetches.values().map(|(leader, ..)| *leader).collect();
         let mut groups: Vec<(i32, Vec<Requested>)> = Vec::new();
         for idx in due {
@@ -847,14 +910,18 @@ impl ReadMachine {
             Err(failure) => {
                 let DecodeFailure { before, error } = *failure;
                 // The good batches before the failing one are handed out, then the error.
-                self.outputs.extend(before);
+                if let Some(before) = before {
+                    self.emit(before);
+                }
                 return Err(error);
             }
         };
         let p = &mut self.parts[idx];
         p.failing = None;
         p.not_before = None;
-        self.outputs.extend(decoded);
+        if let Some(decoded) = decoded {
+            self.emit(decoded);
+        }
         Ok(())
     }
 
@@ -1676,6 +1743,144 @@ pub(crate) mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    /// The one Fetch in `t` (after the Metadata answer): its id and positions.
+    fn one_fetch(t: &[Transmit]) -> (u64, Vec<(i32, i64)>) {
+        match &fetches(t)[..] {
+            [(id, _, positions)] => (*id, positions.clone()),
+            other => panic!("expected one Fetch, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn fetching_ahead_pauses_while_the_budget_is_used_up_and_resumes_when_the_caller_takes() {
+        let t0 = virtual_epoch();
+        let first = wire(&[batch(0, 2)]);
+        let second = wire(&[batch(2, 2)]);
+        // Room for the first batch and a byte of the second.
+        let budget = first.len() + 1;
+        let options = ReadOptions::default().max_buffered_bytes(budget);
+        let mut m = machine(&plan(&[(0, 0, Some(6))]), &options, t0);
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
+        let (id, at) = one_fetch(&transmits(&mut m, t0));
+        assert_eq!(at, [(0, 0)]);
+        m.handle_fetch(t0, id, answer(vec![records_of(0, first.clone())]));
+        let out = outputs(&mut m);
+        assert_eq!(offsets_of(&out[0]), [0, 1]);
+        assert_eq!(out[0].buffered_bytes(), first.len() as u64);
+        assert_eq!(m.buffered_bytes(), first.len() as u64);
+        // The caller has taken nothing, and the next Fetch goes out all the same: ahead.
+        assert!(!m.is_waiting_for_room());
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
+        let (id, at) = one_fetch(&transmits(&mut m, t0));
+        assert_eq!(at, [(0, 2)]);
+        m.handle_fetch(t0, id, answer(vec![records_of(0, second.clone())]));
+        assert_eq!(offsets_of(&outputs(&mut m)[0]), [2, 3]);
+        // Now the budget is used up: no request, no timeout, only the caller moves it on.
+        assert!(m.is_waiting_for_room());
+        assert_eq!(transmits(&mut m, t0 + 10 * MS), []);
+        assert_eq!(m.poll_timeout(), None);
+        assert!(!m.is_finished());
+        // Taking the first batch is not enough (still budget bytes waiting)...
+        m.handle_taken(first.len() as u64 - 1);
+        assert!(m.is_waiting_for_room());
+        assert_eq!(transmits(&mut m, t0), []);
+        // ... taking all of it is: fetching resumes at once.
+        m.handle_taken(first.len() as u64);
+        assert_eq!(m.buffered_bytes(), second.len() as u64);
+        assert!(!m.is_waiting_for_room());
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
+        let (id, at) = one_fetch(&transmits(&mut m, t0));
+        assert_eq!(at, [(0, 4)]);
+        m.handle_fetch(t0, id, answer(vec![records_of(0, wire(&[batch(4, 2)]))]));
+        let out = outputs(&mut m);
+        assert!(matches!(
+            out[..],
+            [Output::Chunk {
+                position: 6,
+                done: true,
+                ..
+            }]
+        ));
+        // A bounded read ends when its positions reach their ends, taken or not.
+        assert!(m.is_finished());
+        assert!(!m.is_waiting_for_room());
+    }
+
+    #[test]
+    fn a_batch_larger_than_the_whole_budget_still_passes_alone() {
+        let t0 = virtual_epoch();
+        let big = wire(&[batch(0, 5)]);
+        let options = ReadOptions::default().max_buffered_bytes(1);
+        let mut m = machine(&plan(&[(0, 0, Some(8)), (1, 0, Some(2))]), &options, t0);
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1), (1, 1)])));
+        let (id, _) = one_fetch(&transmits(&mut m, t0));
+        // Partition 1 has nothing yet; partition 0 a batch many times the budget.
+        m.handle_fetch(
+            t0,
+            id,
+            answer(vec![
+                records_of(0, big.clone()),
+                records_of(1, Bytes::new()),
+            ]),
+        );
+        let out = outputs(&mut m);
+        assert_eq!(out.len(), 1);
+        assert_eq!(offsets_of(&out[0]), [0, 1, 2, 3, 4]);
+        assert!(m.is_waiting_for_room());
+        assert_eq!(transmits(&mut m, t0), []);
+        m.handle_taken(big.len() as u64);
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1), (1, 1)])));
+        let (id, at) = one_fetch(&transmits(&mut m, t0));
+        assert_eq!(at, [(0, 5), (1, 0)]);
+        m.handle_fetch(
+            t0,
+            id,
+            answer(vec![
+                records_of(0, wire(&[batch(5, 3)])),
+                records_of(1, wire(&[batch(0, 2)])),
+            ]),
+        );
+        // Both chunks of the one response pass; the read is over.
+        let out = outputs(&mut m);
+        assert_eq!(out.len(), 2);
+        assert!(m.is_finished());
+    }
+
+    #[test]
+    fn metadata_answered_after_other_fetches_filled_the_budget_starts_no_fetch() {
+        let t0 = virtual_epoch();
+        let one = wire(&[batch(0, 2)]);
+        let options = ReadOptions::default().max_buffered_bytes(one.len() + 1);
+        let leaders = [(0, 1), (1, 2)];
+        let mut m = machine(&plan(&[(0, 0, Some(4)), (1, 0, Some(4))]), &options, t0);
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&leaders)));
+        let sent = fetches(&transmits(&mut m, t0));
+        assert_eq!(sent.len(), 2);
+        // Leader 1 answers: room is left, so Metadata for partition 0's next Fetch goes out.
+        m.handle_fetch(t0, sent[0].0, answer(vec![records_of(0, one.clone())]));
+        outputs(&mut m);
+        let next = metadata_id(&transmits(&mut m, t0));
+        // Before it is answered, leader 2's answer uses the budget up.
+        m.handle_fetch(t0, sent[1].0, answer(vec![records_of(1, one.clone())]));
+        outputs(&mut m);
+        m.handle_metadata(t0, next, Ok(metadata(&leaders)));
+        assert_eq!(transmits(&mut m, t0), []);
+        assert!(m.is_waiting_for_room());
+        // Once the caller takes both chunks, both partitions are asked for again.
+        m.handle_taken(2 * one.len() as u64);
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&leaders)));
+        let sent = fetches(&transmits(&mut m, t0));
+        let at: Vec<_> = sent.iter().map(|s| s.2.clone()).collect();
+        assert_eq!(at, [vec![(0, 2)], vec![(1, 2)]]);
     }
 
     #[test]

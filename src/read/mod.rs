@@ -2,7 +2,17 @@
 //! position reaches its end, handing out the record batches as they arrive.
 //!
 //! [`Client::read`] starts a background task that keeps one Fetch in flight per leader broker,
-//! covering every partition of that leader with something left to read. The task is a thin
+//! covering every partition of that leader with something left to read. It fetches ahead of
+//! the caller: the next Fetch to a broker goes out as soon as the previous response is decoded
+//! (its partitions' next positions are known), while the caller is still working through its
+//! batches, so fetch round trips overlap with the caller's processing. What it may fetch
+//! ahead is bounded by [`ReadOptions::max_buffered_bytes`] (default 64 MiB) of record bytes
+//! decoded and waiting for the caller: while that many wait, no new Fetch starts, and the
+//! first batch the caller takes ([`BatchStream::next`]) that brings them below the bound
+//! starts fetching again. The responses of Fetches already in flight (one per leader) come on
+//! top, and a batch larger than the whole bound still passes, alone.
+//! [`ReadOptions::buffer`] bounds the number of partition responses waiting as well (default
+//! 1024). The task is a thin
 //! async driver (`driver.rs`) around a pure state machine (`machine.rs`) that decides every
 //! request, retry and output from the answers and the time it is given. Batches come out of a
 //! [`BatchStream`] without any per-record copy (the records are views into the Fetch response,
@@ -57,6 +67,8 @@ pub(crate) mod machine;
 mod options;
 mod stream;
 
+use std::sync::Arc;
+
 use tokio::sync::mpsc;
 
 use crate::client::Client;
@@ -64,6 +76,7 @@ use crate::client::Client;
 use crate::error::Error;
 use crate::plan::Plan;
 use driver::Driver;
+use stream::Budget;
 
 pub use options::{OutOfRange, ReadOptions, TimeFilter};
 pub use stream::{
@@ -112,14 +125,15 @@ impl Client {
             })
             .collect();
         let (tx, rx) = mpsc::channel(options.buffer.max(1));
+        let budget = Arc::new(Budget::default());
         let driver = if positions.iter().all(|p| p.done) {
             // Nothing to fetch: the stream ends at once (dropping `tx` closes it).
             None
         } else {
-            let driver = Driver::new(self.clone(), &plan, options, tx);
+            let driver = Driver::new(self.clone(), &plan, options, tx, budget.clone());
             Some(crate::client::spawn(Box::pin(driver.run())))
         };
-        BatchStream::new(rx, driver, positions)
+        BatchStream::new(rx, driver, budget, positions)
     }
 }
 

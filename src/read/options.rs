@@ -21,7 +21,7 @@ use crate::{error::Error, read::BatchStream, read::DataLoss};
 ///     .partition_max_bytes(256 * 1024)
 ///     .out_of_range(OutOfRange::Fail)
 ///     .partition_discovery(None)
-///     .buffer(4);
+///     .max_buffered_bytes(16 * 1024 * 1024);
 /// assert_eq!(options.max_wait, Duration::from_millis(500));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,8 +49,22 @@ pub struct ReadOptions {
     /// How often an unbounded read looks for partitions added to its topics; default 30 s.
     /// `None` never looks. Bounded reads keep the partitions they were resolved with.
     pub partition_discovery: Option<Duration>,
-    /// How many fetched partition responses may wait, decoded, for the caller to take them
-    /// before fetching pauses; default 16.
+    /// The most fetched record bytes (batches as they came on the wire) that may wait,
+    /// decoded, for the caller to take them; default 64 MiB. While that many are waiting, no
+    /// new Fetch starts; one starts again as soon as the caller takes a batch
+    /// ([`BatchStream::next`]) and the bytes waiting fall below the bound. Within it the read
+    /// fetches ahead: the next Fetch to a broker goes out as soon as the previous response is
+    /// decoded, whether or not the caller has taken its batches yet. It is a bound on what
+    /// waits, not on what is in flight: the responses of Fetches already sent (at most one
+    /// per leader broker, each up to [`fetch_max_bytes`](Self::fetch_max_bytes), or one
+    /// batch larger than that) come on top, and a single batch larger than the whole bound
+    /// is still handed out, on its own. At least 1.
+    pub max_buffered_bytes: usize,
+    /// A second bound, on how many partition responses (one partition's batches from one
+    /// Fetch response) may wait for the caller; default 1024, so that
+    /// [`max_buffered_bytes`](Self::max_buffered_bytes) is the bound that normally applies.
+    /// While that many wait, no answer is taken in and no Fetch starts. (It was the only
+    /// bound, with a default of 16, before `max_buffered_bytes`.)
     pub buffer: usize,
     /// Whether Fetches use fetch sessions (KIP-227, Fetch v7+); default true. In a session,
     /// after one full fetch per broker, a Fetch names only the partitions whose position
@@ -70,7 +84,8 @@ impl Default for ReadOptions {
             out_of_range: OutOfRange::ResetToLogStart,
             decode: DecodeOptions::default(),
             partition_discovery: Some(Duration::from_secs(30)),
-            buffer: 16,
+            max_buffered_bytes: 64 * 1024 * 1024,
+            buffer: 1024,
             fetch_sessions: true,
         }
     }
@@ -128,6 +143,12 @@ impl ReadOptions {
     /// Sets [`ReadOptions::decode`].
     pub fn decode(mut self, decode: DecodeOptions) -> Self {
         self.decode = decode;
+        self
+    }
+
+    /// Sets [`ReadOptions::max_buffered_bytes`] (0 counts as 1).
+    pub fn max_buffered_bytes(mut self, bytes: usize) -> Self {
+        self.max_buffered_bytes = bytes;
         self
     }
 

@@ -5,6 +5,7 @@
 use std::collections::VecDeque;
 use std::future::poll_fn;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -13,14 +14,15 @@ use futures_core::Stream;
 use kseek_protocol::records::{
     Batch, FilteredBatch, FilteredRecords, OwnedHeader, Record, TimestampType,
 };
-use tokio::sync::mpsc;
+use tokio::sync::futures::Notified;
+use tokio::sync::{mpsc, Notify};
 use tokio::task::JoinHandle;
 
 use crate::error::{Error, Result};
 use crate::read::machine::Output;
-#[cfg(doc)]
-use crate::read::options::OutOfRange;
 use crate::read::options::TimeFilter;
+#[cfg(doc)]
+use crate::read::options::{OutOfRange, ReadOptions};
 
 /// Offsets a read skipped because they were deleted before it could read them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,6 +166,35 @@ impl Positions {
     }
 }
 
+/// What a [`BatchStream`] has handed out, shared with the read's driver: the record bytes of
+/// every batch taken so far ([`FetchedBatch::buffered_bytes`]), and a wake-up for a driver
+/// waiting for the caller to make room under [`ReadOptions::max_buffered_bytes`].
+#[derive(Debug, Default)]
+pub(crate) struct Budget {
+    taken: AtomicU64,
+    notify: Notify,
+}
+
+impl Budget {
+    /// The record bytes handed out so far (a running total).
+    pub(crate) fn taken(&self) -> u64 {
+        self.taken.load(Ordering::Acquire)
+    }
+
+    /// Completes once a batch is handed out after the last completion (or has been since).
+    pub(crate) fn notified(&self) -> Notified<'_> {
+        self.notify.notified()
+    }
+
+    /// `bytes` more are handed out: a waiting driver may fetch again.
+    fn take(&self, bytes: u64) {
+        self.taken.fetch_add(bytes, Ordering::Release);
+        // With no driver waiting this leaves one permit, so a wait that starts just after
+        // the driver read `taken` ends at once.
+        self.notify.notify_one();
+    }
+}
+
 /// One batch of one partition, as fetched: the records in the read's range, zero-copy.
 #[derive(Debug, Clone)]
 pub struct FetchedBatch {
@@ -223,6 +254,12 @@ impl FetchedBatch {
     /// The partition's high watermark in the response that carried the batch.
     pub fn high_watermark(&self) -> i64 {
         self.high_watermark
+    }
+
+    /// The bytes it counts for against [`ReadOptions::max_buffered_bytes`] while it waits
+    /// for the caller: its size on the wire.
+    pub(crate) fn buffered_bytes(&self) -> u64 {
+        self.inner.batch().size_in_bytes() as u64
     }
 
     /// The records of the read's range (and time filter), as views into the batch's buffer.
@@ -339,6 +376,7 @@ impl std::fmt::Debug for Queued {
 pub struct BatchStream {
     rx: mpsc::Receiver<Output>,
     driver: Option<JoinHandle<()>>,
+    budget: Arc<Budget>,
     queue: VecDeque<Queued>,
     positions: Positions,
     finished: bool,
@@ -353,16 +391,18 @@ impl Drop for BatchStream {
 }
 
 impl BatchStream {
-    /// A stream of what the read's driver sends on `rx`, starting at `positions`; `driver`
-    /// is aborted when the stream is dropped.
+    /// A stream of what the read's driver sends on `rx`, starting at `positions`, counting
+    /// the bytes it hands out in `budget`; `driver` is aborted when the stream is dropped.
     pub(crate) fn new(
         rx: mpsc::Receiver<Output>,
         driver: Option<JoinHandle<()>>,
+        budget: Arc<Budget>,
         positions: Vec<PartitionPosition>,
     ) -> Self {
         BatchStream {
             rx,
             driver,
+            budget,
             queue: VecDeque::new(),
             positions: Positions::new(positions),
             finished: false,
@@ -454,6 +494,7 @@ impl Stream for BatchStream {
             match this.queue.pop_front() {
                 Some(Queued::Batch(b)) => {
                     this.positions.hand_out(&b);
+                    this.budget.take(b.buffered_bytes());
                     return Poll::Ready(Some(Ok(b)));
                 }
                 Some(Queued::Position {
@@ -596,7 +637,7 @@ mod tests {
                 done: false,
             })
             .collect();
-        (BatchStream::new(rx, None, positions), tx)
+        (BatchStream::new(rx, None, Arc::default(), positions), tx)
     }
 
     fn chunk(idx: usize, bytes: Bytes, start: i64, end: Option<i64>) -> Output {
@@ -682,6 +723,36 @@ mod tests {
             Some(Err(Error::InvalidSpec { .. }))
         ));
         assert!(s.next().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn handing_out_a_batch_counts_its_bytes_and_wakes_a_waiting_driver() {
+        let (tx, rx) = mpsc::channel(8);
+        let budget = Arc::new(Budget::default());
+        let (mut s, _) = stream(&[Some(10)]);
+        s = BatchStream::new(rx, None, budget.clone(), s.positions().to_vec());
+        tx.send(chunk(0, wire(&[batch(0, 2), batch(2, 3)]), 0, Some(10)))
+            .await
+            .unwrap();
+        // A driver waiting for room: not woken while nothing is taken.
+        let mut woken = std::pin::pin!(budget.notified());
+        async fn poll_once(mut n: Pin<&mut Notified<'_>>) -> bool {
+            use std::future::Future;
+            poll_fn(|cx| Poll::Ready(n.as_mut().poll(cx).is_ready())).await
+        }
+        assert!(!poll_once(woken.as_mut()).await);
+        assert_eq!(budget.taken(), 0);
+        let first = s.next().await.unwrap().unwrap();
+        assert_eq!(budget.taken(), first.buffered_bytes());
+        assert_eq!(first.buffered_bytes(), wire(&[batch(0, 2)]).len() as u64);
+        assert!(poll_once(woken.as_mut()).await);
+        // A batch taken while no driver waits leaves a permit: the next wait ends at once.
+        let second = s.next().await.unwrap().unwrap();
+        assert_eq!(
+            budget.taken(),
+            first.buffered_bytes() + second.buffered_bytes()
+        );
+        assert!(poll_once(std::pin::pin!(budget.notified())).await);
     }
 
     #[tokio::test]
