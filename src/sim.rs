@@ -2213,6 +2213,26 @@ mod tests {
         (offsets, reader.partial_batch().is_some())
     }
 
+    /// Runs `s` (10,000 steps, 60 s of virtual time at most), which must finish without a
+    /// failure and read exactly what its plan gives: the run, and the records compared.
+    fn run_exact(s: &Schedule) -> (Run, u64) {
+        let run = run(s, 10_000, Duration::from_secs(60));
+        let expected = Expectation::of(
+            s,
+            &run.plan,
+            &run.cluster,
+            run.retry_deadline,
+            Duration::ZERO,
+        );
+        let compared = check(&expected, &run.outcome);
+        assert!(
+            run.outcome.finished && run.outcome.failed.is_none(),
+            "{:?}",
+            run.outcome.failed
+        );
+        (run, compared.unwrap_or_else(|e| panic!("{e}")))
+    }
+
     #[test]
     fn fetch_answers_are_cut_by_partition_and_response_max_bytes() {
         let s = schedule(vec![spec(&[(3, 50); 4]), spec(&[(3, 50); 4])], vec![]);
@@ -2664,15 +2684,12 @@ mod tests {
                 },
             ),
         ];
-        let Run {
-            outcome,
-            cluster,
-            plan,
-            retry_deadline,
-        } = run(&s, 10_000, Duration::from_secs(60));
-        let expected = Expectation::of(&s, &plan, &cluster, retry_deadline, Duration::ZERO);
-        let compared = check(&expected, &outcome).unwrap();
-        assert!(outcome.finished && outcome.failed.is_none());
+        let (
+            Run {
+                outcome, cluster, ..
+            },
+            compared,
+        ) = run_exact(&s);
         let stats = cluster.stats;
         assert_eq!(
             (stats.leader_moves, stats.loss_after, stats.retention),
@@ -2706,15 +2723,8 @@ mod tests {
         let read = |budget: Option<usize>| {
             let mut s = s.clone();
             s.max_buffered_bytes = budget;
-            let Run {
-                outcome,
-                cluster,
-                plan,
-                retry_deadline,
-            } = run(&s, 10_000, Duration::from_secs(60));
-            let expected = Expectation::of(&s, &plan, &cluster, retry_deadline, Duration::ZERO);
-            assert_eq!(check(&expected, &outcome), Ok(18 + 12), "budget {budget:?}");
-            assert!(outcome.finished && outcome.failed.is_none());
+            let (Run { outcome, .. }, compared) = run_exact(&s);
+            assert_eq!(compared, 18 + 12, "budget {budget:?}");
             outcome
         };
         // Every batch is larger than one byte: each passes alone, and the machine waits for
@@ -2738,15 +2748,12 @@ mod tests {
             (Trigger::Request(6), Fault::SessionLoss { epoch: false }),
             (Trigger::Request(14), Fault::SessionLoss { epoch: true }),
         ];
-        let Run {
-            outcome,
-            cluster,
-            plan,
-            retry_deadline,
-        } = run(&s, 10_000, Duration::from_secs(60));
-        let expected = Expectation::of(&s, &plan, &cluster, retry_deadline, Duration::ZERO);
-        let compared = check(&expected, &outcome).unwrap();
-        assert!(outcome.finished && outcome.failed.is_none());
+        let (
+            Run {
+                outcome, cluster, ..
+            },
+            compared,
+        ) = run_exact(&s);
         assert!(outcome.losses.is_empty());
         assert_eq!(compared, 6 * 18);
         let stats = cluster.stats;
@@ -2789,14 +2796,8 @@ mod tests {
             let mut s = schedule(vec![p.clone()], vec![]);
             s.read_committed = read_committed;
             s.partition_max_bytes = 100;
-            let Run {
-                outcome,
-                cluster,
-                plan,
-                retry_deadline,
-            } = run(&s, 10_000, Duration::from_secs(60));
-            let expected = Expectation::of(&s, &plan, &cluster, retry_deadline, Duration::ZERO);
-            assert_eq!(check(&expected, &outcome), Ok(records));
+            let (Run { outcome, plan, .. }, compared) = run_exact(&s);
+            assert_eq!(compared, records);
             // Offsets 0-1, the aborted 2-4 and their marker 5, the committed 6-7 and their
             // marker 8, then 9.
             let offsets: Vec<i64> = outcome.records.iter().map(|r| r.1).collect();
@@ -2814,14 +2815,13 @@ mod tests {
     fn a_read_waits_out_an_outage_of_every_broker() {
         let mut s = schedule(vec![spec(&[(3, 40); 4]), spec(&[(1, 0); 3])], vec![]);
         s.outage = Some((Duration::ZERO, Duration::from_secs(20)));
-        let Run {
-            outcome,
-            cluster,
-            plan,
-            retry_deadline,
-        } = run(&s, 10_000, Duration::from_secs(60));
-        let expected = Expectation::of(&s, &plan, &cluster, retry_deadline, Duration::ZERO);
-        assert_eq!(check(&expected, &outcome), Ok(15));
+        let (
+            Run {
+                outcome, cluster, ..
+            },
+            compared,
+        ) = run_exact(&s);
+        assert_eq!(compared, 15);
         assert!(
             outcome.elapsed >= Duration::from_secs(20),
             "{:?}",
