@@ -22,7 +22,6 @@
 //! # References
 //! <https://kafka.apache.org/protocol#protocol_network>, KIP-511 (ApiVersions fallback).
 
-use std::collections::HashMap;
 use std::future::{poll_fn, Future};
 use std::pin::{pin, Pin};
 use std::sync::{Arc, Mutex};
@@ -44,6 +43,7 @@ use tokio::time::{Instant, Sleep};
 
 use crate::client::BoxFuture;
 use crate::error::{Error, Result};
+use crate::few::FewMap;
 use crate::security::SecurityConfig;
 
 #[cfg(feature = "sasl")]
@@ -162,7 +162,7 @@ struct Pending {
 /// State shared between callers and the connection's task.
 struct State {
     next_correlation_id: i32,
-    pending: HashMap<i32, Pending>,
+    pending: FewMap<i32, Pending>,
     /// Why the connection closed, once it has.
     closed: Option<String>,
     /// The most requests ever pending at once.
@@ -269,7 +269,7 @@ impl Connection {
             broker: broker.to_owned(),
             state: Mutex::new(State {
                 next_correlation_id: 0,
-                pending: HashMap::new(),
+                pending: FewMap::new(),
                 closed: None,
                 #[cfg(test)]
                 most_pending: 0,
@@ -785,7 +785,7 @@ impl Io {
         }
         {
             let st = self.shared.lock();
-            for (id, p) in &st.pending {
+            for (id, p) in st.pending.iter() {
                 let give_up = p.deadline + self.answer_grace;
                 if give_up <= now {
                     return Poll::Ready(Err(format!(

@@ -126,6 +126,7 @@ pub use kseek_protocol as protocol;
 
 mod backoff;
 mod client;
+mod few;
 mod log;
 
 pub mod cluster;

@@ -53,6 +53,7 @@ use kseek_protocol::{ApiKey, ErrorCode, Uuid};
 use crate::backoff::{Backoff, Failing};
 use crate::cluster::TopicMetadata;
 use crate::error::{Error, Result};
+use crate::few::FewMap;
 use crate::plan::{IsolationLevel, Plan};
 use crate::read::options::{OutOfRange, ReadOptions};
 use crate::read::stream::{DataLoss, FetchedBatch, PartitionPosition};
@@ -335,11 +336,11 @@ pub(crate) struct ReadMachine {
     /// The Metadata request of partition discovery in flight.
     discovery: Option<u64>,
     /// Fetches in flight: their leader, partitions and session fields.
-    fetches: HashMap<u64, (i32, Vec<Requested>, SessionRequest)>,
+    fetches: FewMap<u64, (i32, Vec<Requested>, SessionRequest)>,
     /// Fetch sessions per leader broker (when [`ReadOptions::fetch_sessions`] is on).
     sessions: HashMap<i32, FetchSession>,
     /// ListOffsets in flight.
-    listings: HashMap<u64, Listing>,
+    listings: FewMap<u64, Listing>,
     transmits: VecDeque<Transmit>,
     outputs: VecDeque<Output>,
     failed: bool,
@@ -406,9 +407,9 @@ impl ReadMachine {
             next_id: 0,
             metadata: None,
             discovery: None,
-            fetches: HashMap::new(),
+            fetches: FewMap::new(),
             sessions: HashMap::new(),
-            listings: HashMap::new(),
+            listings: FewMap::new(),
             transmits: VecDeque::new(),
             outputs: VecDeque::new(),
             failed: false,

@@ -1,0 +1,87 @@
+//! [`FewMap`]: a map for the handful of entries of requests in flight.
+
+/// A map of a few entries (the requests in flight on a connection, or of a read), kept in a
+/// `Vec` and searched in order. Each key and value type of a `HashMap` brings its own hashing,
+/// probing and rehashing code into the binary; this brings a few short loops.
+#[derive(Debug)]
+pub(crate) struct FewMap<K, V>(Vec<(K, V)>);
+
+impl<K, V> Default for FewMap<K, V> {
+    fn default() -> Self {
+        FewMap(Vec::new())
+    }
+}
+
+impl<K: PartialEq, V> FewMap<K, V> {
+    /// An empty map.
+    pub(crate) fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `value` under `key`, replacing (and returning) what was there.
+    pub(crate) fn insert(&mut self, key: K, value: V) -> Option<V> {
+        match self.0.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => Some(core::mem::replace(v, value)),
+            None => {
+                self.0.push((key, value));
+                None
+            }
+        }
+    }
+
+    /// Takes out the value under `key`.
+    pub(crate) fn remove(&mut self, key: &K) -> Option<V> {
+        let at = self.0.iter().position(|(k, _)| k == key)?;
+        Some(self.0.swap_remove(at).1)
+    }
+
+    /// The number of entries.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are none.
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The entries, in no particular order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&K, &V)> {
+        self.0.iter().map(|(k, v)| (k, v))
+    }
+
+    /// The values, in no particular order.
+    pub(crate) fn values(&self) -> impl Iterator<Item = &V> {
+        self.0.iter().map(|(_, v)| v)
+    }
+}
+
+impl<K, V> IntoIterator for FewMap<K, V> {
+    type Item = (K, V);
+    type IntoIter = std::vec::IntoIter<(K, V)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FewMap;
+
+    #[test]
+    fn insert_replaces_and_remove_takes_out() {
+        let mut m = FewMap::new();
+        assert_eq!(m.insert(1, "a"), None);
+        assert_eq!(m.insert(2, "b"), None);
+        assert_eq!(m.insert(1, "c"), Some("a"));
+        assert_eq!(m.len(), 2);
+        assert_eq!(m.remove(&1), Some("c"));
+        assert_eq!(m.remove(&1), None);
+        assert_eq!(m.values().collect::<Vec<_>>(), [&"b"]);
+        assert_eq!(m.iter().collect::<Vec<_>>(), [(&2, &"b")]);
+        assert!(!m.is_empty());
+        assert_eq!(m.into_iter().collect::<Vec<_>>(), [(2, "b")]);
+    }
+}
