@@ -30,6 +30,7 @@ use crate::backoff::{Backoff, Failing};
 use crate::cluster::{cluster_from_response, partitions_of, ClusterMetadata, TopicMetadata};
 use crate::conn::{Connection, ConnectionConfig};
 use crate::error::{Error, Result};
+use crate::few::FewMap;
 
 /// Settings of a [`Client`]. [`ClientConfig::new`] and the builder-style setters make one (new
 /// fields may be added, so it can't be built as a struct literal):
@@ -196,7 +197,7 @@ struct Inner {
     state: Mutex<State>,
     /// One slot per broker id; the async lock is held while that broker is being connected
     /// to, so concurrent callers wait for one connect instead of opening several.
-    connections: Mutex<HashMap<i32, ConnectionSlot>>,
+    connections: Mutex<FewMap<i32, ConnectionSlot>>,
     /// The connection used for Metadata before any broker connection exists.
     bootstrap: tokio::sync::Mutex<Option<Arc<Connection>>>,
 }
@@ -204,7 +205,7 @@ struct Inner {
 #[derive(Default)]
 struct State {
     /// Node id to `host:port`, from the latest Metadata answer.
-    brokers: HashMap<i32, String>,
+    brokers: FewMap<i32, String>,
     /// Cached topics, by name.
     topics: HashMap<String, CachedTopic>,
     /// Group coordinators found by FindCoordinator, by group id (see `group.rs`).
@@ -250,7 +251,7 @@ impl Client {
             inner: Arc::new(Inner {
                 config,
                 state: Mutex::new(State::default()),
-                connections: Mutex::new(HashMap::new()),
+                connections: Mutex::new(FewMap::new()),
                 bootstrap: tokio::sync::Mutex::new(None),
             }),
         };
@@ -456,7 +457,9 @@ impl Client {
                     .connections
                     .lock()
                     .unwrap_or_else(|e| e.into_inner());
-                connections.entry(broker_id).or_default().clone()
+                connections
+                    .get_or_insert_with(broker_id, ConnectionSlot::default)
+                    .clone()
             };
             let mut slot = slot.lock().await;
             if let Some(conn) = slot.as_ref() {
@@ -661,7 +664,9 @@ impl Client {
 
     /// Records `address` as broker `broker_id` (FindCoordinator names brokers too).
     pub(crate) fn learn_broker(&self, broker_id: i32, address: String) {
-        self.state().brokers.entry(broker_id).or_insert(address);
+        self.state()
+            .brokers
+            .get_or_insert_with(broker_id, || address);
     }
 }
 
@@ -674,7 +679,7 @@ mod tests {
             inner: Arc::new(Inner {
                 config,
                 state: Mutex::new(State::default()),
-                connections: Mutex::new(HashMap::new()),
+                connections: Mutex::new(FewMap::new()),
                 bootstrap: tokio::sync::Mutex::new(None),
             }),
         }

@@ -29,6 +29,28 @@ impl<K: PartialEq, V> FewMap<K, V> {
         }
     }
 
+    /// The value under `key`.
+    pub(crate) fn get(&self, key: &K) -> Option<&V> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// The value under `key`, to change.
+    pub(crate) fn get_mut(&mut self, key: &K) -> Option<&mut V> {
+        self.0.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// The value under `key`, made by `make` first if there is none.
+    pub(crate) fn get_or_insert_with(&mut self, key: K, make: impl FnOnce() -> V) -> &mut V {
+        let at = match self.0.iter().position(|(k, _)| *k == key) {
+            Some(at) => at,
+            None => {
+                self.0.push((key, make()));
+                self.0.len() - 1
+            }
+        };
+        &mut self.0[at].1
+    }
+
     /// Takes out the value under `key`.
     pub(crate) fn remove(&mut self, key: &K) -> Option<V> {
         let at = self.0.iter().position(|(k, _)| k == key)?;
@@ -54,6 +76,16 @@ impl<K: PartialEq, V> FewMap<K, V> {
     /// The values, in no particular order.
     pub(crate) fn values(&self) -> impl Iterator<Item = &V> {
         self.0.iter().map(|(_, v)| v)
+    }
+}
+
+impl<K: PartialEq, V> FromIterator<(K, V)> for FewMap<K, V> {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(entries: I) -> Self {
+        let mut map = FewMap::new();
+        for (k, v) in entries {
+            map.insert(k, v);
+        }
+        map
     }
 }
 
@@ -83,5 +115,20 @@ mod tests {
         assert_eq!(m.iter().collect::<Vec<_>>(), [(&2, &"b")]);
         assert!(!m.is_empty());
         assert_eq!(m.into_iter().collect::<Vec<_>>(), [(2, "b")]);
+    }
+
+    #[test]
+    fn lookups_and_made_entries() {
+        let mut m: FewMap<i32, String> = [(1, "a".to_owned()), (1, "b".to_owned())]
+            .into_iter()
+            .collect();
+        assert_eq!(m.len(), 1);
+        assert_eq!(m.get(&1).map(String::as_str), Some("b"));
+        m.get_mut(&1).unwrap().push('!');
+        assert_eq!(m.get(&1).map(String::as_str), Some("b!"));
+        assert_eq!(m.get_or_insert_with(2, || "c".to_owned()), "c");
+        assert_eq!(m.get_or_insert_with(2, || "d".to_owned()), "c");
+        assert_eq!(m.get(&3), None);
+        assert_eq!(m.len(), 2);
     }
 }

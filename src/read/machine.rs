@@ -338,7 +338,7 @@ pub(crate) struct ReadMachine {
     /// Fetches in flight: their leader, partitions and session fields.
     fetches: FewMap<u64, (i32, Vec<Requested>, SessionRequest)>,
     /// Fetch sessions per leader broker (when [`ReadOptions::fetch_sessions`] is on).
-    sessions: HashMap<i32, FetchSession>,
+    sessions: FewMap<i32, FetchSession>,
     /// ListOffsets in flight.
     listings: FewMap<u64, Listing>,
     transmits: VecDeque<Transmit>,
@@ -408,7 +408,7 @@ impl ReadMachine {
             metadata: None,
             discovery: None,
             fetches: FewMap::new(),
-            sessions: HashMap::new(),
+            sessions: FewMap::new(),
             listings: FewMap::new(),
             transmits: VecDeque::new(),
             outputs: VecDeque::new(),
@@ -714,7 +714,9 @@ impl ReadMachine {
         if !self.options.fetch_sessions {
             return SessionRequest::SESSIONLESS;
         }
-        let session = self.sessions.entry(leader).or_default();
+        let session = self
+            .sessions
+            .get_or_insert_with(leader, FetchSession::default);
         if session.epoch == 0 {
             return SessionRequest {
                 id: session.id,
@@ -757,7 +759,9 @@ impl ReadMachine {
         if sent.epoch < 0 {
             return false;
         }
-        let session = self.sessions.entry(leader).or_default();
+        let session = self
+            .sessions
+            .get_or_insert_with(leader, FetchSession::default);
         let incremental = sent.is_incremental(version);
         if !code.is_ok() {
             // FETCH_SESSION_ID_NOT_FOUND: the broker has no such session (evicted, or the
