@@ -221,7 +221,7 @@ struct FetchSession {
     /// closes session `id` if there is one), 1 and up for incremental ones.
     epoch: i32,
     /// What the broker holds for the session, per partition index: the fields last sent.
-    held: HashMap<usize, Requested>,
+    held: Held,
     /// Sessions lost in a row without an incremental answer in between: the second in a row
     /// backs off like any retriable error (a broker that keeps losing sessions must not
     /// keep the read in a tight loop).
@@ -237,6 +237,52 @@ impl FetchSession {
         }
         self.epoch = 0;
         self.held.clear();
+    }
+}
+
+/// What a broker holds of a fetch session: per partition index of the read (dense, from 0),
+/// the fields last sent, or `None`.
+#[derive(Debug, Default)]
+struct Held(Vec<Option<Requested>>);
+
+impl Held {
+    /// Exactly `requested`.
+    fn of(requested: &[Requested]) -> Held {
+        let mut held = Held::default();
+        for r in requested {
+            held.set(r);
+        }
+        held
+    }
+
+    /// The fields held for partition `idx`.
+    fn get(&self, idx: usize) -> Option<&Requested> {
+        self.0.get(idx).and_then(Option::as_ref)
+    }
+
+    /// Holds `r`'s fields for its partition.
+    fn set(&mut self, r: &Requested) {
+        if self.0.len() <= r.idx {
+            self.0.resize(r.idx + 1, None);
+        }
+        self.0[r.idx] = Some(r.clone());
+    }
+
+    /// Forgets partition `idx`.
+    fn remove(&mut self, idx: usize) {
+        if let Some(slot) = self.0.get_mut(idx) {
+            *slot = None;
+        }
+    }
+
+    /// Forgets every partition.
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    /// The partitions held, in index order.
+    fn iter(&self) -> impl Iterator<Item = &Requested> {
+        self.0.iter().flatten()
     }
 }
 
@@ -724,18 +770,21 @@ impl ReadMachine {
                 forgotten: Vec::new(),
             };
         }
-        let mut wanted = std::collections::HashSet::with_capacity(requested.len());
+        // Which partitions this request names, by index (the held ones not named are
+        // forgotten, in index order).
+        let mut wanted = vec![false; session.held.0.len()];
         for r in requested.iter_mut() {
-            wanted.insert(r.idx);
-            r.unchanged = session.held.get(&r.idx).is_some_and(|held| r.same_as(held));
+            if let Some(w) = wanted.get_mut(r.idx) {
+                *w = true;
+            }
+            r.unchanged = session.held.get(r.idx).is_some_and(|held| r.same_as(held));
         }
-        let mut forgotten: Vec<Requested> = session
+        let forgotten: Vec<Requested> = session
             .held
-            .values()
-            .filter(|held| !wanted.contains(&held.idx))
+            .iter()
+            .filter(|held| !wanted[held.idx])
             .cloned()
             .collect();
-        forgotten.sort_unstable_by_key(|f| f.idx);
         SessionRequest {
             id: session.id,
             epoch: session.epoch,
@@ -786,7 +835,7 @@ impl ReadMachine {
             // sessions are off, or its cache is full); then the next fetch is full again.
             session.id = answered_id;
             session.epoch = if answered_id > 0 { 1 } else { 0 };
-            session.held = requested.iter().map(|r| (r.idx, r.clone())).collect();
+            session.held = Held::of(requested);
             if answered_id <= 0 {
                 session.held.clear();
             }
@@ -797,10 +846,10 @@ impl ReadMachine {
             session.lost_in_a_row = 0;
             session.epoch = next_epoch(sent.epoch);
             for r in requested.iter().filter(|r| !r.unchanged) {
-                session.held.insert(r.idx, r.clone());
+                session.held.set(r);
             }
             for f in &sent.forgotten {
-                session.held.remove(&f.idx);
+                session.held.remove(f.idx);
             }
         }
         false
