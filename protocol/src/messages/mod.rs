@@ -122,24 +122,6 @@ pub fn encode_request_frame<R: Request>(
     body: &R,
 ) -> Result<()> {
     R::check_version(version)?;
-    let start = buf.len();
-    let written = write_request_frame(buf, start, correlation_id, client_id, version, body);
-    if written.is_err() {
-        buf.truncate(start);
-    }
-    written
-}
-
-/// [`encode_request_frame`]'s writing, from `start`.
-fn write_request_frame<R: Request>(
-    buf: &mut BytesMut,
-    start: usize,
-    correlation_id: i32,
-    client_id: Option<&str>,
-    version: i16,
-    body: &R,
-) -> Result<()> {
-    buf.extend_from_slice(&[0; 4]);
     let header = RequestHeader {
         api_key: R::API_KEY.0,
         api_version: version,
@@ -147,10 +129,38 @@ fn write_request_frame<R: Request>(
         client_id: client_id.map(str::to_owned),
         unknown_tagged_fields: Default::default(),
     };
-    header.encode(buf, R::request_header_version(version))?;
-    body.encode(buf, version)?;
-    let len = buf.len() - start - 4;
-    let len = i32::try_from(len).map_err(|_| Error::TooLong { what: R::NAME, len })?;
-    buf[start..start + 4].copy_from_slice(&len.to_be_bytes());
-    Ok(())
+    let header_version = R::request_header_version(version);
+    write_frame(buf, &header, header_version, R::NAME, &|b| {
+        body.encode(b, version)
+    })
+}
+
+/// [`encode_request_frame`]'s framing, compiled once for every request type: the size
+/// prefix, `header`, the body `encode` writes; on an error `buf` is cut back to where it was.
+fn write_frame(
+    buf: &mut BytesMut,
+    header: &RequestHeader,
+    header_version: i16,
+    name: &'static str,
+    encode: &dyn Fn(&mut BytesMut) -> Result<()>,
+) -> Result<()> {
+    let start = buf.len();
+    buf.extend_from_slice(&[0; 4]);
+    let written = header
+        .encode(buf, header_version)
+        .and_then(|()| encode(buf))
+        .and_then(|()| {
+            let len = buf.len() - start - 4;
+            i32::try_from(len).map_err(|_| Error::TooLong { what: name, len })
+        });
+    match written {
+        Ok(len) => {
+            buf[start..start + 4].copy_from_slice(&len.to_be_bytes());
+            Ok(())
+        }
+        Err(e) => {
+            buf.truncate(start);
+            Err(e)
+        }
+    }
 }
