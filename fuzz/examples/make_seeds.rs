@@ -18,7 +18,7 @@ use kseek_protocol::messages::sasl_authenticate::{
 use kseek_protocol::messages::sasl_handshake::{SaslHandshakeRequest, SaslHandshakeResponse};
 use kseek_protocol::negotiate::SUPPORTED_APIS;
 use kseek_protocol::records::{
-    encode_legacy_message_set, Compression, ControlRecordType, LegacyMessage, NewRecord,
+    encode_legacy_message_set, Compression, ControlRecordType, NewRecord, OwnedRecord,
     RecordBatchBuilder,
 };
 use kseek_protocol::{decode_exact, ApiKey, Message, RequestHeader, ResponseHeader};
@@ -56,9 +56,16 @@ fn write_seed(target: &str, data: &[u8]) {
 fn main() {
     let data = Path::new("../protocol/tests/data");
     let mut frames = 0;
-    let mut captures: Vec<_> = fs::read_dir(data).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut captures: Vec<_> = fs::read_dir(data)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     // The SASL logins are one level deeper: protocol/tests/data/sasl/<broker>/.
-    captures.extend(fs::read_dir(data.join("sasl")).unwrap().map(|e| e.unwrap().path()));
+    captures.extend(
+        fs::read_dir(data.join("sasl"))
+            .unwrap()
+            .map(|e| e.unwrap().path()),
+    );
     for capture in captures {
         let Ok(index) = fs::read_to_string(capture.join("index.tsv")) else {
             continue;
@@ -135,10 +142,27 @@ fn main() {
             .build()
             .unwrap();
     write_seed("records", &[&[0x12u8, 8, 0][..], &txn, &marker].concat());
-    for (magic, codec) in [(0, Compression::None), (1, Compression::None), (1, Compression::Gzip), (0, Compression::Gzip)] {
+    for (magic, codec) in [
+        (0, Compression::None),
+        (1, Compression::None),
+        (1, Compression::Gzip),
+        (0, Compression::Gzip),
+    ] {
         let messages = [
-            LegacyMessage { offset: 0, timestamp: 1_700_000_000_000, key: Some(Bytes::from_static(b"k")), value: Some(Bytes::from_static(b"v")) },
-            LegacyMessage { offset: 1, timestamp: 1_700_000_000_001, key: None, value: Some(Bytes::from_static(b"w")) },
+            OwnedRecord {
+                offset: 0,
+                timestamp: 1_700_000_000_000,
+                key: Some(Bytes::from_static(b"k")),
+                value: Some(Bytes::from_static(b"v")),
+                headers: Vec::new(),
+            },
+            OwnedRecord {
+                offset: 1,
+                timestamp: 1_700_000_000_001,
+                key: None,
+                value: Some(Bytes::from_static(b"w")),
+                headers: Vec::new(),
+            },
         ];
         let set = encode_legacy_message_set(magic, codec, None, &messages).unwrap();
         write_seed("records", &[&[0u8, 8, 0][..], &set].concat());
@@ -167,9 +191,15 @@ fn main() {
     };
     for version in 0..=1i16 {
         write_seed("sasl_handshake", &seed(version << 1, &handshake, version));
-        write_seed("sasl_handshake", &seed(version << 1 | 1, &mechanisms, version));
+        write_seed(
+            "sasl_handshake",
+            &seed(version << 1 | 1, &mechanisms, version),
+        );
         write_seed("sasl_authenticate", &seed(version << 1, &auth, version));
-        write_seed("sasl_authenticate", &seed(version << 1 | 1, &answer, version));
+        write_seed(
+            "sasl_authenticate",
+            &seed(version << 1 | 1, &answer, version),
+        );
         sasl += 4;
     }
     println!(

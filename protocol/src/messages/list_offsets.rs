@@ -168,6 +168,17 @@ mod tests {
         version >= 6
     }
 
+    /// A topic: a name, up to three partitions drawn from `partition` and unknown tags, for
+    /// `make` to build the request's or the response's topic struct from.
+    fn arb_topic<P: core::fmt::Debug, T: core::fmt::Debug>(
+        partition: impl Strategy<Value = P>,
+        flex: bool,
+        make: fn(String, Vec<P>, UnknownTaggedFields) -> T,
+    ) -> impl Strategy<Value = T> {
+        let partitions = proptest::collection::vec(partition, 0..4);
+        (".{0,12}", partitions, arb_unknown_tags(flex)).prop_map(move |(n, p, u)| make(n, p, u))
+    }
+
     fn arb_request(version: i16) -> impl Strategy<Value = ListOffsetsRequest> {
         let flex = flexible(version);
         let partition = (
@@ -184,16 +195,15 @@ mod tests {
                     unknown_tagged_fields: tags,
                 }
             });
-        let topic = (
-            ".{0,12}",
-            proptest::collection::vec(partition, 0..4),
-            arb_unknown_tags(flex),
-        )
-            .prop_map(|(name, partitions, tags)| ListOffsetsTopic {
+        let topic = arb_topic(
+            partition,
+            flex,
+            |name, partitions, unknown_tagged_fields| ListOffsetsTopic {
                 name,
                 partitions,
-                unknown_tagged_fields: tags,
-            });
+                unknown_tagged_fields,
+            },
+        );
         (
             any::<i32>(),
             any::<i8>(),
@@ -234,16 +244,15 @@ mod tests {
                     }
                 },
             );
-        let topic = (
-            ".{0,12}",
-            proptest::collection::vec(partition, 0..4),
-            arb_unknown_tags(flex),
-        )
-            .prop_map(|(name, partitions, tags)| ListOffsetsTopicResponse {
+        let topic = arb_topic(
+            partition,
+            flex,
+            |name, partitions, unknown_tagged_fields| ListOffsetsTopicResponse {
                 name,
                 partitions,
-                unknown_tagged_fields: tags,
-            });
+                unknown_tagged_fields,
+            },
+        );
         (
             any::<i32>(),
             proptest::collection::vec(topic, 0..4),

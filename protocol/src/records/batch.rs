@@ -295,13 +295,9 @@ impl Iterator for Batches {
         if self.failed {
             return None;
         }
-        match self.next_batch() {
-            Ok(b) => b.map(Ok),
-            Err(e) => {
-                self.failed = true;
-                Some(Err(e))
-            }
-        }
+        let next = self.next_batch().transpose();
+        self.failed = matches!(next, Some(Err(_)));
+        next
     }
 }
 
@@ -749,7 +745,7 @@ impl LegacyBatch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::{encode_legacy_message_set, LegacyMessage, NewRecord, RecordBatchBuilder};
+    use crate::records::{encode_legacy_message_set, NewRecord, OwnedRecord, RecordBatchBuilder};
 
     fn opts() -> DecodeOptions {
         DecodeOptions::default()
@@ -1153,11 +1149,12 @@ mod tests {
             1,
             Compression::None,
             None,
-            &[LegacyMessage {
+            &[OwnedRecord {
                 offset: 9,
                 timestamp: 1234,
                 key: Some(Bytes::from_static(b"k")),
                 value: Some(Bytes::from_static(b"val")),
+                headers: Vec::new(),
             }],
         )
         .unwrap();
@@ -1172,13 +1169,14 @@ mod tests {
         ));
     }
 
-    fn msgs(first: i64, n: i64) -> Vec<LegacyMessage> {
+    fn msgs(first: i64, n: i64) -> Vec<OwnedRecord> {
         (0..n)
-            .map(|i| LegacyMessage {
+            .map(|i| OwnedRecord {
                 offset: first + i,
                 timestamp: 100 + i,
                 key: (i % 2 == 0).then(|| Bytes::from(format!("k{i}"))),
                 value: Some(Bytes::from(format!("value-{i}"))),
+                headers: Vec::new(),
             })
             .collect()
     }
@@ -1203,7 +1201,7 @@ mod tests {
         out
     }
 
-    fn expected(m: &[LegacyMessage], magic: i8) -> Flat {
+    fn expected(m: &[OwnedRecord], magic: i8) -> Flat {
         m.iter()
             .map(|m| {
                 (

@@ -15,6 +15,7 @@ use crate::records::batch::{TimestampType, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD};
 use crate::records::compression::{compress, Compression};
 use crate::records::control::ControlRecordType;
 use crate::records::crc32::crc32_ieee;
+use crate::records::record::OwnedRecord;
 
 /// A record to write into a batch with [`RecordBatchBuilder`].
 ///
@@ -331,19 +332,6 @@ impl RecordBatchBuilder {
     }
 }
 
-/// A message for [`encode_legacy_message_set`].
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LegacyMessage {
-    /// The absolute offset.
-    pub offset: i64,
-    /// The timestamp (magic 1 only; ignored for magic 0).
-    pub timestamp: i64,
-    /// The key, `None` for null.
-    pub key: Option<Bytes>,
-    /// The value, `None` for null.
-    pub value: Option<Bytes>,
-}
-
 /// Writes a legacy (magic 0 or 1) message set, for tests.
 ///
 /// With [`Compression::None`] the messages are written one after another. Otherwise they
@@ -352,11 +340,15 @@ pub struct LegacyMessage {
 /// 0..n-1 for consecutive offsets) and the wrapper's timestamp is the largest inner one, or
 /// `log_append_time` (magic 1 only). Magic-0 lz4 is written with a correct frame header
 /// checksum, not the broken one old Kafka wrote (the reader accepts both).
+///
+/// The messages are the [`OwnedRecord`]s a reader gives back: absolute offsets, the timestamp
+/// (ignored for magic 0), key and value. Legacy messages have no headers, so a record with
+/// headers is refused.
 pub fn encode_legacy_message_set(
     magic: i8,
     compression: Compression,
     log_append_time: Option<i64>,
-    messages: &[LegacyMessage],
+    messages: &[OwnedRecord],
 ) -> Result<Bytes> {
     if !(0..=1).contains(&magic) {
         return Err(Error::InvalidValue {
@@ -366,6 +358,12 @@ pub fn encode_legacy_message_set(
     }
     if compression == Compression::Zstd {
         return Err(Error::UnsupportedCompression { codec: 4 });
+    }
+    if let Some(m) = messages.iter().find(|m| !m.headers.is_empty()) {
+        return Err(Error::InvalidValue {
+            what: "headers in a legacy message (at offset)",
+            value: m.offset,
+        });
     }
     let ts_bit: i8 = if log_append_time.is_some() && magic == 1 {
         0x08
@@ -604,14 +602,15 @@ mod tests {
             first in 0i64..(1 << 40),
             values in prop::collection::vec((bytes_strategy(), bytes_strategy(), 0i64..1 << 40), 1..8),
         ) {
-            let messages: Vec<LegacyMessage> = values
+            let messages: Vec<OwnedRecord> = values
                 .iter()
                 .enumerate()
-                .map(|(i, (k, v, ts))| LegacyMessage {
+                .map(|(i, (k, v, ts))| OwnedRecord {
                     offset: first + i as i64,
                     timestamp: *ts,
                     key: k.clone(),
                     value: v.clone(),
+                    headers: Vec::new(),
                 })
                 .collect();
             for codec in codecs().into_iter().filter(|c| *c != Compression::Zstd) {
@@ -621,16 +620,30 @@ mod tests {
                 let want: Vec<OwnedRecord> = messages
                     .iter()
                     .map(|m| OwnedRecord {
-                        offset: m.offset,
                         timestamp: if magic == 0 { -1 } else { m.timestamp },
-                        key: m.key.clone(),
-                        value: m.value.clone(),
-                        headers: Vec::new(),
+                        ..m.clone()
                     })
                     .collect();
                 prop_assert_eq!(got, want, "codec {:?}", codec);
             }
         }
+    }
+
+    #[test]
+    fn legacy_sets_refuse_headers() {
+        let with_header = OwnedRecord {
+            offset: 7,
+            headers: vec![OwnedHeader {
+                key: Bytes::from_static(b"h"),
+                value: None,
+            }],
+            ..OwnedRecord::default()
+        };
+        let err = encode_legacy_message_set(1, Compression::None, None, &[with_header]);
+        assert!(matches!(
+            err,
+            Err(Error::InvalidValue { value: 7, what }) if what.contains("headers")
+        ));
     }
 
     #[test]

@@ -246,17 +246,9 @@ impl Iterator for PartitionReader {
         if self.done {
             return None;
         }
-        match self.next_batch() {
-            Ok(Some(b)) => Some(Ok(b)),
-            Ok(None) => {
-                self.done = true;
-                None
-            }
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
-        }
+        let next = self.next_batch().transpose();
+        self.done = !matches!(next, Some(Ok(_)));
+        next
     }
 }
 
@@ -337,9 +329,7 @@ impl core::iter::FusedIterator for FilteredRecords<'_> {}
 mod tests {
     use super::*;
     use crate::error::Error;
-    use crate::records::{
-        encode_legacy_message_set, Compression, LegacyMessage, NewRecord, RecordBatchBuilder,
-    };
+    use crate::records::{encode_legacy_message_set, Compression, NewRecord, RecordBatchBuilder};
 
     fn data(base: i64, n: i32) -> RecordBatchBuilder {
         let mut b = RecordBatchBuilder::new(base, 1_000 + base);
@@ -530,11 +520,12 @@ mod tests {
     #[test]
     fn legacy_positions() {
         let msgs: Vec<_> = (0..4)
-            .map(|i| LegacyMessage {
+            .map(|i| OwnedRecord {
                 offset: 50 + i,
                 timestamp: i,
                 key: None,
                 value: Some(Bytes::from(vec![b'x'; 3])),
+                headers: Vec::new(),
             })
             .collect();
         let bytes = encode_legacy_message_set(1, Compression::None, None, &msgs).unwrap();
