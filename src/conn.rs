@@ -32,8 +32,8 @@ use bytes::{Bytes, BytesMut};
 use kseek_protocol::messages::api_versions::{ApiVersionsRequest, ApiVersionsResponse};
 use kseek_protocol::negotiate::{self, ApiVersionMap, ApiVersionsReply};
 use kseek_protocol::{
-    decode_exact, messages::encode_request_frame, split_frame, ApiKey, Message, Request,
-    ResponseHeader,
+    check_frame, decode_exact, messages::encode_request_frame, split_frame, ApiKey, FrameStatus,
+    Message, Request, ResponseHeader,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -609,8 +609,14 @@ impl Io {
 
     /// Reads what has arrived and dispatches every complete frame.
     fn poll_read(&mut self, cx: &mut Context<'_>) -> Poll<std::result::Result<(), String>> {
-        if self.read_buf.capacity() - self.read_buf.len() < 8 * 1024 {
-            self.read_buf.reserve(64 * 1024);
+        let len = self.read_buf.len();
+        let pending = match check_frame(&self.read_buf, self.max_frame_size) {
+            Ok(FrameStatus::Incomplete { needed }) if len >= 4 => Some(needed),
+            _ => None,
+        };
+        let want = read_capacity(len, pending);
+        if self.read_buf.capacity() < want {
+            self.read_buf.reserve((want - len).max(READ_CHUNK));
         }
         // `read_buf` is cancel-safe: a future made for one poll and dropped loses nothing.
         let read = pin!(self.stream.read_buf(&mut self.read_buf));
@@ -814,6 +820,30 @@ const TLS_ANSWER: &str = "the broker answered in TLS";
 /// Marks a connection closed by a TLS alert from the broker (see [`refused_tls`]).
 const TLS_REFUSED: &str = "TLS session refused: ";
 
+/// What a read asks the socket for at least, and the room kept free for one.
+const READ_CHUNK: usize = 64 * 1024;
+const MIN_SPARE: usize = 8 * 1024;
+/// How far ahead of the bytes it has received a frame's buffer may grow: a size prefix alone
+/// never makes the connection allocate much more than what arrived.
+const FRAME_GROWTH: usize = 16;
+
+/// The capacity the read buffer should have before the next read, holding `len` bytes of
+/// which the start of a frame still missing `pending` bytes (when its size prefix is there).
+///
+/// Room for the whole rest of the frame, so a large Fetch response lands in the buffer it is
+/// split from and is not copied as the buffer grows in steps, but at most `FRAME_GROWTH`
+/// times what has arrived: a frame of 8 MiB is read into buffers of 1 MiB (after its first
+/// 64 KiB) and then 8 MiB, copying 1 MiB, not into one doubling at every 64 KiB.
+fn read_capacity(len: usize, pending: Option<usize>) -> usize {
+    let spare = len + MIN_SPARE;
+    match pending {
+        Some(needed) => (len + needed)
+            .min(len.saturating_mul(FRAME_GROWTH))
+            .max(spare),
+        None => spare,
+    }
+}
+
 /// Why a read failed. A TLS alert means the broker refused the session: with TLS 1.3 a
 /// client certificate it rejects (or one it requires and didn't get) shows only now, on the
 /// first read after the handshake.
@@ -1008,6 +1038,24 @@ mod tests {
     use tokio::net::TcpStream;
 
     use super::*;
+
+    #[test]
+    fn read_buffer_grows_toward_the_frame_in_bounded_steps() {
+        // Nothing pending: the usual spare room.
+        assert_eq!(read_capacity(0, None), MIN_SPARE);
+        assert_eq!(read_capacity(100, None), 100 + MIN_SPARE);
+        // The first 64 KiB of an 8 MiB frame: room for 16 times that, not the whole frame.
+        assert_eq!(
+            read_capacity(64 << 10, Some((8 << 20) - (64 << 10))),
+            1 << 20
+        );
+        // From 1 MiB on, the rest of the frame fits: the last buffer is the frame's own.
+        assert_eq!(read_capacity(1 << 20, Some(7 << 20)), 8 << 20);
+        // A frame about to end: at least the usual spare room.
+        assert_eq!(read_capacity(100, Some(50)), 100 + MIN_SPARE);
+        // A size prefix alone, however large the size it claims, asks for little.
+        assert_eq!(read_capacity(4, Some(100 << 20)), 4 + MIN_SPARE);
+    }
 
     async fn read_request(sock: &mut TcpStream) -> Vec<u8> {
         let mut len = [0u8; 4];

@@ -84,7 +84,7 @@ pub mod records;
 pub use api_key::ApiKey;
 pub use error::{Error, Result};
 pub use error_code::ErrorCode;
-pub use frame::{split_frame, FrameStatus};
+pub use frame::{check_frame, split_frame, FrameStatus};
 pub use header::{RequestHeader, ResponseHeader};
 pub use messages::{decode_exact, IsolationLevel, Message, Request, VersionRange};
 pub use primitives::Uuid;
