@@ -2,7 +2,7 @@
 //! broker and loopback deliver to kseek's own [`Connection`] when nothing is decoded.
 //!
 //! ```text
-//! cargo run --release --example fetch_discard -- <bootstrap> <topic> [in-flight]
+//! cargo run --release --example fetch_discard -- <bootstrap> <topic> [in-flight [codec]]
 //! ```
 //!
 //! It resolves the topic from the earliest offset to the latest, as `kseek read` does, and
@@ -19,12 +19,21 @@
 //! are not counted (they belong to the next lane), their bytes are (they crossed the socket).
 //!
 //! Prints one line: records, record-batch bytes received, Fetch requests, wall seconds.
+//!
+//! With `codec` after the in-flight count it is the codec's ceiling instead: it keeps every
+//! record batch it fetched and, once all are in memory, decompresses the records section of each
+//! with the codec crate kseek's default build uses (flate2, lz4_flex's frame decoder, ruzstd;
+//! one call per batch into a reused buffer, no CRC, no record pass). The line then adds the
+//! uncompressed bytes and `codec-seconds`, the time of the decompression alone: the fastest a
+//! client decompressing with that crate on one core could go on this topic.
 
 use std::collections::HashMap;
+use std::io::Read;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
+use bytes::Bytes;
 use kseek::protocol::messages::fetch::{FetchPartition, FetchRequest, FetchTopic};
 use kseek::protocol::Uuid;
 use kseek::{Connection, ConnectionConfig, End, ReadOptions, ReadSpec, Start};
@@ -32,7 +41,7 @@ use kseek::{Connection, ConnectionConfig, End, ReadOptions, ReadSpec, Start};
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let (Some(bootstrap), Some(topic)) = (args.next(), args.next()) else {
-        eprintln!("usage: fetch_discard <bootstrap> <topic> [in-flight]");
+        eprintln!("usage: fetch_discard <bootstrap> <topic> [in-flight [codec]]");
         return ExitCode::from(2);
     };
     let in_flight = match args.next().map(|n| n.parse::<usize>()) {
@@ -40,6 +49,14 @@ fn main() -> ExitCode {
         Some(Ok(n)) if n >= 1 => n,
         Some(_) => {
             eprintln!("fetch_discard: in-flight must be a positive integer");
+            return ExitCode::from(2);
+        }
+    };
+    let keep = match args.next().as_deref() {
+        None => false,
+        Some("codec") => true,
+        Some(other) => {
+            eprintln!("fetch_discard: unknown mode {other:?} (the only one is codec)");
             return ExitCode::from(2);
         }
     };
@@ -53,7 +70,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(bootstrap, topic, in_flight)) {
+    match runtime.block_on(run(bootstrap, topic, in_flight, keep)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("fetch_discard: {e}");
@@ -79,11 +96,18 @@ struct Totals {
     records: u64,
     bytes: u64,
     fetches: u64,
+    /// The record bytes of every answer, in codec mode.
+    kept: Vec<Bytes>,
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-async fn run(bootstrap: String, topic: String, in_flight: usize) -> Result<(), BoxError> {
+async fn run(
+    bootstrap: String,
+    topic: String,
+    in_flight: usize,
+    keep: bool,
+) -> Result<(), BoxError> {
     let started = Instant::now();
     let client = kseek::Client::connect([bootstrap]).await?;
     let spec = ReadSpec::new([topic.clone()], Start::Earliest, End::Latest);
@@ -139,7 +163,7 @@ async fn run(bootstrap: String, topic: String, in_flight: usize) -> Result<(), B
         for lane in leader_lanes.into_iter().filter(|l| !l.is_empty()) {
             let conn = conn.clone();
             let options = options.clone();
-            tasks.spawn(async move { fetch_lane(&conn, lane, &options, isolation).await });
+            tasks.spawn(async move { fetch_lane(&conn, lane, &options, isolation, keep).await });
         }
     }
     let mut totals = Totals::default();
@@ -148,15 +172,61 @@ async fn run(bootstrap: String, topic: String, in_flight: usize) -> Result<(), B
         totals.records += lane.records;
         totals.bytes += lane.bytes;
         totals.fetches += lane.fetches;
+        totals.kept.extend(lane.kept);
     }
-    println!(
-        "records {} bytes {} fetches {} in-flight {in_flight} seconds {:.3}",
-        totals.records,
-        totals.bytes,
-        totals.fetches,
-        started.elapsed().as_secs_f64()
+    let seconds = started.elapsed().as_secs_f64();
+    print!(
+        "records {} bytes {} fetches {} in-flight {in_flight} seconds {seconds:.3}",
+        totals.records, totals.bytes, totals.fetches,
     );
+    if keep {
+        let started = Instant::now();
+        let mut uncompressed = 0;
+        let mut out = Vec::new();
+        for records in &totals.kept {
+            uncompressed += decompress_all(records, &mut out)?;
+        }
+        let codec_seconds = started.elapsed().as_secs_f64();
+        print!(" uncompressed {uncompressed} codec-seconds {codec_seconds:.3}");
+    }
+    println!();
     Ok(())
+}
+
+/// Decompresses the records section of every complete batch in `records` with the codec
+/// crate itself, into `out` (reused); returns the uncompressed bytes. Batches overlap between
+/// answers only past a lane's end, and codec mode runs with one lane.
+fn decompress_all(records: &[u8], out: &mut Vec<u8>) -> Result<u64, BoxError> {
+    let mut total = 0;
+    let mut rest = records;
+    // Batch length at byte 8, attributes at 21, the records section after the 61-byte header.
+    while rest.len() >= 61 {
+        let length = i32::from_be_bytes(rest[8..12].try_into()?);
+        let size = usize::try_from(length)? + 12;
+        if rest.len() < size {
+            break;
+        }
+        let attributes = i16::from_be_bytes(rest[21..23].try_into()?);
+        let section = &rest[61..size];
+        out.clear();
+        match attributes & 7 {
+            0 => out.extend_from_slice(section),
+            1 => {
+                flate2::bufread::GzDecoder::new(section).read_to_end(out)?;
+            }
+            3 => {
+                lz4_flex::frame::FrameDecoder::new(section).read_to_end(out)?;
+            }
+            4 => {
+                let mut input = section;
+                ruzstd::decoding::StreamingDecoder::new(&mut input)?.read_to_end(out)?;
+            }
+            codec => return Err(format!("codec {codec}: no ceiling measured here").into()),
+        }
+        total += out.len() as u64;
+        rest = &rest[size..];
+    }
+    Ok(total)
 }
 
 async fn connect(broker: &str, config: ConnectionConfig) -> kseek::Result<Connection> {
@@ -169,6 +239,7 @@ async fn fetch_lane(
     mut lane: Vec<Range>,
     options: &ReadOptions,
     isolation: i8,
+    keep: bool,
 ) -> Result<Totals, BoxError> {
     let negotiated = conn.versions().version_for::<FetchRequest>()?;
     let version = if negotiated >= 13 && lane.iter().any(|r| r.topic_id.is_zero()) {
@@ -212,6 +283,9 @@ async fn fetch_lane(
                 }
                 let records = data.records.unwrap_or_default();
                 totals.bytes += records.len() as u64;
+                if keep {
+                    totals.kept.push(records.clone());
+                }
                 match next_offset(&records)? {
                     Some(next) => {
                         totals.records += (next.min(range.end) - range.position).max(0) as u64;
