@@ -1,4 +1,5 @@
-//! [`FewMap`]: a map for the handful of entries of requests in flight.
+//! [`FewMap`]: a map for the handful of entries of requests in flight; [`find_from`]: a
+//! search that matches answers to what was asked when both come in the same order.
 
 /// A map of a few entries (the requests in flight on a connection, or of a read), kept in a
 /// `Vec` and searched in order. Each key and value type of a `HashMap` brings its own hashing,
@@ -98,9 +99,25 @@ impl<K, V> IntoIterator for FewMap<K, V> {
     }
 }
 
+/// The index of the first of `items` from index `from` on, wrapping round to the start, for
+/// which `is` holds. Answers that list their entries in the order asked (a broker's, to a
+/// Fetch or ListOffsets) are matched in one step each by starting after the previous match;
+/// any other order costs a longer scan, never a wrong match.
+pub(crate) fn find_from<T>(
+    items: &[T],
+    from: usize,
+    mut is: impl FnMut(&T) -> bool,
+) -> Option<usize> {
+    let (before, after) = items.split_at(from.min(items.len()));
+    match after.iter().position(&mut is) {
+        Some(i) => Some(from + i),
+        None => before.iter().position(is),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::FewMap;
+    use super::{find_from, FewMap};
 
     #[test]
     fn insert_replaces_and_remove_takes_out() {
@@ -130,5 +147,29 @@ mod tests {
         assert_eq!(m.get_or_insert_with(2, || "d".to_owned()), "c");
         assert_eq!(m.get(&3), None);
         assert_eq!(m.len(), 2);
+    }
+
+    #[test]
+    fn find_from_starts_at_the_cursor_and_wraps_round() {
+        let items = [10, 20, 30, 20];
+        assert_eq!(find_from(&items, 0, |&x| x == 20), Some(1));
+        assert_eq!(find_from(&items, 2, |&x| x == 20), Some(3));
+        // Past the last match: round to the start.
+        assert_eq!(find_from(&items, 2, |&x| x == 10), Some(0));
+        assert_eq!(find_from(&items, 4, |&x| x == 30), Some(2));
+        assert_eq!(find_from(&items, 9, |&x| x == 30), Some(2));
+        assert_eq!(find_from(&items, 1, |&x| x == 40), None);
+        assert_eq!(find_from(&[] as &[i32], 0, |_| true), None);
+        // Every step of a scan through answers in the order asked looks at one item.
+        let mut looked = 0;
+        let mut next = 0;
+        for want in items {
+            let i = find_from(&items, next, |&x| {
+                looked += 1;
+                x == want
+            });
+            next = i.unwrap() + 1;
+        }
+        assert_eq!(looked, 4);
     }
 }
