@@ -209,7 +209,7 @@ struct State {
     /// Cached topics, by name.
     topics: HashMap<String, CachedTopic>,
     /// Group coordinators found by FindCoordinator, by group id (see `group.rs`).
-    coordinators: HashMap<String, i32>,
+    coordinators: FewMap<String, i32>,
 }
 
 struct CachedTopic {

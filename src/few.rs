@@ -1,6 +1,8 @@
 //! [`FewMap`]: a map for the handful of entries of requests in flight; [`find_from`]: a
 //! search that matches answers to what was asked when both come in the same order.
 
+use std::borrow::Borrow;
+
 /// A map of a few entries (the requests in flight on a connection, or of a read), kept in a
 /// `Vec` and searched in order. Each key and value type of a `HashMap` brings its own hashing,
 /// probing and rehashing code into the binary; this brings a few short loops.
@@ -30,9 +32,15 @@ impl<K: PartialEq, V> FewMap<K, V> {
         }
     }
 
-    /// The value under `key`.
-    pub(crate) fn get(&self, key: &K) -> Option<&V> {
-        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    /// The value under `key` (or what a key borrows as: a `&str` for a `String`).
+    pub(crate) fn get<Q: PartialEq + ?Sized>(&self, key: &Q) -> Option<&V>
+    where
+        K: Borrow<Q>,
+    {
+        self.0
+            .iter()
+            .find(|(k, _)| k.borrow() == key)
+            .map(|(_, v)| v)
     }
 
     /// The value under `key`, to change.
@@ -53,14 +61,22 @@ impl<K: PartialEq, V> FewMap<K, V> {
     }
 
     /// Takes out the value under `key`.
-    pub(crate) fn remove(&mut self, key: &K) -> Option<V> {
-        let at = self.0.iter().position(|(k, _)| k == key)?;
+    pub(crate) fn remove<Q: PartialEq + ?Sized>(&mut self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+    {
+        let at = self.0.iter().position(|(k, _)| k.borrow() == key)?;
         Some(self.0.swap_remove(at).1)
     }
 
     /// The number of entries.
     pub(crate) fn len(&self) -> usize {
         self.0.len()
+    }
+
+    /// Takes out every entry.
+    pub(crate) fn clear(&mut self) {
+        self.0.clear();
     }
 
     /// Whether there are none.
@@ -147,6 +163,15 @@ mod tests {
         assert_eq!(m.get_or_insert_with(2, || "d".to_owned()), "c");
         assert_eq!(m.get(&3), None);
         assert_eq!(m.len(), 2);
+        // String keys are found and taken out by `&str`.
+        let mut m: FewMap<String, i32> = FewMap::new();
+        m.insert("g".to_owned(), 1);
+        m.insert("h".to_owned(), 2);
+        assert_eq!(m.get("h"), Some(&2));
+        assert_eq!(m.remove("g"), Some(1));
+        assert_eq!(m.get("g"), None);
+        m.clear();
+        assert!(m.is_empty());
     }
 
     #[test]
