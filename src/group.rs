@@ -13,7 +13,6 @@
 //! `FindCoordinator` (KIP-699), KIP-320 (committed leader epoch),
 //! docs/reading-by-time.md "Commits".
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use kseek_protocol::messages::find_coordinator::{FindCoordinatorRequest, KEY_TYPE_GROUP};
@@ -493,18 +492,37 @@ fn offset_commit_request(
     topics: &[TopicMetadata],
     version: i16,
 ) -> OffsetCommitRequest {
-    let mut by_topic: BTreeMap<&str, Vec<OffsetCommitRequestPartition>> = BTreeMap::new();
+    // Offsets come grouped by topic as a rule: a scan from the previous topic finds its
+    // entry in one step.
+    let mut by_topic: Vec<OffsetCommitRequestTopic> = Vec::new();
+    let mut last = 0;
     for o in offsets {
-        by_topic
-            .entry(&o.topic)
-            .or_default()
-            .push(OffsetCommitRequestPartition {
-                partition_index: o.partition,
-                committed_offset: o.offset,
-                committed_leader_epoch: if version >= 6 { o.leader_epoch } else { -1 },
-                committed_metadata: o.metadata.clone(),
-                ..OffsetCommitRequestPartition::default()
-            });
+        let partition = OffsetCommitRequestPartition {
+            partition_index: o.partition,
+            committed_offset: o.offset,
+            committed_leader_epoch: if version >= 6 { o.leader_epoch } else { -1 },
+            committed_metadata: o.metadata.clone(),
+            ..OffsetCommitRequestPartition::default()
+        };
+        last = match find_from(&by_topic, last, |t| t.name == o.topic) {
+            Some(at) => at,
+            None => {
+                by_topic.push(OffsetCommitRequestTopic {
+                    name: o.topic.clone(),
+                    topic_id: if version >= 10 {
+                        topics
+                            .iter()
+                            .find(|t| t.name == o.topic)
+                            .map_or(Uuid::ZERO, |t| t.topic_id)
+                    } else {
+                        Uuid::ZERO
+                    },
+                    ..OffsetCommitRequestTopic::default()
+                });
+                by_topic.len() - 1
+            }
+        };
+        by_topic[last].partitions.push(partition);
     }
     OffsetCommitRequest {
         group_id: group.to_owned(),
@@ -512,22 +530,7 @@ fn offset_commit_request(
         member_id: String::new(),
         group_instance_id: None,
         retention_time_ms: -1,
-        topics: by_topic
-            .into_iter()
-            .map(|(name, partitions)| OffsetCommitRequestTopic {
-                name: name.to_owned(),
-                topic_id: if version >= 10 {
-                    topics
-                        .iter()
-                        .find(|t| t.name == name)
-                        .map_or(Uuid::ZERO, |t| t.topic_id)
-                } else {
-                    Uuid::ZERO
-                },
-                partitions,
-                ..OffsetCommitRequestTopic::default()
-            })
-            .collect(),
+        topics: by_topic,
         ..OffsetCommitRequest::default()
     }
 }
@@ -616,6 +619,40 @@ mod tests {
                 assert_eq!(decoded.topics[0].name, "a");
             }
         }
+    }
+
+    #[test]
+    fn offset_commit_requests_group_offsets_by_topic_in_order_of_appearance() {
+        let offset = |topic: &str, partition| CommitOffset {
+            topic: topic.into(),
+            partition,
+            offset: 7,
+            leader_epoch: -1,
+            metadata: None,
+        };
+        let topics = [topic("a", 1, 2), topic("b", 2, 3)];
+        let offsets = [
+            offset("b", 2),
+            offset("a", 1),
+            offset("b", 0),
+            offset("a", 0),
+        ];
+        let request = offset_commit_request("g", &offsets, &topics, 10);
+        let got: Vec<(&str, Uuid, Vec<i32>)> = request
+            .topics
+            .iter()
+            .map(|t| {
+                let partitions = t.partitions.iter().map(|p| p.partition_index).collect();
+                (t.name.as_str(), t.topic_id, partitions)
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("b", Uuid([2; 16]), vec![2, 0]),
+                ("a", Uuid([1; 16]), vec![1, 0])
+            ]
+        );
     }
 
     #[test]
