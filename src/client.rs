@@ -17,7 +17,6 @@
 //! <https://kafka.apache.org/protocol#protocol_partitioning> (bootstrap, Metadata),
 //! docs/reading-by-time.md point 9.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -207,15 +206,93 @@ struct State {
     /// Node id to `host:port`, from the latest Metadata answer.
     brokers: FewMap<i32, String>,
     /// Cached topics, by name.
-    topics: HashMap<String, CachedTopic>,
+    topics: TopicCache,
     /// Group coordinators found by FindCoordinator, by group id (see `group.rs`).
-    coordinators: HashMap<String, i32>,
+    coordinators: FewMap<String, i32>,
 }
 
 struct CachedTopic {
     metadata: TopicMetadata,
     fetched_at: Instant,
     stale: bool,
+}
+
+/// The cached topics in a `Vec` sorted by name, found by binary search: a reader of thousands
+/// of topics looks each up in a few steps, without a hash map's code in the binary.
+#[derive(Default)]
+struct TopicCache(Vec<CachedTopic>);
+
+impl TopicCache {
+    /// Where `name` is, or would be put.
+    fn search(&self, name: &str) -> std::result::Result<usize, usize> {
+        self.0
+            .binary_search_by(|c| c.metadata.name.as_str().cmp(name))
+    }
+
+    fn get(&self, name: &str) -> Option<&CachedTopic> {
+        self.search(name).ok().map(|at| &self.0[at])
+    }
+
+    fn get_mut(&mut self, name: &str) -> Option<&mut CachedTopic> {
+        let at = self.search(name).ok()?;
+        Some(&mut self.0[at])
+    }
+
+    fn remove(&mut self, name: &str) {
+        if let Ok(at) = self.search(name) {
+            self.0.remove(at);
+        }
+    }
+
+    fn values_mut(&mut self) -> impl Iterator<Item = &mut CachedTopic> {
+        self.0.iter_mut()
+    }
+
+    /// Puts in `fresh`, replacing the entries of the same names. New names are appended, then
+    /// the whole is sorted once: a Metadata answer for thousands of new topics, listed in the
+    /// broker's hash order, costs one sort rather than a shift of the cache per topic.
+    fn insert_all(&mut self, fresh: Vec<CachedTopic>) {
+        let known = self.0.len();
+        for topic in fresh {
+            match self.0[..known].binary_search_by(|c| c.metadata.name.cmp(&topic.metadata.name)) {
+                Ok(at) => self.0[at] = topic,
+                Err(_) => self.0.push(topic),
+            }
+        }
+        if self.0.len() > known {
+            heapsort_by_name(&mut self.0);
+            // A name listed twice in one answer is kept once.
+            self.0.dedup_by(|a, b| a.metadata.name == b.metadata.name);
+        }
+    }
+}
+
+/// Sorts `topics` by name: a heapsort, a few dozen bytes of code where `sort_unstable_by`
+/// brings 3.5 KB into the probe, still O(n log n) for the rare answer that adds many topics.
+fn heapsort_by_name(topics: &mut [CachedTopic]) {
+    fn sift_down(heap: &mut [CachedTopic], mut node: usize) {
+        loop {
+            let mut child = 2 * node + 1;
+            if child >= heap.len() {
+                return;
+            }
+            if child + 1 < heap.len() && heap[child].metadata.name < heap[child + 1].metadata.name {
+                child += 1;
+            }
+            if heap[node].metadata.name >= heap[child].metadata.name {
+                return;
+            }
+            heap.swap(node, child);
+            node = child;
+        }
+    }
+    for node in (0..topics.len() / 2).rev() {
+        sift_down(topics, node);
+    }
+    for end in (1..topics.len()).rev() {
+        topics.swap(0, end);
+        sift_down(&mut topics[..end], 0);
+    }
 }
 
 impl Client {
@@ -312,16 +389,12 @@ impl Client {
                     .map(|b| (b.node_id, format!("{}:{}", b.host, b.port)))
                     .collect();
             }
-            for t in &cluster.topics {
-                state.topics.insert(
-                    t.name.clone(),
-                    CachedTopic {
-                        metadata: t.clone(),
-                        fetched_at: now,
-                        stale: false,
-                    },
-                );
-            }
+            let fresh = cluster.topics.iter().map(|t| CachedTopic {
+                metadata: t.clone(),
+                fetched_at: now,
+                stale: false,
+            });
+            state.topics.insert_all(fresh.collect());
             Ok(cluster)
         })
         .await
@@ -389,6 +462,7 @@ impl Client {
                 .collect();
         }
         let mut first_error = None;
+        let mut fresh = Vec::with_capacity(response.topics.len());
         for topic in response.topics {
             let Some(name) = topic.name else { continue };
             let code = ErrorCode(topic.error_code);
@@ -415,19 +489,17 @@ impl Client {
                 continue;
             }
             let partitions = partitions_of(&topic.partitions);
-            state.topics.insert(
-                name.clone(),
-                CachedTopic {
-                    metadata: TopicMetadata {
-                        name,
-                        topic_id: topic.topic_id,
-                        partitions,
-                    },
-                    fetched_at: now,
-                    stale: false,
+            fresh.push(CachedTopic {
+                metadata: TopicMetadata {
+                    name,
+                    topic_id: topic.topic_id,
+                    partitions,
                 },
-            );
+                fetched_at: now,
+                stale: false,
+            });
         }
+        state.topics.insert_all(fresh);
         if let Some(error) = first_error {
             return Err(error);
         }
@@ -931,5 +1003,90 @@ mod tests {
             .unwrap_err();
         assert!(matches!(&err, Error::UnknownTopic { topic, .. } if topic == "gone"));
         assert!(err.is_retriable());
+    }
+
+    fn cached_topic(name: &str, partitions: usize) -> CachedTopic {
+        CachedTopic {
+            metadata: TopicMetadata {
+                name: name.to_owned(),
+                topic_id: kseek_protocol::Uuid::ZERO,
+                partitions: vec![
+                    crate::cluster::PartitionMetadata {
+                        partition: 0,
+                        leader_id: 1,
+                        leader_epoch: 0,
+                        error_code: ErrorCode::NONE,
+                    };
+                    partitions
+                ],
+            },
+            fetched_at: Instant::now(),
+            stale: false,
+        }
+    }
+
+    fn names(cache: &TopicCache) -> Vec<&str> {
+        cache.0.iter().map(|c| c.metadata.name.as_str()).collect()
+    }
+
+    #[test]
+    fn the_topic_cache_stays_sorted_by_name_whatever_order_topics_arrive_in() {
+        let mut cache = TopicCache::default();
+        // Every size up to 40, in a scrambled order (41 is prime to each): sorted, found, and
+        // nothing else found.
+        for n in 0..40_usize {
+            let mut fresh: Vec<CachedTopic> = (0..n)
+                .map(|i| cached_topic(&format!("t{:02}", (i * 41 + 3) % n), 1))
+                .collect();
+            fresh.reverse();
+            cache = TopicCache::default();
+            cache.insert_all(fresh);
+            let expected: Vec<String> = (0..n).map(|i| format!("t{i:02}")).collect();
+            assert_eq!(names(&cache), expected, "{n} topics");
+            for name in &expected {
+                assert_eq!(cache.get(name).unwrap().metadata.name, *name);
+            }
+            assert!(cache.get("t").is_none() && cache.get("u").is_none());
+        }
+        // Known names are replaced in place, new ones put in order, one listed twice kept once.
+        cache.insert_all(vec![
+            cached_topic("t05", 3),
+            cached_topic("a", 1),
+            cached_topic("t05x", 1),
+            cached_topic("a", 1),
+        ]);
+        assert_eq!(cache.0.len(), 41, "39 topics and 2 new");
+        assert_eq!(names(&cache)[..2], ["a", "t00"]);
+        assert_eq!(cache.get("t05").unwrap().metadata.partitions.len(), 3);
+        assert_eq!(names(&cache)[6..8], ["t05", "t05x"]);
+        cache.get_mut("t07").unwrap().stale = true;
+        assert!(cache.get("t07").unwrap().stale);
+        cache.remove("t05");
+        cache.remove("nope");
+        assert!(cache.get("t05").is_none());
+        assert_eq!(cache.0.len(), 40);
+        assert_eq!(cache.values_mut().filter(|c| c.stale).count(), 1);
+    }
+
+    #[test]
+    fn metadata_for_topics_listed_out_of_order_is_cached_and_answered_in_the_order_asked() {
+        let client = offline_client(ClientConfig::default());
+        let topic = |name: &str| kseek_protocol::messages::metadata::MetadataResponseTopic {
+            name: Some(name.into()),
+            partitions: vec![Default::default()],
+            ..Default::default()
+        };
+        let asked: Vec<String> = ["m", "z", "a"].map(str::to_owned).to_vec();
+        let response = MetadataResponse {
+            topics: vec![topic("z"), topic("a"), topic("m")],
+            ..Default::default()
+        };
+        let got = client.apply_metadata("b:1", &asked, response).unwrap();
+        let got: Vec<&str> = got.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(got, ["m", "z", "a"]);
+        let cached = client.cached(&asked).unwrap();
+        assert_eq!(cached.len(), 3);
+        assert_eq!(cached[1].name, "z");
+        assert_eq!(names(&client.state().topics), ["a", "m", "z"]);
     }
 }

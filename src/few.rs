@@ -1,4 +1,7 @@
-//! [`FewMap`]: a map for the handful of entries of requests in flight.
+//! [`FewMap`]: a map for the handful of entries of requests in flight; [`find_from`]: a
+//! search that matches answers to what was asked when both come in the same order.
+
+use std::borrow::Borrow;
 
 /// A map of a few entries (the requests in flight on a connection, or of a read), kept in a
 /// `Vec` and searched in order. Each key and value type of a `HashMap` brings its own hashing,
@@ -29,9 +32,15 @@ impl<K: PartialEq, V> FewMap<K, V> {
         }
     }
 
-    /// The value under `key`.
-    pub(crate) fn get(&self, key: &K) -> Option<&V> {
-        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    /// The value under `key` (or what a key borrows as: a `&str` for a `String`).
+    pub(crate) fn get<Q: PartialEq + ?Sized>(&self, key: &Q) -> Option<&V>
+    where
+        K: Borrow<Q>,
+    {
+        self.0
+            .iter()
+            .find(|(k, _)| k.borrow() == key)
+            .map(|(_, v)| v)
     }
 
     /// The value under `key`, to change.
@@ -52,14 +61,22 @@ impl<K: PartialEq, V> FewMap<K, V> {
     }
 
     /// Takes out the value under `key`.
-    pub(crate) fn remove(&mut self, key: &K) -> Option<V> {
-        let at = self.0.iter().position(|(k, _)| k == key)?;
+    pub(crate) fn remove<Q: PartialEq + ?Sized>(&mut self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+    {
+        let at = self.0.iter().position(|(k, _)| k.borrow() == key)?;
         Some(self.0.swap_remove(at).1)
     }
 
     /// The number of entries.
     pub(crate) fn len(&self) -> usize {
         self.0.len()
+    }
+
+    /// Takes out every entry.
+    pub(crate) fn clear(&mut self) {
+        self.0.clear();
     }
 
     /// Whether there are none.
@@ -98,9 +115,25 @@ impl<K, V> IntoIterator for FewMap<K, V> {
     }
 }
 
+/// The index of the first of `items` from index `from` on, wrapping round to the start, for
+/// which `is` holds. Answers that list their entries in the order asked (a broker's, to a
+/// Fetch or ListOffsets) are matched in one step each by starting after the previous match;
+/// any other order costs a longer scan, never a wrong match.
+pub(crate) fn find_from<T>(
+    items: &[T],
+    from: usize,
+    mut is: impl FnMut(&T) -> bool,
+) -> Option<usize> {
+    let (before, after) = items.split_at(from.min(items.len()));
+    match after.iter().position(&mut is) {
+        Some(i) => Some(from + i),
+        None => before.iter().position(is),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::FewMap;
+    use super::{find_from, FewMap};
 
     #[test]
     fn insert_replaces_and_remove_takes_out() {
@@ -130,5 +163,38 @@ mod tests {
         assert_eq!(m.get_or_insert_with(2, || "d".to_owned()), "c");
         assert_eq!(m.get(&3), None);
         assert_eq!(m.len(), 2);
+        // String keys are found and taken out by `&str`.
+        let mut m: FewMap<String, i32> = FewMap::new();
+        m.insert("g".to_owned(), 1);
+        m.insert("h".to_owned(), 2);
+        assert_eq!(m.get("h"), Some(&2));
+        assert_eq!(m.remove("g"), Some(1));
+        assert_eq!(m.get("g"), None);
+        m.clear();
+        assert!(m.is_empty());
+    }
+
+    #[test]
+    fn find_from_starts_at_the_cursor_and_wraps_round() {
+        let items = [10, 20, 30, 20];
+        assert_eq!(find_from(&items, 0, |&x| x == 20), Some(1));
+        assert_eq!(find_from(&items, 2, |&x| x == 20), Some(3));
+        // Past the last match: round to the start.
+        assert_eq!(find_from(&items, 2, |&x| x == 10), Some(0));
+        assert_eq!(find_from(&items, 4, |&x| x == 30), Some(2));
+        assert_eq!(find_from(&items, 9, |&x| x == 30), Some(2));
+        assert_eq!(find_from(&items, 1, |&x| x == 40), None);
+        assert_eq!(find_from(&[] as &[i32], 0, |_| true), None);
+        // Every step of a scan through answers in the order asked looks at one item.
+        let mut looked = 0;
+        let mut next = 0;
+        for want in items {
+            let i = find_from(&items, next, |&x| {
+                looked += 1;
+                x == want
+            });
+            next = i.unwrap() + 1;
+        }
+        assert_eq!(looked, 4);
     }
 }

@@ -13,7 +13,6 @@
 //! `FindCoordinator` (KIP-699), KIP-320 (committed leader epoch),
 //! docs/reading-by-time.md "Commits".
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use kseek_protocol::messages::find_coordinator::{FindCoordinatorRequest, KEY_TYPE_GROUP};
@@ -29,6 +28,7 @@ use crate::client::Client;
 use crate::cluster::TopicMetadata;
 use crate::conn::Connection;
 use crate::error::{Error, Result};
+use crate::few::find_from;
 
 /// An offset to commit for one partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -196,7 +196,7 @@ impl Client {
         if !group_code.is_ok() {
             return Err(self.group_error(group, broker, ApiKey::OFFSET_FETCH, group_code));
         }
-        let mut found = BTreeMap::new();
+        let mut found = Vec::with_capacity(rows.len());
         for (topic, partition, offset, epoch, metadata, code) in rows {
             if !code.is_ok() {
                 if is_coordinator_error(code) {
@@ -210,34 +210,16 @@ impl Client {
                     code,
                 });
             }
-            found.insert(
-                (topic.clone(), partition),
-                CommittedOffset {
-                    topic,
-                    partition,
-                    offset: (offset >= 0).then_some(offset),
-                    leader_epoch: if offset >= 0 { epoch } else { -1 },
-                    // The broker answers "" for a partition without a commit.
-                    metadata: if offset >= 0 { metadata } else { None },
-                },
-            );
+            found.push(Some(CommittedOffset {
+                topic,
+                partition,
+                offset: (offset >= 0).then_some(offset),
+                leader_epoch: if offset >= 0 { epoch } else { -1 },
+                // The broker answers "" for a partition without a commit.
+                metadata: if offset >= 0 { metadata } else { None },
+            }));
         }
-        // Every partition asked about, in order; one the broker left out has no commit.
-        Ok(topics
-            .iter()
-            .flat_map(|t| t.partitions.iter().map(move |p| (t, p.partition)))
-            .map(|(t, partition)| {
-                found
-                    .remove(&(t.name.clone(), partition))
-                    .unwrap_or(CommittedOffset {
-                        topic: t.name.clone(),
-                        partition,
-                        offset: None,
-                        leader_epoch: -1,
-                        metadata: None,
-                    })
-            })
-            .collect())
+        Ok(in_order_asked(topics, found))
     }
 
     async fn commit_once(&self, group: &str, offsets: &[CommitOffset]) -> Result<()> {
@@ -469,6 +451,39 @@ fn offset_fetch_request(group: &str, topics: &[TopicMetadata], version: i16) -> 
     }
 }
 
+/// The commit of every partition of `topics`, in order, from the answer's `found`; one the
+/// broker left out has no commit. The answer lists them in the order asked: a scan from after
+/// the previous match takes one step each. (Inlined into its one caller: 500 B smaller in the
+/// probe than a call.)
+#[inline(always)]
+fn in_order_asked(
+    topics: &[TopicMetadata],
+    mut found: Vec<Option<CommittedOffset>>,
+) -> Vec<CommittedOffset> {
+    let mut committed = Vec::with_capacity(found.len());
+    let mut next = 0;
+    for t in topics {
+        for p in &t.partitions {
+            let at = find_from(&found, next, |c| {
+                c.as_ref()
+                    .is_some_and(|c| c.partition == p.partition && c.topic == t.name)
+            });
+            let c = at.and_then(|at| {
+                next = at + 1;
+                found[at].take()
+            });
+            committed.push(c.unwrap_or(CommittedOffset {
+                topic: t.name.clone(),
+                partition: p.partition,
+                offset: None,
+                leader_epoch: -1,
+                metadata: None,
+            }));
+        }
+    }
+    committed
+}
+
 /// OffsetCommit of `offsets` from outside the group: generation -1, empty member id, no
 /// instance id; leader epochs on v6+, topic ids on v10+.
 fn offset_commit_request(
@@ -477,18 +492,37 @@ fn offset_commit_request(
     topics: &[TopicMetadata],
     version: i16,
 ) -> OffsetCommitRequest {
-    let mut by_topic: BTreeMap<&str, Vec<OffsetCommitRequestPartition>> = BTreeMap::new();
+    // Offsets come grouped by topic as a rule: a scan from the previous topic finds its
+    // entry in one step.
+    let mut by_topic: Vec<OffsetCommitRequestTopic> = Vec::new();
+    let mut last = 0;
     for o in offsets {
-        by_topic
-            .entry(&o.topic)
-            .or_default()
-            .push(OffsetCommitRequestPartition {
-                partition_index: o.partition,
-                committed_offset: o.offset,
-                committed_leader_epoch: if version >= 6 { o.leader_epoch } else { -1 },
-                committed_metadata: o.metadata.clone(),
-                ..OffsetCommitRequestPartition::default()
-            });
+        let partition = OffsetCommitRequestPartition {
+            partition_index: o.partition,
+            committed_offset: o.offset,
+            committed_leader_epoch: if version >= 6 { o.leader_epoch } else { -1 },
+            committed_metadata: o.metadata.clone(),
+            ..OffsetCommitRequestPartition::default()
+        };
+        last = match find_from(&by_topic, last, |t| t.name == o.topic) {
+            Some(at) => at,
+            None => {
+                by_topic.push(OffsetCommitRequestTopic {
+                    name: o.topic.clone(),
+                    topic_id: if version >= 10 {
+                        topics
+                            .iter()
+                            .find(|t| t.name == o.topic)
+                            .map_or(Uuid::ZERO, |t| t.topic_id)
+                    } else {
+                        Uuid::ZERO
+                    },
+                    ..OffsetCommitRequestTopic::default()
+                });
+                by_topic.len() - 1
+            }
+        };
+        by_topic[last].partitions.push(partition);
     }
     OffsetCommitRequest {
         group_id: group.to_owned(),
@@ -496,22 +530,7 @@ fn offset_commit_request(
         member_id: String::new(),
         group_instance_id: None,
         retention_time_ms: -1,
-        topics: by_topic
-            .into_iter()
-            .map(|(name, partitions)| OffsetCommitRequestTopic {
-                name: name.to_owned(),
-                topic_id: if version >= 10 {
-                    topics
-                        .iter()
-                        .find(|t| t.name == name)
-                        .map_or(Uuid::ZERO, |t| t.topic_id)
-                } else {
-                    Uuid::ZERO
-                },
-                partitions,
-                ..OffsetCommitRequestTopic::default()
-            })
-            .collect(),
+        topics: by_topic,
         ..OffsetCommitRequest::default()
     }
 }
@@ -603,6 +622,40 @@ mod tests {
     }
 
     #[test]
+    fn offset_commit_requests_group_offsets_by_topic_in_order_of_appearance() {
+        let offset = |topic: &str, partition| CommitOffset {
+            topic: topic.into(),
+            partition,
+            offset: 7,
+            leader_epoch: -1,
+            metadata: None,
+        };
+        let topics = [topic("a", 1, 2), topic("b", 2, 3)];
+        let offsets = [
+            offset("b", 2),
+            offset("a", 1),
+            offset("b", 0),
+            offset("a", 0),
+        ];
+        let request = offset_commit_request("g", &offsets, &topics, 10);
+        let got: Vec<(&str, Uuid, Vec<i32>)> = request
+            .topics
+            .iter()
+            .map(|t| {
+                let partitions = t.partitions.iter().map(|p| p.partition_index).collect();
+                (t.name.as_str(), t.topic_id, partitions)
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("b", Uuid([2; 16]), vec![2, 0]),
+                ("a", Uuid([1; 16]), vec![1, 0])
+            ]
+        );
+    }
+
+    #[test]
     fn an_offset_the_answer_leaves_out_is_unacknowledged() {
         let offset = |topic: &str, partition| CommitOffset {
             topic: topic.into(),
@@ -617,6 +670,42 @@ mod tests {
         let missing = [("a".into(), 0), ("b".into(), 0), ("b".into(), 1)];
         assert_eq!(unacknowledged(&offsets, &missing), Some(&offsets[1]));
         assert_eq!(unacknowledged(&offsets, &[]), Some(&offsets[0]));
+    }
+
+    #[test]
+    fn commits_come_back_in_the_order_asked_whatever_the_order_answered() {
+        let commit = |topic: &str, partition, offset| {
+            Some(CommittedOffset {
+                topic: topic.into(),
+                partition,
+                offset: Some(offset),
+                leader_epoch: 2,
+                metadata: None,
+            })
+        };
+        let topics = [topic("a", 1, 2), topic("b", 2, 2)];
+        // b[1], a[0] and a[1] answered, in that order; b[0] left out.
+        let found = vec![commit("b", 1, 30), commit("a", 0, 10), commit("a", 1, 20)];
+        let got: Vec<(String, i32, Option<i64>)> = in_order_asked(&topics, found)
+            .into_iter()
+            .map(|c| (c.topic, c.partition, c.offset))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a".into(), 0, Some(10)),
+                ("a".into(), 1, Some(20)),
+                ("b".into(), 0, None),
+                ("b".into(), 1, Some(30)),
+            ]
+        );
+        // A topic asked about twice gets its commits once, then none.
+        let twice = [topic("a", 1, 1), topic("a", 1, 1)];
+        let got = in_order_asked(&twice, vec![commit("a", 0, 10)]);
+        assert_eq!(
+            got.iter().map(|c| c.offset).collect::<Vec<_>>(),
+            [Some(10), None]
+        );
     }
 
     #[test]

@@ -48,8 +48,6 @@
 //! docs/reading-by-time.md ("Positions", points 1, 2, 4, 7, 8, 9, 11);
 //! <https://kafka.apache.org/protocol#The_Messages_ListOffsets>, KIP-734.
 
-use std::collections::{BTreeMap, HashMap};
-
 use kseek_protocol::messages::list_offsets::{
     min_version_for_timestamp, ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic,
     CONSUMER_REPLICA_ID, EARLIEST, EARLIEST_LOCAL, LATEST, LATEST_TIERED, MAX_TIMESTAMP,
@@ -60,11 +58,20 @@ use kseek_protocol::{ApiKey, ErrorCode, Uuid};
 use crate::client::{BoxFuture, Client};
 use crate::cluster::TopicMetadata;
 use crate::error::{Error, Result};
+use crate::few::{find_from, FewMap};
 use crate::group::CommittedOffset;
 use crate::plan::{End, IsolationLevel, PartitionPlan, Plan, ReadSpec, Start};
 
 /// A (topic, partition) pair.
 type Key = (String, i32);
+
+/// Per group named, the committed offset of each target (by index in the targets; `None`: no
+/// commit).
+type Commits = Vec<(String, Vec<Option<i64>>)>;
+
+/// A partition to ask ListOffsets about: its index in the targets, the target and the
+/// timestamp.
+type Asked = (usize, Target, i64);
 
 /// A partition the read covers, with its leader at resolution.
 #[derive(Debug, Clone)]
@@ -152,16 +159,10 @@ impl Client {
         check_offsets_cover(spec, &targets)?;
 
         // Committed offsets, per group named.
-        let mut commits: HashMap<String, HashMap<Key, CommittedOffset>> = HashMap::new();
+        let mut commits: Commits = Vec::new();
         for group in groups(spec) {
             let found = self.committed_once(&group, &metadata).await?;
-            commits.insert(
-                group,
-                found
-                    .into_iter()
-                    .map(|c| ((c.topic.clone(), c.partition), c))
-                    .collect(),
-            );
+            commits.push((group, committed_per_target(&targets, &found)));
         }
 
         let rules = rules(spec, &targets, &commits)?;
@@ -169,7 +170,7 @@ impl Client {
         // The snapshot first (latest, earliest), then the start and end lookups: four rounds
         // through one await point, so the state machine holds one copy of the ListOffsets
         // future's poll and drop, not four.
-        let mut rounds: [HashMap<Key, i64>; 4] = Default::default();
+        let mut rounds: [Vec<Option<i64>>; 4] = Default::default();
         for (round, offsets) in rounds.iter_mut().enumerate() {
             let timestamps = round_timestamps(round, &rules);
             *offsets = self
@@ -180,28 +181,32 @@ impl Client {
     }
 
     /// One ListOffsets per leader for the targets `timestamps` has a value for (by index in
-    /// `targets`), to all leaders at once; returns the offset per partition (-1 for a miss).
-    /// No request for none. (A vector, not a closure: one copy of this future serves every
-    /// lookup.)
+    /// `targets`), to all leaders at once; returns the offset per target (-1 for a miss,
+    /// `None` where nothing was asked). No request for none. (A vector, not a closure: one
+    /// copy of this future serves every lookup.)
     async fn list_offsets(
         &self,
         targets: &[Target],
         isolation: IsolationLevel,
         timestamps: Vec<Option<i64>>,
-    ) -> Result<HashMap<Key, i64>> {
-        let mut by_leader: BTreeMap<i32, Vec<(Target, i64)>> = BTreeMap::new();
-        for (t, timestamp) in targets.iter().zip(timestamps) {
+    ) -> Result<Vec<Option<i64>>> {
+        let mut by_leader: FewMap<i32, Vec<Asked>> = FewMap::new();
+        for (at, (t, timestamp)) in targets.iter().zip(timestamps).enumerate() {
             if let Some(ts) = timestamp {
                 by_leader
-                    .entry(t.leader_id)
-                    .or_default()
-                    .push((t.clone(), ts));
+                    .get_or_insert_with(t.leader_id, Vec::new)
+                    .push((at, t.clone(), ts));
             }
         }
-        let mut offsets = HashMap::new();
+        let mut offsets = vec![None; targets.len()];
+        let mut record = |answers: Vec<(usize, i64)>| {
+            for (at, offset) in answers {
+                offsets[at] = Some(offset);
+            }
+        };
         if by_leader.len() <= 1 {
             for (leader, partitions) in by_leader {
-                offsets.extend(self.list_offsets_of(leader, partitions, isolation).await?);
+                record(self.list_offsets_of(leader, partitions, isolation).await?);
             }
             return Ok(offsets);
         }
@@ -212,7 +217,7 @@ impl Client {
         }
         while let Some(joined) = tasks.join_next().await {
             match joined {
-                Ok(answer) => offsets.extend(answer?),
+                Ok(answer) => record(answer?),
                 Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
                 Err(e) => {
                     return Err(Error::Cancelled {
@@ -244,26 +249,35 @@ impl Client {
         };
         let key = target.key();
         let offsets = self
-            .list_offsets_of(leader_id, vec![(target, EARLIEST)], isolation)
+            .list_offsets_of(leader_id, vec![(0, target, EARLIEST)], isolation)
             .await?;
-        answer(&offsets, &key, "the log start", leader_id)
+        answer(
+            offsets.first().map(|&(_, o)| o),
+            &key,
+            "the log start",
+            leader_id,
+        )
     }
 
-    /// One ListOffsets to `leader` for `partitions` (boxed: one copy serves the snapshot, the
-    /// lookups and the read's log-start queries; see `client::BoxFuture`).
+    /// One ListOffsets to `leader` for `partitions`; returns each one's offset with its index,
+    /// in the order asked (boxed: one copy serves the snapshot, the lookups and the read's
+    /// log-start queries; see `client::BoxFuture`).
     #[inline(never)]
     fn list_offsets_of(
         &self,
         leader: i32,
-        partitions: Vec<(Target, i64)>,
+        partitions: Vec<Asked>,
         isolation: IsolationLevel,
-    ) -> BoxFuture<'_, Result<HashMap<Key, i64>>> {
+    ) -> BoxFuture<'_, Result<Vec<(usize, i64)>>> {
         Box::pin(async move {
             let conn = self.connection(leader).await?;
             let request = list_offsets_request(&partitions, isolation);
             let version = list_offsets_version(conn.broker(), conn.versions(), &request)?;
             let response = conn.send_version(&request, version).await?;
-            let mut offsets = HashMap::new();
+            // The answer per partition asked, matched by a scan from after the previous
+            // match: one step each when the broker answers in the order asked, as it does.
+            let mut offsets = vec![None; partitions.len()];
+            let mut next = 0;
             for topic in response.topics {
                 for p in topic.partitions {
                     let code = ErrorCode(p.error_code);
@@ -279,17 +293,27 @@ impl Client {
                             code,
                         });
                     }
-                    offsets.insert((topic.name.clone(), p.partition_index), p.offset);
+                    let asked = find_from(&partitions, next, |(_, t, _)| {
+                        t.partition == p.partition_index && t.topic == topic.name
+                    });
+                    if let Some(i) = asked {
+                        offsets[i] = Some(p.offset);
+                        next = i + 1;
+                    }
                 }
             }
-            for (t, timestamp) in &partitions {
-                let bad = match offsets.get(&t.key()) {
+            let mut answers = Vec::with_capacity(partitions.len());
+            for ((at, t, timestamp), offset) in partitions.iter().zip(offsets) {
+                let bad = match offset {
                     None => "no answer",
                     // Latest and earliest always have an offset; -1 would become a position.
-                    Some(&o) if o < 0 && matches!(*timestamp, LATEST | EARLIEST) => {
+                    Some(o) if o < 0 && matches!(*timestamp, LATEST | EARLIEST) => {
                         "offset -1 for the latest or earliest offset"
                     }
-                    Some(_) => continue,
+                    Some(o) => {
+                        answers.push((*at, o));
+                        continue;
+                    }
                 };
                 return Err(Error::InvalidResponse {
                     broker: conn.broker().to_owned(),
@@ -297,24 +321,37 @@ impl Client {
                     reason: format!("{bad} for partition {} of topic {:?}", t.partition, t.topic),
                 });
             }
-            Ok(offsets)
+            Ok(answers)
         })
     }
 }
 
+/// The committed offset of each target from a group's commits (OffsetFetch answers in the
+/// order the metadata lists the partitions, as the targets are: a scan from after the previous
+/// match takes one step each).
+fn committed_per_target(targets: &[Target], found: &[CommittedOffset]) -> Vec<Option<i64>> {
+    let mut next = 0;
+    targets
+        .iter()
+        .map(|t| {
+            let i = find_from(found, next, |c| {
+                c.partition == t.partition && c.topic == t.topic
+            })?;
+            next = i + 1;
+            found[i].offset
+        })
+        .collect()
+}
+
 /// Each target's start and end rule, once commits are known; every partition without a
 /// commit that needs one is named in one error.
-fn rules(
-    spec: &ReadSpec,
-    targets: &[Target],
-    commits: &HashMap<String, HashMap<Key, CommittedOffset>>,
-) -> Result<Vec<(Rule, Rule)>> {
+fn rules(spec: &ReadSpec, targets: &[Target], commits: &Commits) -> Result<Vec<(Rule, Rule)>> {
     let mut rules = Vec::with_capacity(targets.len());
     let mut missing = Vec::new();
-    for t in targets {
+    for (at, t) in targets.iter().enumerate() {
         let key = t.key();
-        let start = start_rule(&spec.start, &key, commits, spec.strict)?;
-        let end = end_rule(&spec.end, &key, commits)?;
+        let start = start_rule(&spec.start, &key, at, commits, spec.strict)?;
+        let end = end_rule(&spec.end, &key, at, commits)?;
         if start == Rule::NoCommit || end == Rule::NoCommit {
             missing.push(key);
         }
@@ -357,40 +394,28 @@ fn plan(
     spec: &ReadSpec,
     targets: &[Target],
     rules: &[(Rule, Rule)],
-    rounds: &[HashMap<Key, i64>; 4],
+    rounds: &[Vec<Option<i64>>; 4],
 ) -> Result<Plan> {
     let [latest, earliest, start_hits, end_hits] = rounds;
     let mut partitions = Vec::with_capacity(targets.len());
     for (i, t) in targets.iter().enumerate() {
         let key = t.key();
         let snapshot = Snapshot {
-            log_start: answer(earliest, &key, "the log start offset", t.leader_id)?,
-            last_fetchable: answer(latest, &key, "the last fetchable offset", t.leader_id)?,
+            log_start: answer(earliest[i], &key, "the log start offset", t.leader_id)?,
+            last_fetchable: answer(latest[i], &key, "the last fetchable offset", t.leader_id)?,
         };
         let (start_rule, end_rule) = rules[i];
-        let start = position(
-            start_rule,
-            snapshot,
-            start_hits.get(&key).copied(),
-            spec.strict,
-            &key,
-        )?;
+        let start = position(start_rule, snapshot, start_hits[i], spec.strict, &key)?;
         let end = match end_rule {
             Rule::Unbounded => None,
-            rule => Some(position(
-                rule,
-                snapshot,
-                end_hits.get(&key).copied(),
-                spec.strict,
-                &key,
-            )?),
+            rule => Some(position(rule, snapshot, end_hits[i], spec.strict, &key)?),
         };
         let start = match end {
             Some(end) if start > end => {
                 // A start lookup that found nothing becomes the partition's end: nothing to
                 // read, not an error (point 1). Every other start after its end is one (point 4).
-                let missed = matches!(start_rule, Rule::Lookup(_))
-                    && hit(start_hits.get(&key).copied(), snapshot).is_none();
+                let missed =
+                    matches!(start_rule, Rule::Lookup(_)) && hit(start_hits[i], snapshot).is_none();
                 if !missed {
                     return Err(Error::StartAfterEnd {
                         topic: t.topic.clone(),
@@ -557,18 +582,18 @@ fn groups(spec: &ReadSpec) -> Vec<String> {
     groups
 }
 
-fn committed_offset(
-    commits: &HashMap<String, HashMap<Key, CommittedOffset>>,
-    group: &str,
-    key: &Key,
-) -> Option<i64> {
-    commits.get(group)?.get(key)?.offset
+/// `group`'s committed offset of the target at index `at`.
+fn committed_offset(commits: &Commits, group: &str, at: usize) -> Option<i64> {
+    let (_, offsets) = commits.iter().find(|(g, _)| g == group)?;
+    offsets.get(at).copied().flatten()
 }
 
+/// The start rule of the target `key`, at index `at` in the targets.
 fn start_rule(
     start: &Start,
     key: &Key,
-    commits: &HashMap<String, HashMap<Key, CommittedOffset>>,
+    at: usize,
+    commits: &Commits,
     strict: bool,
 ) -> Result<Rule> {
     Ok(match start {
@@ -580,7 +605,7 @@ fn start_rule(
         Start::LatestTiered => Rule::Lookup(LATEST_TIERED),
         Start::Offsets { offsets, default } => match (offsets.get(key), default) {
             (Some(o), _) => Rule::Explicit(*o),
-            (None, Some(d)) => start_rule(d, key, commits, strict)?,
+            (None, Some(d)) => start_rule(d, key, at, commits, strict)?,
             (None, None) => {
                 return Err(Error::InvalidSpec {
                     reason: format!(
@@ -590,21 +615,18 @@ fn start_rule(
                 })
             }
         },
-        Start::Committed { group, fallback } => match committed_offset(commits, group, key) {
+        Start::Committed { group, fallback } => match committed_offset(commits, group, at) {
             Some(o) => Rule::Committed(o),
             None => match fallback {
-                Some(f) if !strict => start_rule(f, key, commits, strict)?,
+                Some(f) if !strict => start_rule(f, key, at, commits, strict)?,
                 _ => Rule::NoCommit,
             },
         },
     })
 }
 
-fn end_rule(
-    end: &End,
-    key: &Key,
-    commits: &HashMap<String, HashMap<Key, CommittedOffset>>,
-) -> Result<Rule> {
+/// The end rule of the target `key`, at index `at` in the targets.
+fn end_rule(end: &End, key: &Key, at: usize, commits: &Commits) -> Result<Rule> {
     Ok(match end {
         End::Unbounded => Rule::Unbounded,
         End::Earliest => Rule::Earliest,
@@ -617,7 +639,7 @@ fn end_rule(
             .get(key)
             .map_or(Rule::Latest, |o| Rule::Explicit(*o)),
         End::Committed { group } => {
-            committed_offset(commits, group, key).map_or(Rule::NoCommit, Rule::Committed)
+            committed_offset(commits, group, at).map_or(Rule::NoCommit, Rule::Committed)
         }
     })
 }
@@ -671,9 +693,9 @@ fn hit(answer: Option<i64>, snapshot: Snapshot) -> Option<i64> {
 /// A snapshot answer; -1 from the broker for latest or earliest would be a broker bug, and
 /// must never become a position. (`list_offsets_of` refuses such answers already; this keeps
 /// the plan from depending on it.) `leader` names the broker in the error.
-fn answer(offsets: &HashMap<Key, i64>, key: &Key, what: &str, leader: i32) -> Result<i64> {
-    match offsets.get(key) {
-        Some(&o) if o >= 0 => Ok(o),
+fn answer(offset: Option<i64>, key: &Key, what: &str, leader: i32) -> Result<i64> {
+    match offset {
+        Some(o) if o >= 0 => Ok(o),
         other => Err(Error::InvalidResponse {
             broker: format!("node {leader}"),
             api: ApiKey::LIST_OFFSETS,
@@ -687,12 +709,9 @@ fn answer(offsets: &HashMap<Key, i64>, key: &Key, what: &str, leader: i32) -> Re
     }
 }
 
-fn list_offsets_request(
-    partitions: &[(Target, i64)],
-    isolation: IsolationLevel,
-) -> ListOffsetsRequest {
+fn list_offsets_request(partitions: &[Asked], isolation: IsolationLevel) -> ListOffsetsRequest {
     let mut topics: Vec<ListOffsetsTopic> = Vec::new();
-    for (t, timestamp) in partitions {
+    for (_, t, timestamp) in partitions {
         let partition = ListOffsetsPartition {
             partition_index: t.partition,
             // Dropped by the encoder before v4, where the field doesn't exist.
@@ -753,6 +772,8 @@ fn list_offsets_version(
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
     use kseek_protocol::messages::api_versions::{ApiVersion, ApiVersionsResponse};
     use kseek_protocol::negotiate::negotiate;
@@ -823,35 +844,23 @@ mod tests {
 
     #[test]
     fn committed_rules_fall_back_or_report_missing() {
-        let mut commits = HashMap::new();
-        commits.insert(
-            "g".to_owned(),
-            HashMap::from([(
-                key(),
-                CommittedOffset {
-                    topic: "t".into(),
-                    partition: 0,
-                    offset: Some(5),
-                    leader_epoch: 0,
-                    metadata: None,
-                },
-            )]),
-        );
+        // Target 0 (t[0]) has a commit, target 1 (t[1]) none.
+        let commits: Commits = vec![("g".to_owned(), vec![Some(5), None])];
         let other = ("t".to_owned(), 1);
         let start = Start::Committed {
             group: "g".into(),
             fallback: Some(Box::new(Start::Timestamp(77))),
         };
         assert_eq!(
-            start_rule(&start, &key(), &commits, false).unwrap(),
+            start_rule(&start, &key(), 0, &commits, false).unwrap(),
             Rule::Committed(5)
         );
         assert_eq!(
-            start_rule(&start, &other, &commits, false).unwrap(),
+            start_rule(&start, &other, 1, &commits, false).unwrap(),
             Rule::Lookup(77)
         );
         assert_eq!(
-            start_rule(&start, &other, &commits, true).unwrap(),
+            start_rule(&start, &other, 1, &commits, true).unwrap(),
             Rule::NoCommit
         );
         let no_fallback = Start::Committed {
@@ -859,31 +868,69 @@ mod tests {
             fallback: None,
         };
         assert_eq!(
-            start_rule(&no_fallback, &other, &commits, false).unwrap(),
+            start_rule(&no_fallback, &other, 1, &commits, false).unwrap(),
             Rule::NoCommit
         );
         let end = End::Committed { group: "g".into() };
         assert_eq!(
-            end_rule(&end, &key(), &commits).unwrap(),
+            end_rule(&end, &key(), 0, &commits).unwrap(),
             Rule::Committed(5)
         );
-        assert_eq!(end_rule(&end, &other, &commits).unwrap(), Rule::NoCommit);
+        assert_eq!(end_rule(&end, &other, 1, &commits).unwrap(), Rule::NoCommit);
+    }
+
+    #[test]
+    fn commits_are_matched_to_targets_in_any_order() {
+        let commit = |topic: &str, partition, offset| CommittedOffset {
+            topic: topic.into(),
+            partition,
+            offset,
+            leader_epoch: 0,
+            metadata: None,
+        };
+        let mut u0 = target(0);
+        u0.topic = "u".into();
+        // Targets t[0], t[1], u[0]; the commits of t[0..3] and u[0], in that order and
+        // shuffled: each target gets its own partition's commit, t[2] none.
+        let targets = [target(0), target(1), u0];
+        let mut found = vec![
+            commit("t", 0, Some(5)),
+            commit("t", 1, None),
+            commit("t", 2, Some(7)),
+            commit("u", 0, Some(9)),
+        ];
+        assert_eq!(
+            committed_per_target(&targets, &found),
+            [Some(5), None, Some(9)]
+        );
+        found.reverse();
+        found.swap(0, 2);
+        assert_eq!(
+            committed_per_target(&targets, &found),
+            [Some(5), None, Some(9)]
+        );
+        // A partition the answer leaves out has no commit.
+        found.retain(|c| c.topic == "t");
+        assert_eq!(
+            committed_per_target(&targets, &found),
+            [Some(5), None, None]
+        );
     }
 
     #[test]
     fn offsets_use_their_default() {
-        let commits = HashMap::new();
+        let commits = Commits::new();
         let start = Start::Offsets {
             offsets: BTreeMap::from([(key(), 3)]),
             default: Some(Box::new(Start::Earliest)),
         };
         let other = ("t".to_owned(), 1);
         assert_eq!(
-            start_rule(&start, &key(), &commits, false).unwrap(),
+            start_rule(&start, &key(), 0, &commits, false).unwrap(),
             Rule::Explicit(3)
         );
         assert_eq!(
-            start_rule(&start, &other, &commits, false).unwrap(),
+            start_rule(&start, &other, 1, &commits, false).unwrap(),
             Rule::Earliest
         );
         let no_default = Start::Offsets {
@@ -891,12 +938,15 @@ mod tests {
             default: None,
         };
         assert!(matches!(
-            start_rule(&no_default, &other, &commits, false),
+            start_rule(&no_default, &other, 1, &commits, false),
             Err(Error::InvalidSpec { .. })
         ));
         let end = End::Offsets(BTreeMap::from([(key(), 9)]));
-        assert_eq!(end_rule(&end, &key(), &commits).unwrap(), Rule::Explicit(9));
-        assert_eq!(end_rule(&end, &other, &commits).unwrap(), Rule::Latest);
+        assert_eq!(
+            end_rule(&end, &key(), 0, &commits).unwrap(),
+            Rule::Explicit(9)
+        );
+        assert_eq!(end_rule(&end, &other, 1, &commits).unwrap(), Rule::Latest);
     }
 
     #[test]
@@ -937,12 +987,11 @@ mod tests {
         end_hit: Option<i64>,
     ) -> Result<(i64, Option<i64>)> {
         let spec = ReadSpec::new(["t"], Start::Earliest, End::Latest);
-        let one = |o: Option<i64>| o.map(|o| HashMap::from([(key(), o)])).unwrap_or_default();
         let rounds = [
-            one(Some(snap.last_fetchable)),
-            one(Some(snap.log_start)),
-            one(start_hit),
-            one(end_hit),
+            vec![Some(snap.last_fetchable)],
+            vec![Some(snap.log_start)],
+            vec![start_hit],
+            vec![end_hit],
         ];
         let plan = plan(&spec, &[target(0)], &[rules], &rounds)?;
         Ok((plan.partitions[0].start, plan.partitions[0].end))
@@ -1029,8 +1078,8 @@ mod tests {
 
     #[test]
     fn a_leader_answering_minus_one_for_latest_or_earliest_is_an_invalid_response() {
-        for offsets in [HashMap::from([(key(), -1)]), HashMap::new()] {
-            match answer(&offsets, &key(), "the log start offset", 3) {
+        for offset in [Some(-1), None] {
+            match answer(offset, &key(), "the log start offset", 3) {
                 Err(e @ Error::InvalidResponse { .. }) => {
                     assert!(!e.is_retriable());
                     let text = e.to_string();
@@ -1046,17 +1095,14 @@ mod tests {
                 other => panic!("{other:?}"),
             }
         }
-        assert_eq!(
-            answer(&HashMap::from([(key(), 0)]), &key(), "x", 3).unwrap(),
-            0
-        );
+        assert_eq!(answer(Some(0), &key(), "x", 3).unwrap(), 0);
     }
 
     #[test]
     fn named_positions_become_rules() {
-        let commits = HashMap::new();
-        let start = |s: Start| start_rule(&s, &key(), &commits, false).unwrap();
-        let end = |e: End| end_rule(&e, &key(), &commits).unwrap();
+        let commits = Commits::new();
+        let start = |s: Start| start_rule(&s, &key(), 0, &commits, false).unwrap();
+        let end = |e: End| end_rule(&e, &key(), 0, &commits).unwrap();
         assert_eq!(start(Start::MaxTimestamp), Rule::Lookup(MAX_TIMESTAMP));
         assert_eq!(start(Start::EarliestLocal), Rule::Lookup(EARLIEST_LOCAL));
         assert_eq!(start(Start::LatestTiered), Rule::Lookup(LATEST_TIERED));
@@ -1094,7 +1140,7 @@ mod tests {
         let (a, b) = (target(0), target(1));
         let request = |ts| {
             list_offsets_request(
-                &[(a.clone(), 0), (b.clone(), ts)],
+                &[(0, a.clone(), 0), (1, b.clone(), ts)],
                 IsolationLevel::READ_COMMITTED,
             )
         };
@@ -1139,7 +1185,7 @@ mod tests {
         c.topic = "u".into();
         let (a, b) = (target(0), target(1));
         let request = list_offsets_request(
-            &[(a, LATEST), (c, LATEST), (b, LATEST)],
+            &[(0, a, LATEST), (1, c, LATEST), (2, b, LATEST)],
             IsolationLevel::READ_COMMITTED,
         );
         assert_eq!(request.replica_id, -1);

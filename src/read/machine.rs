@@ -40,7 +40,7 @@
 //! against real connections, and tests run it against hand-made answers with a virtual
 //! clock.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -53,7 +53,7 @@ use kseek_protocol::{ApiKey, ErrorCode, Uuid};
 use crate::backoff::{Backoff, Failing};
 use crate::cluster::TopicMetadata;
 use crate::error::{Error, Result};
-use crate::few::FewMap;
+use crate::few::{find_from, FewMap};
 use crate::plan::{IsolationLevel, Plan};
 use crate::read::options::{OutOfRange, ReadOptions};
 use crate::read::stream::{DataLoss, FetchedBatch, PartitionPosition};
@@ -899,21 +899,23 @@ impl ReadMachine {
             }
             return self.retry_all(now, &idxs, e);
         }
-        // Match answers to requested partitions: by topic id from v13, by name before.
-        let mut by_id: HashMap<(Uuid, i32), usize> = HashMap::new();
-        let mut by_name: HashMap<(&str, i32), usize> = HashMap::new();
-        for (i, r) in requested.iter().enumerate() {
-            by_id.insert((r.topic_id, r.partition), i);
-            by_name.insert((&*r.topic, r.partition), i);
-        }
+        // Match answers to requested partitions: by topic id from v13, by name before. A
+        // broker answers in the order asked, so a scan from after the previous match takes
+        // one step each; any other order only scans further.
+        let mut next = 0;
         for topic in response.responses {
             for data in topic.partitions {
-                let found = if version >= 13 {
-                    by_id.get(&(topic.topic_id, data.partition_index))
-                } else {
-                    by_name.get(&(topic.topic.as_str(), data.partition_index))
-                };
-                let Some(&i) = found else { continue };
+                let partition = data.partition_index;
+                let found = find_from(requested, next, |r| {
+                    r.partition == partition
+                        && if version >= 13 {
+                            r.topic_id == topic.topic_id
+                        } else {
+                            *r.topic == *topic.topic
+                        }
+                });
+                let Some(i) = found else { continue };
+                next = i + 1;
                 self.partition_response(now, &requested[i], data, &broker)?;
             }
         }
@@ -1364,6 +1366,8 @@ fn reader_position_hint(start: i64, batches: &[FetchedBatch]) -> i64 {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use std::collections::HashMap;
+
     use bytes::Bytes;
     use kseek_protocol::messages::fetch::{self, PartitionData};
     use kseek_protocol::records::{ControlRecordType, NewRecord, RecordBatchBuilder};
@@ -2013,6 +2017,75 @@ pub(crate) mod tests {
         assert_eq!(offsets_of(&out[0]), [3], "records past the end are dropped");
         assert!(m.is_finished());
         assert_eq!(m.poll_transmit(t0), None);
+    }
+
+    /// (partition index, offsets) of each chunk in `out`.
+    fn chunks(out: &[Output]) -> Vec<(usize, Vec<i64>)> {
+        out.iter()
+            .map(|o| match o {
+                Output::Chunk { idx, .. } => (*idx, offsets_of(o)),
+                other => panic!("not a chunk: {other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn answers_out_of_request_order_go_to_their_own_partitions() {
+        let t0 = virtual_epoch();
+        // Partitions 0..4 of "t", all led by broker 1, each 3 records long.
+        let p = plan(&[
+            (0, 0, Some(3)),
+            (1, 0, Some(3)),
+            (2, 0, Some(3)),
+            (3, 0, Some(3)),
+        ]);
+        let mut m = machine(&p, &ReadOptions::default(), t0);
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1), (1, 1), (2, 1), (3, 1)])));
+        let (id, asked) = one_fetch(&transmits(&mut m, t0));
+        assert_eq!(asked, [(0, 0), (1, 0), (2, 0), (3, 0)]);
+        // By name (v12): partition 2, then 0, a partition not asked for, 3 and 1, each with
+        // a different number of records.
+        m.handle_fetch(
+            t0,
+            id,
+            answer(vec![
+                records_of(2, wire(&[batch(0, 3)])),
+                records_of(0, wire(&[batch(0, 1)])),
+                records_of(7, wire(&[batch(0, 3)])),
+                records_of(3, wire(&[batch(0, 2)])),
+                records_of(1, wire(&[batch(0, 3)])),
+            ]),
+        );
+        assert_eq!(
+            chunks(&outputs(&mut m)),
+            [
+                (2, vec![0, 1, 2]),
+                (0, vec![0]),
+                (3, vec![0, 1]),
+                (1, vec![0, 1, 2]),
+            ]
+        );
+        // By topic id (v13, the name left empty): 3 first, then 0 in two topic entries.
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1), (1, 1), (2, 1), (3, 1)])));
+        let (id, asked) = one_fetch(&transmits(&mut m, t0));
+        assert_eq!(asked, [(0, 1), (3, 2)]);
+        let by_id = |partitions| FetchableTopicResponse {
+            topic_id: Uuid([1; 16]),
+            partitions,
+            ..Default::default()
+        };
+        let response = FetchResponse {
+            responses: vec![
+                by_id(vec![records_of(3, wire(&[batch(2, 1)]))]),
+                by_id(vec![records_of(0, wire(&[batch(1, 2)]))]),
+            ],
+            ..Default::default()
+        };
+        m.handle_fetch(t0, id, Ok((Arc::from("b:1"), 13, response)));
+        assert_eq!(chunks(&outputs(&mut m)), [(3, vec![2]), (0, vec![1, 2])]);
+        assert!(m.is_finished());
     }
 
     #[test]
