@@ -198,16 +198,11 @@ async fn run(
 /// answers only past a lane's end, and codec mode runs with one lane.
 fn decompress_all(records: &[u8], out: &mut Vec<u8>) -> Result<u64, BoxError> {
     let mut total = 0;
-    let mut rest = records;
-    // Batch length at byte 8, attributes at 21, the records section after the 61-byte header.
-    while rest.len() >= 61 {
-        let length = i32::from_be_bytes(rest[8..12].try_into()?);
-        let size = usize::try_from(length)? + 12;
-        if rest.len() < size {
-            break;
-        }
-        let attributes = i16::from_be_bytes(rest[21..23].try_into()?);
-        let section = &rest[61..size];
+    for batch in whole_batches(records) {
+        let batch = batch?;
+        // Attributes at byte 21, the records section after the 61-byte header.
+        let attributes = i16::from_be_bytes(batch[21..23].try_into()?);
+        let section = &batch[61..];
         out.clear();
         match attributes & 7 {
             0 => out.extend_from_slice(section),
@@ -224,7 +219,6 @@ fn decompress_all(records: &[u8], out: &mut Vec<u8>) -> Result<u64, BoxError> {
             codec => return Err(format!("codec {codec}: no ceiling measured here").into()),
         }
         total += out.len() as u64;
-        rest = &rest[size..];
     }
     Ok(total)
 }
@@ -351,28 +345,39 @@ fn fetch_request(
 /// alone (base offset at byte 0, batch length at 8, magic at 16, last offset delta at 23), or
 /// `None` when not one batch is complete.
 fn next_offset(records: &[u8]) -> Result<Option<i64>, BoxError> {
-    let mut rest = records;
     let mut next = None;
-    while rest.len() >= 27 {
-        let base = i64::from_be_bytes(rest[0..8].try_into()?);
-        let length = i32::from_be_bytes(rest[8..12].try_into()?);
-        let size = usize::try_from(length)
-            .ok()
-            .and_then(|l| l.checked_add(12))
-            .ok_or("a record batch with a negative length")?;
-        if rest.len() < size {
-            break; // A partial batch at the end: the broker cut at partition_max_bytes.
-        }
-        if rest[16] != 2 {
-            return Err(format!(
-                "record batch magic {} (only magic 2 is read here)",
-                rest[16]
-            )
-            .into());
-        }
-        let last_delta = i32::from_be_bytes(rest[23..27].try_into()?);
+    for batch in whole_batches(records) {
+        let batch = batch?;
+        let base = i64::from_be_bytes(batch[0..8].try_into()?);
+        let last_delta = i32::from_be_bytes(batch[23..27].try_into()?);
         next = Some(base + i64::from(last_delta) + 1);
-        rest = &rest[size..];
     }
     Ok(next)
+}
+
+/// The whole record batches at the start of `records`, each at least its 61-byte magic-2
+/// header long (batch length at byte 8, magic at 16); a partial batch at the end (the broker
+/// cut at partition_max_bytes) is left out.
+fn whole_batches(records: &[u8]) -> impl Iterator<Item = Result<&[u8], BoxError>> {
+    let mut rest = records;
+    std::iter::from_fn(move || {
+        let length = i32::from_be_bytes(rest.get(8..12)?.try_into().ok()?);
+        let batch = match usize::try_from(length).ok().and_then(|l| l.checked_add(12)) {
+            Some(size) if size >= 61 => rest.get(..size)?,
+            _ => {
+                rest = &[];
+                return Some(Err(format!("a record batch of length {length}").into()));
+            }
+        };
+        if batch[16] != 2 {
+            rest = &[];
+            return Some(Err(format!(
+                "record batch magic {} (only magic 2 is read here)",
+                batch[16]
+            )
+            .into()));
+        }
+        rest = &rest[batch.len()..];
+        Some(Ok(batch))
+    })
 }
