@@ -602,4 +602,46 @@ macro_rules! wire_message {
     };
 }
 
-pub(crate) use {wire_message, wire_struct};
+/// Declares, with [`wire_struct!`], a topic of a message that names its topics up to a version
+/// and gives their ids after it (KIP-516): a name field (`name` or `topic`, as the schema calls
+/// it) until `$last`, `topic_id` from the next version on, both ignorable, and the topic's
+/// partitions with their doc.
+///
+/// `pub struct Name in "Message.path" { topic until 12, partitions: Vec<P> = "doc" }`
+macro_rules! wire_topic {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident in $path:literal {
+            $field:ident until $last:literal, $partitions:ident: $ty:ty = $doc:literal $(,)?
+        }
+    ) => {
+        $crate::messages::codec::wire_struct! {
+            $(#[$meta])*
+            pub struct $name in $path {
+                #[doc = concat!("The topic name (until v", stringify!($last), ", ignorable).")]
+                pub $field: String => $crate::messages::codec::until($last).ignorable(),
+                #[doc = concat!("The topic id (after v", stringify!($last), ", ignorable).")]
+                pub topic_id: $crate::primitives::Uuid
+                    => $crate::messages::codec::since($last + 1).ignorable(),
+                #[doc = $doc]
+                pub $partitions: $ty,
+            }
+        }
+
+        #[cfg(test)]
+        impl $crate::messages::testing::ArbTopic for $name {
+            type Partitions = $ty;
+            const LAST_NAMED: i16 = $last;
+            fn from_parts(
+                name: String,
+                topic_id: $crate::primitives::Uuid,
+                partitions: $ty,
+                tags: $crate::primitives::UnknownTaggedFields,
+            ) -> Self {
+                Self { $field: name, topic_id, $partitions: partitions, unknown_tagged_fields: tags }
+            }
+        }
+    };
+}
+
+pub(crate) use {wire_message, wire_struct, wire_topic};

@@ -15,7 +15,7 @@
 
 use bytes::Bytes;
 
-use crate::messages::codec::{wire_message, wire_struct};
+use crate::messages::codec::{wire_message, wire_struct, wire_topic};
 use crate::messages::IsolationLevel;
 use crate::primitives::Uuid;
 
@@ -70,17 +70,16 @@ wire_struct! {
         /// The epoch of this follower, or -1 if not available. Default -1.
         pub replica_epoch: i64 = -1,
     }
+}
 
+wire_topic! {
     /// A topic to fetch.
     pub struct FetchTopic in "FetchRequest.topics" {
-        /// The topic name (v4–12).
-        pub topic: String => until(12).ignorable(),
-        /// The topic id (v13+).
-        pub topic_id: Uuid => since(13).ignorable(),
-        /// The partitions to fetch.
-        pub partitions: Vec<FetchPartition>,
+        topic until 12, partitions: Vec<FetchPartition> = "The partitions to fetch."
     }
+}
 
+wire_struct! {
     /// A partition to fetch.
     pub struct FetchPartition in "FetchRequest.topics.partitions" {
         /// The partition index.
@@ -101,15 +100,12 @@ wire_struct! {
         /// supported").
         pub high_watermark: i64 = i64::MAX => since(18).tagged(1).ignorable(),
     }
+}
 
+wire_topic! {
     /// Partitions to remove from an incremental fetch session (v7+).
     pub struct ForgottenTopic in "FetchRequest.forgotten_topics_data" {
-        /// The topic name (v7–12).
-        pub topic: String => until(12).ignorable(),
-        /// The topic id (v13+).
-        pub topic_id: Uuid => since(13).ignorable(),
-        /// The partition indexes to forget.
-        pub partitions: Vec<i32>,
+        topic until 12, partitions: Vec<i32> = "The partition indexes to forget."
     }
 }
 
@@ -139,17 +135,14 @@ wire_struct! {
 
 wire_message!(FetchResponse: FETCH, versions 4..=18, first flexible 12);
 
-wire_struct! {
+wire_topic! {
     /// One topic of a Fetch response.
     pub struct FetchableTopicResponse in "FetchResponse.responses" {
-        /// The topic name (v4–12).
-        pub topic: String => until(12).ignorable(),
-        /// The topic id (v13+).
-        pub topic_id: Uuid => since(13).ignorable(),
-        /// The topic's partitions.
-        pub partitions: Vec<PartitionData>,
+        topic until 12, partitions: Vec<PartitionData> = "The topic's partitions."
     }
+}
 
+wire_struct! {
     /// One partition of a Fetch response.
     pub struct PartitionData in "FetchResponse.responses.partitions" {
         /// The partition index.
@@ -232,8 +225,8 @@ mod tests {
 
     use super::*;
     use crate::messages::testing::{
-        arb_unknown_tags_in, arb_uuid, assert_prefixes_fail, check_encodings, check_length_bombs,
-        check_round_trip, decode_both, encode, round_trip_every_version_with,
+        arb_topic, arb_unknown_tags_in, arb_uuid, assert_prefixes_fail, check_encodings,
+        check_length_bombs, check_round_trip, decode_both, encode, round_trip_every_version_with,
     };
     use crate::messages::{decode_exact, Message};
     use crate::primitives::{RawTaggedField, UnknownTaggedFields};
@@ -312,25 +305,6 @@ mod tests {
             .prop_map(move |(a, b, u)| make(a, b, u))
     }
 
-    /// A topic's name (v4–12) or id (v13+), its `partitions` and unknown tags at `v`, for
-    /// `make` to build the topic struct from.
-    fn topic_with<P: core::fmt::Debug, T: core::fmt::Debug>(
-        v: i16,
-        partitions: impl Strategy<Value = Vec<P>>,
-        make: fn(String, Uuid, Vec<P>, UnknownTaggedFields) -> T,
-    ) -> impl Strategy<Value = T> {
-        (
-            name(),
-            arb_uuid(),
-            partitions,
-            arb_unknown_tags_in(v >= 12, 0..40),
-        )
-            .prop_map(move |(topic, id, partitions, u)| {
-                let topic = if v <= 12 { topic } else { String::new() };
-                make(topic, if v >= 13 { id } else { Uuid::ZERO }, partitions, u)
-            })
-    }
-
     fn replica_state(v: i16) -> BoxedStrategy<ReplicaState> {
         if v < 15 {
             return Just(ReplicaState::default()).boxed();
@@ -374,25 +348,11 @@ mod tests {
     }
 
     fn fetch_topic(v: i16) -> impl Strategy<Value = FetchTopic> {
-        let partitions = prop::collection::vec(fetch_partition(v), 0..3);
-        topic_with(v, partitions, |topic, topic_id, partitions, u| FetchTopic {
-            topic,
-            topic_id,
-            partitions,
-            unknown_tagged_fields: u,
-        })
+        arb_topic(v, v >= 12, prop::collection::vec(fetch_partition(v), 0..3))
     }
 
     fn forgotten_topic(v: i16) -> impl Strategy<Value = ForgottenTopic> {
-        let partitions = prop::collection::vec(any::<i32>(), 0..4);
-        topic_with(v, partitions, |topic, topic_id, partitions, u| {
-            ForgottenTopic {
-                topic,
-                topic_id,
-                partitions,
-                unknown_tagged_fields: u,
-            }
-        })
+        arb_topic(v, v >= 12, prop::collection::vec(any::<i32>(), 0..4))
     }
 
     fn fetch_request(v: i16) -> impl Strategy<Value = FetchRequest> {
@@ -840,15 +800,7 @@ mod tests {
     }
 
     fn fetchable_topic_response(v: i16) -> impl Strategy<Value = FetchableTopicResponse> {
-        let partitions = prop::collection::vec(partition_data(v), 0..3);
-        topic_with(v, partitions, |topic, topic_id, partitions, u| {
-            FetchableTopicResponse {
-                topic,
-                topic_id,
-                partitions,
-                unknown_tagged_fields: u,
-            }
-        })
+        arb_topic(v, v >= 12, prop::collection::vec(partition_data(v), 0..3))
     }
 
     fn fetch_response(v: i16) -> impl Strategy<Value = FetchResponse> {

@@ -10,8 +10,7 @@
 //! `OffsetCommitResponse.json` (Kafka 4.2.1), KIP-320 (leader epoch), KIP-345 (static
 //! membership), KIP-848.
 
-use crate::messages::codec::{wire_message, wire_struct};
-use crate::primitives::Uuid;
+use crate::messages::codec::{wire_message, wire_struct, wire_topic};
 
 // ---------------------------------------------------------------------------------------------
 // Request
@@ -43,17 +42,15 @@ wire_message!(
     response OffsetCommitResponse
 );
 
-wire_struct! {
+wire_topic! {
     /// One topic of an [`OffsetCommitRequest`].
     pub struct OffsetCommitRequestTopic in "OffsetCommitRequest.topics" {
-        /// The topic name (v2–9, ignorable).
-        pub name: String => until(9).ignorable(),
-        /// The topic id (v10+, ignorable).
-        pub topic_id: Uuid => since(10).ignorable(),
-        /// The partitions to commit offsets for.
-        pub partitions: Vec<OffsetCommitRequestPartition>,
+        name until 9,
+        partitions: Vec<OffsetCommitRequestPartition> = "The partitions to commit offsets for."
     }
+}
 
+wire_struct! {
     /// One partition of an [`OffsetCommitRequestTopic`].
     pub struct OffsetCommitRequestPartition in "OffsetCommitRequest.partitions" {
         /// The partition index.
@@ -84,17 +81,15 @@ wire_struct! {
 
 wire_message!(OffsetCommitResponse: OFFSET_COMMIT, versions 2..=10, first flexible 8);
 
-wire_struct! {
+wire_topic! {
     /// One topic of an [`OffsetCommitResponse`].
     pub struct OffsetCommitResponseTopic in "OffsetCommitResponse.topics" {
-        /// The topic name (v2–9, ignorable).
-        pub name: String => until(9).ignorable(),
-        /// The topic id (v10+, ignorable).
-        pub topic_id: Uuid => since(10).ignorable(),
-        /// The responses for each partition.
-        pub partitions: Vec<OffsetCommitResponsePartition>,
+        name until 9,
+        partitions: Vec<OffsetCommitResponsePartition> = "The responses for each partition."
     }
+}
 
+wire_struct! {
     /// One partition of an [`OffsetCommitResponseTopic`].
     pub struct OffsetCommitResponsePartition in "OffsetCommitResponse.partitions" {
         /// The partition index.
@@ -109,10 +104,10 @@ mod tests {
     use super::*;
     use crate::error::Error;
     use crate::messages::decode_exact;
-    use crate::messages::testing::{arb_unknown_tags, arb_uuid, encode};
+    use crate::messages::testing::{arb_topic, arb_unknown_tags, encode};
     use crate::messages::testing::{codec_tests, sample_property_tests};
     use crate::messages::{encode_request_frame, Message};
-    use crate::primitives::{RawTaggedField, UnknownTaggedFields};
+    use crate::primitives::{RawTaggedField, UnknownTaggedFields, Uuid};
     use bytes::{Bytes, BytesMut};
     use proptest::collection::vec;
     use proptest::option;
@@ -140,20 +135,7 @@ mod tests {
                     }
                 },
             );
-        let topic = (
-            ".{0,8}",
-            arb_uuid(),
-            vec(partition, 0..3),
-            arb_unknown_tags(flex),
-        )
-            .prop_map(
-                move |(name, id, partitions, tags)| OffsetCommitRequestTopic {
-                    name: if version <= 9 { name } else { String::new() },
-                    topic_id: if version >= 10 { id } else { Uuid::ZERO },
-                    partitions,
-                    unknown_tagged_fields: tags,
-                },
-            );
+        let topic = arb_topic::<OffsetCommitRequestTopic>(version, flex, vec(partition, 0..3));
         (
             (".{0,8}", any::<i32>(), ".{0,8}", option::of(".{0,8}")),
             any::<i64>(),
@@ -184,20 +166,7 @@ mod tests {
                 unknown_tagged_fields: tags,
             },
         );
-        let topic = (
-            ".{0,8}",
-            arb_uuid(),
-            vec(partition, 0..4),
-            arb_unknown_tags(flex),
-        )
-            .prop_map(
-                move |(name, id, partitions, tags)| OffsetCommitResponseTopic {
-                    name: if version <= 9 { name } else { String::new() },
-                    topic_id: if version >= 10 { id } else { Uuid::ZERO },
-                    partitions,
-                    unknown_tagged_fields: tags,
-                },
-            );
+        let topic = arb_topic::<OffsetCommitResponseTopic>(version, flex, vec(partition, 0..4));
         (any::<i32>(), vec(topic, 0..3), arb_unknown_tags(flex)).prop_map(
             move |(throttle, topics, tags)| OffsetCommitResponse {
                 throttle_time_ms: if version >= 3 { throttle } else { 0 },
@@ -225,6 +194,36 @@ mod tests {
 
     // --- 2. hand-derived byte vectors ----------------------------------------------------------
 
+    /// The one topic of a request vector, by name or by id, with its one partition.
+    fn topic(
+        name: &str,
+        topic_id: Uuid,
+        partition: OffsetCommitRequestPartition,
+    ) -> Vec<OffsetCommitRequestTopic> {
+        vec![OffsetCommitRequestTopic {
+            name: name.into(),
+            topic_id,
+            partitions: vec![partition],
+            ..Default::default()
+        }]
+    }
+
+    /// A partition of a request vector, committed at `offset` in `epoch`.
+    fn partition(
+        partition_index: i32,
+        committed_offset: i64,
+        committed_leader_epoch: i32,
+        committed_metadata: Option<&str>,
+    ) -> OffsetCommitRequestPartition {
+        OffsetCommitRequestPartition {
+            partition_index,
+            committed_offset,
+            committed_leader_epoch,
+            committed_metadata: committed_metadata.map(String::from),
+            ..Default::default()
+        }
+    }
+
     /// v2, classic: group "g", generation 5, member "m", retention one day, topic "t"
     /// partition 0 at offset 42 with null metadata.
     const REQUEST_V2: &[u8] = &[
@@ -246,16 +245,7 @@ mod tests {
             generation_id_or_member_epoch: 5,
             member_id: "m".into(),
             retention_time_ms: 86_400_000,
-            topics: vec![OffsetCommitRequestTopic {
-                name: "t".into(),
-                partitions: vec![OffsetCommitRequestPartition {
-                    partition_index: 0,
-                    committed_offset: 42,
-                    committed_metadata: None,
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
+            topics: topic("t", Uuid::ZERO, partition(0, 42, -1, None)),
             ..Default::default()
         }
     }
@@ -281,17 +271,7 @@ mod tests {
             generation_id_or_member_epoch: 5,
             member_id: "m".into(),
             group_instance_id: Some("i".into()),
-            topics: vec![OffsetCommitRequestTopic {
-                name: "t".into(),
-                partitions: vec![OffsetCommitRequestPartition {
-                    partition_index: 1,
-                    committed_offset: 7,
-                    committed_leader_epoch: 3,
-                    committed_metadata: Some("x".into()),
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
+            topics: topic("t", Uuid::ZERO, partition(1, 7, 3, Some("x"))),
             ..Default::default()
         }
     }
@@ -319,20 +299,17 @@ mod tests {
     fn request_v8() -> OffsetCommitRequest {
         OffsetCommitRequest {
             group_id: "g".into(),
-            topics: vec![OffsetCommitRequestTopic {
-                name: "t".into(),
-                partitions: vec![OffsetCommitRequestPartition {
-                    partition_index: 0,
-                    committed_offset: 42,
-                    committed_leader_epoch: 3,
-                    committed_metadata: Some(String::new()),
+            topics: topic(
+                "t",
+                Uuid::ZERO,
+                OffsetCommitRequestPartition {
                     unknown_tagged_fields: UnknownTaggedFields(vec![RawTaggedField {
                         tag: 1,
                         data: Bytes::from_static(&[0x12, 0x34]),
                     }]),
-                }],
-                ..Default::default()
-            }],
+                    ..partition(0, 42, 3, Some(""))
+                },
+            ),
             ..Default::default()
         }
     }
@@ -366,18 +343,31 @@ mod tests {
             group_id: "g".into(),
             generation_id_or_member_epoch: 12,
             member_id: "m".into(),
-            topics: vec![OffsetCommitRequestTopic {
-                topic_id: Uuid(TOPIC_ID),
-                partitions: vec![OffsetCommitRequestPartition {
-                    partition_index: 2,
-                    committed_offset: 1000,
-                    committed_metadata: None,
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
+            topics: topic("", Uuid(TOPIC_ID), partition(2, 1000, -1, None)),
             ..Default::default()
         }
+    }
+
+    /// The one topic of a response vector, by name or by id, with its partitions' error codes.
+    fn answered(
+        name: &str,
+        topic_id: Uuid,
+        errors: &[(i32, i16)],
+    ) -> Vec<OffsetCommitResponseTopic> {
+        let partitions =
+            errors.iter().map(
+                |&(partition_index, error_code)| OffsetCommitResponsePartition {
+                    partition_index,
+                    error_code,
+                    ..Default::default()
+                },
+            );
+        vec![OffsetCommitResponseTopic {
+            name: name.into(),
+            topic_id,
+            partitions: partitions.collect(),
+            ..Default::default()
+        }]
     }
 
     /// v3, classic: throttle 1, topic "t": partition 0 OK, partition 1 ILLEGAL_GENERATION (22).
@@ -393,22 +383,7 @@ mod tests {
     fn response_v3() -> OffsetCommitResponse {
         OffsetCommitResponse {
             throttle_time_ms: 1,
-            topics: vec![OffsetCommitResponseTopic {
-                name: "t".into(),
-                partitions: vec![
-                    OffsetCommitResponsePartition {
-                        partition_index: 0,
-                        error_code: 0,
-                        ..Default::default()
-                    },
-                    OffsetCommitResponsePartition {
-                        partition_index: 1,
-                        error_code: 22,
-                        ..Default::default()
-                    },
-                ],
-                ..Default::default()
-            }],
+            topics: answered("t", Uuid::ZERO, &[(0, 0), (1, 22)]),
             ..Default::default()
         }
     }
@@ -429,15 +404,7 @@ mod tests {
     fn response_v10() -> OffsetCommitResponse {
         OffsetCommitResponse {
             throttle_time_ms: 0,
-            topics: vec![OffsetCommitResponseTopic {
-                topic_id: Uuid(TOPIC_ID),
-                partitions: vec![OffsetCommitResponsePartition {
-                    partition_index: 2,
-                    error_code: 113,
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
+            topics: answered("", Uuid(TOPIC_ID), &[(2, 113)]),
             unknown_tagged_fields: UnknownTaggedFields(vec![RawTaggedField {
                 tag: 0,
                 data: Bytes::new(),

@@ -11,8 +11,7 @@
 //! `OffsetFetchResponse.json` (Kafka 4.2.1), KIP-447 (require stable), KIP-709 (multiple
 //! groups), KIP-848.
 
-use crate::messages::codec::{wire_message, wire_struct};
-use crate::primitives::Uuid;
+use crate::messages::codec::{wire_message, wire_struct, wire_topic};
 
 // ---------------------------------------------------------------------------------------------
 // Request
@@ -53,15 +52,12 @@ wire_struct! {
         /// The topics to fetch offsets for, or `None` for all topics.
         pub topics: Option<Vec<OffsetFetchRequestTopics>> = Some(Vec::new()),
     }
+}
 
+wire_topic! {
     /// One topic of an [`OffsetFetchRequestGroup`] (v8+).
     pub struct OffsetFetchRequestTopics in "OffsetFetchRequest.groups.topics" {
-        /// The topic name (v8–9, ignorable).
-        pub name: String => until(9).ignorable(),
-        /// The topic id (v10+, ignorable).
-        pub topic_id: Uuid => since(10).ignorable(),
-        /// The partitions to fetch offsets for.
-        pub partition_indexes: Vec<i32>,
+        name until 9, partition_indexes: Vec<i32> = "The partitions to fetch offsets for."
     }
 }
 
@@ -118,17 +114,17 @@ wire_struct! {
         /// The group-level error code, or 0.
         pub error_code: i16,
     }
+}
 
+wire_topic! {
     /// One topic of an [`OffsetFetchResponseGroup`] (v8+).
     pub struct OffsetFetchResponseTopics in "OffsetFetchResponse.groups.topics" {
-        /// The topic name (v8–9, ignorable).
-        pub name: String => until(9).ignorable(),
-        /// The topic id (v10+, ignorable).
-        pub topic_id: Uuid => since(10).ignorable(),
-        /// The committed offsets per partition.
-        pub partitions: Vec<OffsetFetchResponsePartitions>,
+        name until 9,
+        partitions: Vec<OffsetFetchResponsePartitions> = "The committed offsets per partition."
     }
+}
 
+wire_struct! {
     /// One partition of an [`OffsetFetchResponseTopics`] (v8+).
     pub struct OffsetFetchResponsePartitions in "OffsetFetchResponse.groups.partitions" {
         /// The partition index.
@@ -153,27 +149,16 @@ mod tests {
     use crate::messages::decode_exact;
     use crate::messages::testing::sample_property_tests;
     use crate::messages::testing::{
-        arb_unknown_tags, arb_uuid, check_encodings, check_length_bombs, encode,
+        arb_topic, arb_unknown_tags, check_encodings, check_length_bombs, encode,
     };
     use crate::messages::Message;
-    use crate::primitives::{RawTaggedField, UnknownTaggedFields};
+    use crate::primitives::{RawTaggedField, UnknownTaggedFields, Uuid};
     use bytes::{Bytes, BytesMut};
     use proptest::collection::vec;
     use proptest::option;
     use proptest::prelude::*;
 
     // --- helpers ------------------------------------------------------------------------------
-
-    /// A topic's name (up to v9) or its id (v10+), the other left at its default.
-    fn arb_topic_ref(version: i16) -> impl Strategy<Value = (String, Uuid)> {
-        (".{0,8}", arb_uuid()).prop_map(move |(name, id)| {
-            if version <= 9 {
-                (name, Uuid::ZERO)
-            } else {
-                (String::new(), id)
-            }
-        })
-    }
 
     fn arb_request(version: i16) -> impl Strategy<Value = OffsetFetchRequest> {
         let flex = version >= 6;
@@ -185,21 +170,7 @@ mod tests {
                 unknown_tagged_fields,
             },
         );
-        let topics = (
-            arb_topic_ref(version),
-            partition_indexes(),
-            arb_unknown_tags(true),
-        )
-            .prop_map(
-                |((name, topic_id), partition_indexes, unknown_tagged_fields)| {
-                    OffsetFetchRequestTopics {
-                        name,
-                        topic_id,
-                        partition_indexes,
-                        unknown_tagged_fields,
-                    }
-                },
-            );
+        let topics = arb_topic::<OffsetFetchRequestTopics>(version, true, partition_indexes());
         let v9 = version >= 9;
         let group = (
             ".{0,8}",
@@ -281,19 +252,8 @@ mod tests {
                 unknown_tagged_fields,
             },
         );
-        let topics = (
-            arb_topic_ref(version),
-            vec(partitions(true), 0..3),
-            arb_unknown_tags(true),
-        )
-            .prop_map(|((name, topic_id), partitions, unknown_tagged_fields)| {
-                OffsetFetchResponseTopics {
-                    name,
-                    topic_id,
-                    partitions,
-                    unknown_tagged_fields,
-                }
-            });
+        let topics =
+            arb_topic::<OffsetFetchResponseTopics>(version, true, vec(partitions(true), 0..3));
         let group = (
             (".{0,8}", vec(topics, 0..3)),
             any::<i16>(),

@@ -221,6 +221,44 @@ pub(crate) fn arb_uuid() -> impl Strategy<Value = Uuid> {
     any::<[u8; 16]>().prop_map(Uuid)
 }
 
+/// A topic struct declared with `wire_topic!`, put together from its parts by [`arb_topic`].
+pub(crate) trait ArbTopic: core::fmt::Debug + Sized {
+    /// The type of its partitions field.
+    type Partitions: core::fmt::Debug;
+    /// The last version that names the topic; later ones give its id.
+    const LAST_NAMED: i16;
+    /// The topic with these fields.
+    fn from_parts(
+        name: String,
+        topic_id: Uuid,
+        partitions: Self::Partitions,
+        tags: UnknownTaggedFields,
+    ) -> Self;
+}
+
+/// A topic of a message that names its topics up to a version and gives their ids after it
+/// (KIP-516): at `version`, the name or the id that it carries, the other left at its default,
+/// with `partitions` and, if `flexible`, unknown tags.
+pub(crate) fn arb_topic<T: ArbTopic>(
+    version: i16,
+    flexible: bool,
+    partitions: impl Strategy<Value = T::Partitions>,
+) -> impl Strategy<Value = T> {
+    let topic = (
+        "\\PC{0,8}",
+        arb_uuid(),
+        partitions,
+        arb_unknown_tags(flexible),
+    );
+    topic.prop_map(move |(name, id, partitions, tags)| {
+        if version <= T::LAST_NAMED {
+            T::from_parts(name, Uuid::ZERO, partitions, tags)
+        } else {
+            T::from_parts(String::new(), id, partitions, tags)
+        }
+    })
+}
+
 /// The property tests of a message file whose strategies `request(v)` and `response(v)` draw
 /// values for a version: at the versions `$versions`, both round-trip, and neither their
 /// encodings with a few bytes mutated nor arbitrary bytes (up to `$max_len`) make a decoder
