@@ -29,7 +29,7 @@ use crate::backoff::{Backoff, Failing};
 use crate::cluster::{cluster_from_response, partitions_of, ClusterMetadata, TopicMetadata};
 use crate::conn::{Connection, ConnectionConfig};
 use crate::error::{Error, Result};
-use crate::few::FewMap;
+use crate::few::{self, FewMap};
 
 /// Settings of a [`Client`]. [`ClientConfig::new`] and the builder-style setters make one (new
 /// fields may be added, so it can't be built as a struct literal):
@@ -260,38 +260,10 @@ impl TopicCache {
             }
         }
         if self.0.len() > known {
-            heapsort_by_name(&mut self.0);
+            few::sort_by(&mut self.0, |a, b| a.metadata.name < b.metadata.name);
             // A name listed twice in one answer is kept once.
             self.0.dedup_by(|a, b| a.metadata.name == b.metadata.name);
         }
-    }
-}
-
-/// Sorts `topics` by name: a heapsort, a few dozen bytes of code where `sort_unstable_by`
-/// brings 3.5 KB into the probe, still O(n log n) for the rare answer that adds many topics.
-fn heapsort_by_name(topics: &mut [CachedTopic]) {
-    fn sift_down(heap: &mut [CachedTopic], mut node: usize) {
-        loop {
-            let mut child = 2 * node + 1;
-            if child >= heap.len() {
-                return;
-            }
-            if child + 1 < heap.len() && heap[child].metadata.name < heap[child + 1].metadata.name {
-                child += 1;
-            }
-            if heap[node].metadata.name >= heap[child].metadata.name {
-                return;
-            }
-            heap.swap(node, child);
-            node = child;
-        }
-    }
-    for node in (0..topics.len() / 2).rev() {
-        sift_down(topics, node);
-    }
-    for end in (1..topics.len()).rev() {
-        topics.swap(0, end);
-        sift_down(&mut topics[..end], 0);
     }
 }
 
@@ -682,7 +654,7 @@ impl Client {
             // Bootstrap servers first, then the brokers the metadata named.
             let mut candidates = self.inner.config.bootstrap.clone();
             let mut known: Vec<_> = self.state().brokers.values().cloned().collect();
-            known.sort_unstable();
+            few::sort(&mut known);
             candidates.extend(
                 known
                     .into_iter()

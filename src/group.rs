@@ -28,7 +28,7 @@ use crate::client::Client;
 use crate::cluster::TopicMetadata;
 use crate::conn::Connection;
 use crate::error::{Error, Result};
-use crate::few::find_from;
+use crate::few::{self, find_from};
 
 /// An offset to commit for one partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -224,7 +224,7 @@ impl Client {
 
     async fn commit_once(&self, group: &str, offsets: &[CommitOffset]) -> Result<()> {
         let mut names: Vec<String> = offsets.iter().map(|o| o.topic.clone()).collect();
-        names.sort_unstable();
+        few::sort(&mut names);
         names.dedup();
         let metadata = self.metadata_once(&names).await?;
         for o in offsets {

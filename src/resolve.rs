@@ -58,7 +58,7 @@ use kseek_protocol::{ApiKey, ErrorCode, Uuid};
 use crate::client::{BoxFuture, Client};
 use crate::cluster::TopicMetadata;
 use crate::error::{Error, Result};
-use crate::few::{find_from, FewMap};
+use crate::few::{self, find_from, FewMap};
 use crate::group::CommittedOffset;
 use crate::plan::{End, IsolationLevel, PartitionPlan, Plan, ReadSpec, Start};
 
@@ -512,7 +512,7 @@ fn select(spec: &ReadSpec, metadata: &[TopicMetadata]) -> Result<Vec<Target>> {
             None => topic.partitions.iter().map(|p| p.partition).collect(),
             Some(only) => {
                 let mut only = only.clone();
-                only.sort_unstable();
+                few::sort(&mut only);
                 only.dedup();
                 only
             }
