@@ -1,5 +1,6 @@
 //! The client's errors: what the user was doing, where, and whether trying again can help.
 
+use std::fmt;
 use std::time::Duration;
 
 use kseek_protocol::{ApiKey, ErrorCode};
@@ -33,7 +34,7 @@ pub enum Error {
         source: kseek_protocol::Error,
     },
     /// A request got no answer in time.
-    #[error("{api} request to broker {broker} timed out after {after:?}")]
+    #[error("{api} request to broker {broker} timed out after {}", Dur(*after))]
     Timeout {
         /// The broker's address.
         broker: String,
@@ -123,7 +124,7 @@ pub enum Error {
         source: Box<Error>,
     },
     /// A retriable error kept happening until the retry deadline.
-    #[error("{what}: gave up after {attempts} attempts in {elapsed:?}: {source}")]
+    #[error("{what}: gave up after {attempts} attempts in {}: {source}", Dur(*elapsed))]
     RetriesExhausted {
         /// What was being done.
         what: String,
@@ -352,6 +353,38 @@ impl Error {
     }
 }
 
+/// A duration in an error message, as `Duration`'s `Debug` writes it ("1.5s", "250ms",
+/// "3µs", "0ns"), by integer arithmetic alone: `Debug` for `Duration` brings its decimal
+/// formatting with rounding, precision and padding into the binary (about 2 KB in the
+/// footprint probe) for the messages that show a duration.
+pub(crate) struct Dur(pub(crate) Duration);
+
+impl fmt::Display for Dur {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (secs, nanos) = (self.0.as_secs(), self.0.subsec_nanos());
+        // The largest unit with a whole number of at least 1, and the rest as a fraction of
+        // that unit in `digits` decimal places.
+        let (whole, mut fraction, mut digits, unit) = if secs > 0 {
+            (secs, nanos, 9, "s")
+        } else if nanos >= 1_000_000 {
+            (u64::from(nanos / 1_000_000), nanos % 1_000_000, 6, "ms")
+        } else if nanos >= 1_000 {
+            (u64::from(nanos / 1_000), nanos % 1_000, 3, "µs")
+        } else {
+            (u64::from(nanos), 0, 0, "ns")
+        };
+        if fraction == 0 {
+            return write!(f, "{whole}{unit}");
+        }
+        // Trailing zeros left out, leading ones kept by the zero-padded width.
+        while fraction % 10 == 0 {
+            fraction /= 10;
+            digits -= 1;
+        }
+        write!(f, "{whole}.{fraction:0digits$}{unit}")
+    }
+}
+
 /// The name of a special ListOffsets timestamp, for an error message.
 fn special_name(timestamp: i64) -> &'static str {
     use kseek_protocol::messages::list_offsets::{EARLIEST_LOCAL, LATEST_TIERED, MAX_TIMESTAMP};
@@ -410,6 +443,29 @@ mod tests {
         assert_eq!(
             not_found(-5).to_string(),
             "partition 1 of topic \"t\" has no latest tiered offset below offset 9 (strict mode)"
+        );
+    }
+
+    #[test]
+    fn durations_read_as_their_debug_form() {
+        let nanos = [
+            0, 1, 7, 999, 1_000, 1_500, 1_001, 999_999, 1_000_000, 1_000_001,
+        ];
+        let more_nanos = [250_000_000, 100_010_000, 999_999_999, 123_456_789];
+        for secs in [0, 1, 2, 59, 3_600, u64::MAX] {
+            for nanos in nanos.into_iter().chain(more_nanos) {
+                let d = Duration::new(secs, nanos);
+                assert_eq!(Dur(d).to_string(), format!("{d:?}"));
+            }
+        }
+        let timeout = Error::Timeout {
+            broker: "b:1".into(),
+            api: ApiKey::FETCH,
+            after: Duration::from_millis(1_500),
+        };
+        assert_eq!(
+            timeout.to_string(),
+            "Fetch request to broker b:1 timed out after 1.5s"
         );
     }
 }
