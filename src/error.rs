@@ -52,7 +52,7 @@ pub enum Error {
         reason: String,
     },
     /// The broker answered with an error code.
-    #[error("broker {broker} answered {api} with {code}{}", message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    #[error("broker {broker} answered {api} with {code}{}", BrokerMessage(message))]
     Broker {
         /// The broker's address.
         broker: String,
@@ -152,7 +152,7 @@ pub enum Error {
     },
     /// Strict mode: no record has a timestamp at or after the one asked for (below the last
     /// fetchable offset).
-    #[error("partition {partition} of topic {topic:?} has no {} below offset {last_fetchable_offset} (strict mode)", lookup_name(*timestamp))]
+    #[error("partition {partition} of topic {topic:?} has no {} below offset {last_fetchable_offset} (strict mode)", LookupName(*timestamp))]
     TimestampNotFound {
         /// The topic's name.
         topic: String,
@@ -167,7 +167,7 @@ pub enum Error {
     /// The group has no committed offset for these partitions and no fallback was given.
     #[error(
         "group {group:?} has no committed offset for {}",
-        fmt_partitions(partitions)
+        Partitions(partitions)
     )]
     NoCommittedOffset {
         /// The consumer group.
@@ -396,22 +396,46 @@ fn special_name(timestamp: i64) -> &'static str {
     }
 }
 
-/// What a lookup of `timestamp` looked for, for an error message.
-fn lookup_name(timestamp: i64) -> String {
-    if timestamp >= 0 {
-        format!("record with timestamp >= {timestamp}")
-    } else {
-        format!("{} offset", special_name(timestamp))
+// The parts of messages below are written straight to the formatter: a `String` built by
+// `format!` for each costs its allocation and formatting code in every message that has one.
+
+/// `: the broker's message`, where it gave one.
+struct BrokerMessage<'a>(&'a Option<String>);
+
+impl fmt::Display for BrokerMessage<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(message) => write!(f, ": {message}"),
+            None => Ok(()),
+        }
     }
 }
 
-/// `topic-a[0], topic-a[2]` for an error message.
-fn fmt_partitions(partitions: &[(String, i32)]) -> String {
-    partitions
-        .iter()
-        .map(|(t, p)| format!("{t}[{p}]"))
-        .collect::<Vec<_>>()
-        .join(", ")
+/// What a lookup of a timestamp looked for.
+struct LookupName(i64);
+
+impl fmt::Display for LookupName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            t if t >= 0 => write!(f, "record with timestamp >= {t}"),
+            t => write!(f, "{} offset", special_name(t)),
+        }
+    }
+}
+
+/// `topic-a[0], topic-a[2]`.
+struct Partitions<'a>(&'a [(String, i32)]);
+
+impl fmt::Display for Partitions<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, (topic, partition)) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{topic}[{partition}]")?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -466,6 +490,33 @@ mod tests {
         assert_eq!(
             timeout.to_string(),
             "Fetch request to broker b:1 timed out after 1.5s"
+        );
+    }
+
+    #[test]
+    fn message_parts_are_written_in_place() {
+        let broker = |message: Option<&str>| Error::Broker {
+            broker: "b:1".into(),
+            api: ApiKey::FETCH,
+            code: ErrorCode(3),
+            message: message.map(str::to_owned),
+        };
+        let code = ErrorCode(3).to_string();
+        assert_eq!(
+            broker(None).to_string(),
+            format!("broker b:1 answered Fetch with {code}")
+        );
+        assert_eq!(
+            broker(Some("gone")).to_string(),
+            format!("broker b:1 answered Fetch with {code}: gone")
+        );
+        let missing = Error::NoCommittedOffset {
+            group: "g".into(),
+            partitions: vec![("a".into(), 0), ("a".into(), 2), ("b".into(), 1)],
+        };
+        assert_eq!(
+            missing.to_string(),
+            "group \"g\" has no committed offset for a[0], a[2], b[1]"
         );
     }
 }
