@@ -390,16 +390,17 @@ impl Client {
     fn cached(&self, topics: &[String]) -> Option<Vec<TopicMetadata>> {
         let max_age = self.inner.config.metadata_max_age;
         let state = self.state();
-        topics
-            .iter()
-            .map(|t| {
-                state
-                    .topics
-                    .get(t)
-                    .filter(|c| !c.stale && c.fetched_at.elapsed() < max_age)
-                    .map(|c| c.metadata.clone())
-            })
-            .collect()
+        // Plain loops, here and at the end of `apply_metadata`: collecting into an `Option` or
+        // `Result` of a `Vec` compiles an adapter and its own collect for each.
+        let mut found = Vec::with_capacity(topics.len());
+        for t in topics {
+            let c = state.topics.get(t)?;
+            if c.stale || c.fetched_at.elapsed() >= max_age {
+                return None;
+            }
+            found.push(c.metadata.clone());
+        }
+        Some(found)
     }
 
     /// Fetches metadata for `topics` (one request, no retries), updating the broker list and
@@ -475,19 +476,17 @@ impl Client {
         if let Some(error) = first_error {
             return Err(error);
         }
-        topics
-            .iter()
-            .map(|t| {
-                state
-                    .topics
-                    .get(t)
-                    .map(|c| c.metadata.clone())
-                    .ok_or_else(|| Error::UnknownTopic {
-                        topic: t.clone(),
-                        broker: broker.to_owned(),
-                    })
-            })
-            .collect()
+        let mut found = Vec::with_capacity(topics.len());
+        for t in topics {
+            let Some(c) = state.topics.get(t) else {
+                return Err(Error::UnknownTopic {
+                    topic: t.clone(),
+                    broker: broker.to_owned(),
+                });
+            };
+            found.push(c.metadata.clone());
+        }
+        Ok(found)
     }
 
     /// The connection to broker `broker_id`: opened on first use, then reused; reopened when
