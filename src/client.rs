@@ -225,8 +225,7 @@ struct TopicCache(Vec<CachedTopic>);
 impl TopicCache {
     /// Where `name` is, or would be put.
     fn search(&self, name: &str) -> std::result::Result<usize, usize> {
-        self.0
-            .binary_search_by(|c| c.metadata.name.as_str().cmp(name))
+        search(&self.0, name)
     }
 
     fn get(&self, name: &str) -> Option<&CachedTopic> {
@@ -254,7 +253,7 @@ impl TopicCache {
     fn insert_all(&mut self, fresh: Vec<CachedTopic>) {
         let known = self.0.len();
         for topic in fresh {
-            match self.0[..known].binary_search_by(|c| c.metadata.name.cmp(&topic.metadata.name)) {
+            match search(&self.0[..known], &topic.metadata.name) {
                 Ok(at) => self.0[at] = topic,
                 Err(_) => self.0.push(topic),
             }
@@ -265,6 +264,12 @@ impl TopicCache {
             self.0.dedup_by(|a, b| a.metadata.name == b.metadata.name);
         }
     }
+}
+
+/// Where `name` is in `topics` (sorted by name), or would be put: one binary search for
+/// the lookups and the merge of fresh topics alike.
+fn search(topics: &[CachedTopic], name: &str) -> std::result::Result<usize, usize> {
+    topics.binary_search_by(|c| c.metadata.name.as_str().cmp(name))
 }
 
 impl Client {
