@@ -29,7 +29,7 @@ use crate::backoff::{Backoff, Failing};
 use crate::cluster::{cluster_from_response, partitions_of, ClusterMetadata, TopicMetadata};
 use crate::conn::{Connection, ConnectionConfig};
 use crate::error::{Error, Result};
-use crate::few::FewMap;
+use crate::few::{self, FewMap};
 
 /// Settings of a [`Client`]. [`ClientConfig::new`] and the builder-style setters make one (new
 /// fields may be added, so it can't be built as a struct literal):
@@ -225,8 +225,7 @@ struct TopicCache(Vec<CachedTopic>);
 impl TopicCache {
     /// Where `name` is, or would be put.
     fn search(&self, name: &str) -> std::result::Result<usize, usize> {
-        self.0
-            .binary_search_by(|c| c.metadata.name.as_str().cmp(name))
+        search(&self.0, name)
     }
 
     fn get(&self, name: &str) -> Option<&CachedTopic> {
@@ -254,45 +253,23 @@ impl TopicCache {
     fn insert_all(&mut self, fresh: Vec<CachedTopic>) {
         let known = self.0.len();
         for topic in fresh {
-            match self.0[..known].binary_search_by(|c| c.metadata.name.cmp(&topic.metadata.name)) {
+            match search(&self.0[..known], &topic.metadata.name) {
                 Ok(at) => self.0[at] = topic,
                 Err(_) => self.0.push(topic),
             }
         }
         if self.0.len() > known {
-            heapsort_by_name(&mut self.0);
+            few::sort_by(&mut self.0, |a, b| a.metadata.name < b.metadata.name);
             // A name listed twice in one answer is kept once.
             self.0.dedup_by(|a, b| a.metadata.name == b.metadata.name);
         }
     }
 }
 
-/// Sorts `topics` by name: a heapsort, a few dozen bytes of code where `sort_unstable_by`
-/// brings 3.5 KB into the probe, still O(n log n) for the rare answer that adds many topics.
-fn heapsort_by_name(topics: &mut [CachedTopic]) {
-    fn sift_down(heap: &mut [CachedTopic], mut node: usize) {
-        loop {
-            let mut child = 2 * node + 1;
-            if child >= heap.len() {
-                return;
-            }
-            if child + 1 < heap.len() && heap[child].metadata.name < heap[child + 1].metadata.name {
-                child += 1;
-            }
-            if heap[node].metadata.name >= heap[child].metadata.name {
-                return;
-            }
-            heap.swap(node, child);
-            node = child;
-        }
-    }
-    for node in (0..topics.len() / 2).rev() {
-        sift_down(topics, node);
-    }
-    for end in (1..topics.len()).rev() {
-        topics.swap(0, end);
-        sift_down(&mut topics[..end], 0);
-    }
+/// Where `name` is in `topics` (sorted by name), or would be put: one binary search for
+/// the lookups and the merge of fresh topics alike.
+fn search(topics: &[CachedTopic], name: &str) -> std::result::Result<usize, usize> {
+    topics.binary_search_by(|c| c.metadata.name.as_str().cmp(name))
 }
 
 impl Client {
@@ -418,16 +395,17 @@ impl Client {
     fn cached(&self, topics: &[String]) -> Option<Vec<TopicMetadata>> {
         let max_age = self.inner.config.metadata_max_age;
         let state = self.state();
-        topics
-            .iter()
-            .map(|t| {
-                state
-                    .topics
-                    .get(t)
-                    .filter(|c| !c.stale && c.fetched_at.elapsed() < max_age)
-                    .map(|c| c.metadata.clone())
-            })
-            .collect()
+        // Plain loops, here and at the end of `apply_metadata`: collecting into an `Option` or
+        // `Result` of a `Vec` compiles an adapter and its own collect for each.
+        let mut found = Vec::with_capacity(topics.len());
+        for t in topics {
+            let c = state.topics.get(t)?;
+            if c.stale || c.fetched_at.elapsed() >= max_age {
+                return None;
+            }
+            found.push(c.metadata.clone());
+        }
+        Some(found)
     }
 
     /// Fetches metadata for `topics` (one request, no retries), updating the broker list and
@@ -503,19 +481,17 @@ impl Client {
         if let Some(error) = first_error {
             return Err(error);
         }
-        topics
-            .iter()
-            .map(|t| {
-                state
-                    .topics
-                    .get(t)
-                    .map(|c| c.metadata.clone())
-                    .ok_or_else(|| Error::UnknownTopic {
-                        topic: t.clone(),
-                        broker: broker.to_owned(),
-                    })
-            })
-            .collect()
+        let mut found = Vec::with_capacity(topics.len());
+        for t in topics {
+            let Some(c) = state.topics.get(t) else {
+                return Err(Error::UnknownTopic {
+                    topic: t.clone(),
+                    broker: broker.to_owned(),
+                });
+            };
+            found.push(c.metadata.clone());
+        }
+        Ok(found)
     }
 
     /// The connection to broker `broker_id`: opened on first use, then reused; reopened when
@@ -682,7 +658,7 @@ impl Client {
             // Bootstrap servers first, then the brokers the metadata named.
             let mut candidates = self.inner.config.bootstrap.clone();
             let mut known: Vec<_> = self.state().brokers.values().cloned().collect();
-            known.sort_unstable();
+            few::sort(&mut known);
             candidates.extend(
                 known
                     .into_iter()

@@ -10,6 +10,8 @@
 use kseek_protocol::messages::metadata::{MetadataResponse, MetadataResponsePartition};
 use kseek_protocol::{ErrorCode, Uuid};
 
+use crate::few;
+
 pub use crate::client::{Client, ClientConfig};
 
 /// One topic as the cluster metadata describes it.
@@ -83,7 +85,7 @@ pub(crate) fn partitions_of(partitions: &[MetadataResponsePartition]) -> Vec<Par
             error_code: ErrorCode(p.error_code),
         })
         .collect();
-    partitions.sort_unstable_by_key(|p| p.partition);
+    few::sort_by_key(&mut partitions, |p| p.partition);
     partitions
 }
 
@@ -100,7 +102,7 @@ pub(crate) fn cluster_from_response(response: MetadataResponse) -> ClusterMetada
             rack: b.rack,
         })
         .collect();
-    brokers.sort_unstable_by_key(|b| b.node_id);
+    few::sort_by_key(&mut brokers, |b| b.node_id);
     let mut topics: Vec<TopicMetadata> = response
         .topics
         .into_iter()
@@ -115,7 +117,7 @@ pub(crate) fn cluster_from_response(response: MetadataResponse) -> ClusterMetada
             })
         })
         .collect();
-    topics.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+    few::sort_by(&mut topics, |a, b| a.name < b.name);
     ClusterMetadata {
         cluster_id: response.cluster_id,
         controller_id: (response.controller_id >= 0).then_some(response.controller_id),

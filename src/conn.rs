@@ -42,7 +42,7 @@ use tokio::task::JoinHandle;
 use tokio::time::{Instant, Sleep};
 
 use crate::client::BoxFuture;
-use crate::error::{Error, Result};
+use crate::error::{Dur, Error, Result};
 use crate::few::FewMap;
 use crate::security::SecurityConfig;
 
@@ -262,7 +262,7 @@ impl Connection {
                 .map_err(|_| {
                     io_err(std::io::Error::new(
                         std::io::ErrorKind::TimedOut,
-                        format!("connect timed out after {:?}", config.connect_timeout),
+                        format!("connect timed out after {}", Dur(config.connect_timeout)),
                     ))
                 })??;
         let shared = Arc::new(Shared {
@@ -795,9 +795,9 @@ impl Io {
                 let give_up = p.deadline + self.answer_grace;
                 if give_up <= now {
                     return Poll::Ready(Err(format!(
-                        "no answer to request {id} within {:?} after its deadline: the broker \
+                        "no answer to request {id} within {} after its deadline: the broker \
                          stopped answering",
-                        self.answer_grace
+                        Dur(self.answer_grace)
                     )));
                 }
                 next = Some(next.map_or(give_up, |t: Instant| t.min(give_up)));

@@ -1,5 +1,6 @@
 //! The client's errors: what the user was doing, where, and whether trying again can help.
 
+use std::fmt;
 use std::time::Duration;
 
 use kseek_protocol::{ApiKey, ErrorCode};
@@ -33,7 +34,7 @@ pub enum Error {
         source: kseek_protocol::Error,
     },
     /// A request got no answer in time.
-    #[error("{api} request to broker {broker} timed out after {after:?}")]
+    #[error("{api} request to broker {broker} timed out after {}", Dur(*after))]
     Timeout {
         /// The broker's address.
         broker: String,
@@ -51,7 +52,7 @@ pub enum Error {
         reason: String,
     },
     /// The broker answered with an error code.
-    #[error("broker {broker} answered {api} with {code}{}", message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    #[error("broker {broker} answered {api} with {code}{}", BrokerMessage(message))]
     Broker {
         /// The broker's address.
         broker: String,
@@ -123,7 +124,7 @@ pub enum Error {
         source: Box<Error>,
     },
     /// A retriable error kept happening until the retry deadline.
-    #[error("{what}: gave up after {attempts} attempts in {elapsed:?}: {source}")]
+    #[error("{what}: gave up after {attempts} attempts in {}: {source}", Dur(*elapsed))]
     RetriesExhausted {
         /// What was being done.
         what: String,
@@ -151,7 +152,7 @@ pub enum Error {
     },
     /// Strict mode: no record has a timestamp at or after the one asked for (below the last
     /// fetchable offset).
-    #[error("partition {partition} of topic {topic:?} has no {} below offset {last_fetchable_offset} (strict mode)", lookup_name(*timestamp))]
+    #[error("partition {partition} of topic {topic:?} has no {} below offset {last_fetchable_offset} (strict mode)", LookupName(*timestamp))]
     TimestampNotFound {
         /// The topic's name.
         topic: String,
@@ -166,7 +167,7 @@ pub enum Error {
     /// The group has no committed offset for these partitions and no fallback was given.
     #[error(
         "group {group:?} has no committed offset for {}",
-        fmt_partitions(partitions)
+        Partitions(partitions)
     )]
     NoCommittedOffset {
         /// The consumer group.
@@ -352,6 +353,38 @@ impl Error {
     }
 }
 
+/// A duration in an error message, as `Duration`'s `Debug` writes it ("1.5s", "250ms",
+/// "3µs", "0ns"), by integer arithmetic alone: `Debug` for `Duration` brings its decimal
+/// formatting with rounding, precision and padding into the binary (about 2 KB in the
+/// footprint probe) for the messages that show a duration.
+pub(crate) struct Dur(pub(crate) Duration);
+
+impl fmt::Display for Dur {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (secs, nanos) = (self.0.as_secs(), self.0.subsec_nanos());
+        // The largest unit with a whole number of at least 1, and the rest as a fraction of
+        // that unit in `digits` decimal places.
+        let (whole, mut fraction, mut digits, unit) = if secs > 0 {
+            (secs, nanos, 9, "s")
+        } else if nanos >= 1_000_000 {
+            (u64::from(nanos / 1_000_000), nanos % 1_000_000, 6, "ms")
+        } else if nanos >= 1_000 {
+            (u64::from(nanos / 1_000), nanos % 1_000, 3, "µs")
+        } else {
+            (u64::from(nanos), 0, 0, "ns")
+        };
+        if fraction == 0 {
+            return write!(f, "{whole}{unit}");
+        }
+        // Trailing zeros left out, leading ones kept by the zero-padded width.
+        while fraction % 10 == 0 {
+            fraction /= 10;
+            digits -= 1;
+        }
+        write!(f, "{whole}.{fraction:0digits$}{unit}")
+    }
+}
+
 /// The name of a special ListOffsets timestamp, for an error message.
 fn special_name(timestamp: i64) -> &'static str {
     use kseek_protocol::messages::list_offsets::{EARLIEST_LOCAL, LATEST_TIERED, MAX_TIMESTAMP};
@@ -363,22 +396,46 @@ fn special_name(timestamp: i64) -> &'static str {
     }
 }
 
-/// What a lookup of `timestamp` looked for, for an error message.
-fn lookup_name(timestamp: i64) -> String {
-    if timestamp >= 0 {
-        format!("record with timestamp >= {timestamp}")
-    } else {
-        format!("{} offset", special_name(timestamp))
+// The parts of messages below are written straight to the formatter: a `String` built by
+// `format!` for each costs its allocation and formatting code in every message that has one.
+
+/// `: the broker's message`, where it gave one.
+struct BrokerMessage<'a>(&'a Option<String>);
+
+impl fmt::Display for BrokerMessage<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(message) => write!(f, ": {message}"),
+            None => Ok(()),
+        }
     }
 }
 
-/// `topic-a[0], topic-a[2]` for an error message.
-fn fmt_partitions(partitions: &[(String, i32)]) -> String {
-    partitions
-        .iter()
-        .map(|(t, p)| format!("{t}[{p}]"))
-        .collect::<Vec<_>>()
-        .join(", ")
+/// What a lookup of a timestamp looked for.
+struct LookupName(i64);
+
+impl fmt::Display for LookupName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            t if t >= 0 => write!(f, "record with timestamp >= {t}"),
+            t => write!(f, "{} offset", special_name(t)),
+        }
+    }
+}
+
+/// `topic-a[0], topic-a[2]`.
+struct Partitions<'a>(&'a [(String, i32)]);
+
+impl fmt::Display for Partitions<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, (topic, partition)) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{topic}[{partition}]")?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -410,6 +467,56 @@ mod tests {
         assert_eq!(
             not_found(-5).to_string(),
             "partition 1 of topic \"t\" has no latest tiered offset below offset 9 (strict mode)"
+        );
+    }
+
+    #[test]
+    fn durations_read_as_their_debug_form() {
+        let nanos = [
+            0, 1, 7, 999, 1_000, 1_500, 1_001, 999_999, 1_000_000, 1_000_001,
+        ];
+        let more_nanos = [250_000_000, 100_010_000, 999_999_999, 123_456_789];
+        for secs in [0, 1, 2, 59, 3_600, u64::MAX] {
+            for nanos in nanos.into_iter().chain(more_nanos) {
+                let d = Duration::new(secs, nanos);
+                assert_eq!(Dur(d).to_string(), format!("{d:?}"));
+            }
+        }
+        let timeout = Error::Timeout {
+            broker: "b:1".into(),
+            api: ApiKey::FETCH,
+            after: Duration::from_millis(1_500),
+        };
+        assert_eq!(
+            timeout.to_string(),
+            "Fetch request to broker b:1 timed out after 1.5s"
+        );
+    }
+
+    #[test]
+    fn message_parts_are_written_in_place() {
+        let broker = |message: Option<&str>| Error::Broker {
+            broker: "b:1".into(),
+            api: ApiKey::FETCH,
+            code: ErrorCode(3),
+            message: message.map(str::to_owned),
+        };
+        let code = ErrorCode(3).to_string();
+        assert_eq!(
+            broker(None).to_string(),
+            format!("broker b:1 answered Fetch with {code}")
+        );
+        assert_eq!(
+            broker(Some("gone")).to_string(),
+            format!("broker b:1 answered Fetch with {code}: gone")
+        );
+        let missing = Error::NoCommittedOffset {
+            group: "g".into(),
+            partitions: vec![("a".into(), 0), ("a".into(), 2), ("b".into(), 1)],
+        };
+        assert_eq!(
+            missing.to_string(),
+            "group \"g\" has no committed offset for a[0], a[2], b[1]"
         );
     }
 }

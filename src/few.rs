@@ -1,5 +1,6 @@
 //! [`FewMap`]: a map for the handful of entries of requests in flight; [`find_from`]: a
-//! search that matches answers to what was asked when both come in the same order.
+//! search that matches answers to what was asked when both come in the same order;
+//! [`sort_by`]: one small sort for every list the client orders.
 
 use std::borrow::Borrow;
 
@@ -131,9 +132,53 @@ pub(crate) fn find_from<T>(
     }
 }
 
+/// Sorts `items` so that no item is `less` than one before it: a heapsort, for every sort
+/// the client does. std's `sort_unstable*` compiles a pattern-defeating quicksort with its
+/// insertion sorts, pivot choices and heapsort fallback for each element type and comparison
+/// (about 1.5 KB each in the footprint probe); this is two short loops, still O(n log n) for
+/// the rare answer with thousands of entries. Not stable: equal items may end up in any order.
+pub(crate) fn sort_by<T>(items: &mut [T], mut less: impl FnMut(&T, &T) -> bool) {
+    // Moves `heap[node]` down until both its children are no greater: `heap` is a binary
+    // max-heap again below `node` (the children of `i` are `2i + 1` and `2i + 2`).
+    fn sift_down<T>(heap: &mut [T], mut node: usize, less: &mut impl FnMut(&T, &T) -> bool) {
+        loop {
+            let mut child = 2 * node + 1;
+            if child >= heap.len() {
+                return;
+            }
+            if child + 1 < heap.len() && less(&heap[child], &heap[child + 1]) {
+                child += 1;
+            }
+            if !less(&heap[node], &heap[child]) {
+                return;
+            }
+            heap.swap(node, child);
+            node = child;
+        }
+    }
+    // Heapify from the last parent up, then move the greatest to the end, one at a time.
+    for node in (0..items.len() / 2).rev() {
+        sift_down(items, node, &mut less);
+    }
+    for end in (1..items.len()).rev() {
+        items.swap(0, end);
+        sift_down(&mut items[..end], 0, &mut less);
+    }
+}
+
+/// [`sort_by`] in ascending order of `key`.
+pub(crate) fn sort_by_key<T, K: Ord>(items: &mut [T], mut key: impl FnMut(&T) -> K) {
+    sort_by(items, |a, b| key(a) < key(b));
+}
+
+/// [`sort_by`] in ascending order.
+pub(crate) fn sort<T: Ord>(items: &mut [T]) {
+    sort_by(items, T::lt);
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{find_from, FewMap};
+    use super::{find_from, sort, sort_by, sort_by_key, FewMap};
 
     #[test]
     fn insert_replaces_and_remove_takes_out() {
@@ -196,5 +241,50 @@ mod tests {
             next = i.unwrap() + 1;
         }
         assert_eq!(looked, 4);
+    }
+
+    /// Every length up to 40 in a scrambled order (`i * 17 % 41`: 41 is prime, so each length
+    /// gets a different permutation), with and without duplicates.
+    #[test]
+    fn sorts_every_small_size_in_any_order_with_duplicates() {
+        for len in 0..=40usize {
+            for dups in [1, 3] {
+                let mut v: Vec<usize> = (0..len).map(|i| (i * 17 % 41) / dups).collect();
+                let mut want = v.clone();
+                want.sort();
+                sort(&mut v);
+                assert_eq!(v, want, "len {len}, dups {dups}");
+            }
+        }
+    }
+
+    #[test]
+    fn sorts_large_sorted_reversed_and_equal_inputs() {
+        let ascending: Vec<u32> = (0..1000).collect();
+        let mut v = ascending.clone();
+        sort(&mut v);
+        assert_eq!(v, ascending);
+        v.reverse();
+        sort(&mut v);
+        assert_eq!(v, ascending);
+        let mut same = vec![7u8; 100];
+        sort(&mut same);
+        assert_eq!(same, [7; 100]);
+        // A scramble with many equal keys (values below 10): sorted by the key, each item kept.
+        let mut pairs: Vec<(u32, u32)> = (0..1000).map(|i| (i * 7919 % 1000 % 10, i)).collect();
+        sort_by_key(&mut pairs, |p| p.0);
+        assert!(pairs.windows(2).all(|w| w[0].0 <= w[1].0));
+        let mut seconds: Vec<u32> = pairs.iter().map(|p| p.1).collect();
+        seconds.sort();
+        assert_eq!(seconds, ascending);
+    }
+
+    #[test]
+    fn sort_by_takes_any_order() {
+        let mut names: Vec<String> = ["b", "c", "a", "b"].map(String::from).to_vec();
+        sort_by(&mut names, |a, b| a > b);
+        assert_eq!(names, ["c", "b", "b", "a"]);
+        sort_by(&mut names, |a, b| a.len() < b.len());
+        assert!(names.iter().all(|n| n.len() == 1));
     }
 }

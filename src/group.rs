@@ -28,7 +28,7 @@ use crate::client::Client;
 use crate::cluster::TopicMetadata;
 use crate::conn::Connection;
 use crate::error::{Error, Result};
-use crate::few::find_from;
+use crate::few::{self, find_from};
 
 /// An offset to commit for one partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -224,7 +224,7 @@ impl Client {
 
     async fn commit_once(&self, group: &str, offsets: &[CommitOffset]) -> Result<()> {
         let mut names: Vec<String> = offsets.iter().map(|o| o.topic.clone()).collect();
-        names.sort_unstable();
+        few::sort(&mut names);
         names.dedup();
         let metadata = self.metadata_once(&names).await?;
         for o in offsets {
@@ -282,14 +282,20 @@ impl Client {
         let conn = self.any_connection().await?;
         let version = api_version::<FindCoordinatorRequest>(&conn)?;
         let broker = conn.broker().to_owned();
+        // One request and one send for every version: v4 asks by a list of keys, earlier
+        // versions by one key.
+        let mut request = FindCoordinatorRequest {
+            key_type: KEY_TYPE_GROUP,
+            ..FindCoordinatorRequest::default()
+        };
+        if version >= 4 {
+            request.coordinator_keys = vec![group.to_owned()];
+        } else {
+            request.key = group.to_owned();
+        }
+        let r = conn.send_version(&request, version).await?;
         let (code, message, node_id, host, port) = if version >= 4 {
-            let request = FindCoordinatorRequest {
-                key_type: KEY_TYPE_GROUP,
-                coordinator_keys: vec![group.to_owned()],
-                ..FindCoordinatorRequest::default()
-            };
-            let response = conn.send_version(&request, version).await?;
-            let Some(c) = response.coordinators.into_iter().find(|c| c.key == group) else {
+            let Some(c) = r.coordinators.into_iter().find(|c| c.key == group) else {
                 return Err(Error::Broker {
                     broker,
                     api: ApiKey::FIND_COORDINATOR,
@@ -299,12 +305,6 @@ impl Client {
             };
             (c.error_code, c.error_message, c.node_id, c.host, c.port)
         } else {
-            let request = FindCoordinatorRequest {
-                key: group.to_owned(),
-                key_type: KEY_TYPE_GROUP,
-                ..FindCoordinatorRequest::default()
-            };
-            let r = conn.send_version(&request, version).await?;
             (r.error_code, r.error_message, r.node_id, r.host, r.port)
         };
         let code = ErrorCode(code);

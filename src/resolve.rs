@@ -48,6 +48,9 @@
 //! docs/reading-by-time.md ("Positions", points 1, 2, 4, 7, 8, 9, 11);
 //! <https://kafka.apache.org/protocol#The_Messages_ListOffsets>, KIP-734.
 
+use std::future::poll_fn;
+use std::task::Poll;
+
 use kseek_protocol::messages::list_offsets::{
     min_version_for_timestamp, ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic,
     CONSUMER_REPLICA_ID, EARLIEST, EARLIEST_LOCAL, LATEST, LATEST_TIERED, MAX_TIMESTAMP,
@@ -58,7 +61,7 @@ use kseek_protocol::{ApiKey, ErrorCode, Uuid};
 use crate::client::{BoxFuture, Client};
 use crate::cluster::TopicMetadata;
 use crate::error::{Error, Result};
-use crate::few::{find_from, FewMap};
+use crate::few::{self, find_from, FewMap};
 use crate::group::CommittedOffset;
 use crate::plan::{End, IsolationLevel, PartitionPlan, Plan, ReadSpec, Start};
 
@@ -199,34 +202,19 @@ impl Client {
             }
         }
         let mut offsets = vec![None; targets.len()];
-        let mut record = |answers: Vec<(usize, i64)>| {
+        let record = |answers: Vec<(usize, i64)>| {
             for (at, offset) in answers {
                 offsets[at] = Some(offset);
             }
         };
-        if by_leader.len() <= 1 {
-            for (leader, partitions) in by_leader {
-                record(self.list_offsets_of(leader, partitions, isolation).await?);
-            }
-            return Ok(offsets);
-        }
-        let mut tasks = tokio::task::JoinSet::new();
-        for (leader, partitions) in by_leader {
-            let client = self.clone();
-            tasks.spawn(async move { client.list_offsets_of(leader, partitions, isolation).await });
-        }
-        while let Some(joined) = tasks.join_next().await {
-            match joined {
-                Ok(answer) => record(answer?),
-                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-                Err(e) => {
-                    return Err(Error::Cancelled {
-                        what: "a ListOffsets request".to_owned(),
-                        reason: e.to_string(),
-                    })
-                }
-            }
-        }
+        // The requests to every leader polled in place, in this task (one leader or many, one
+        // path): a `JoinSet` would spawn them, and each spawned future type compiles tokio's
+        // task machinery once more.
+        let pending = by_leader
+            .into_iter()
+            .map(|(leader, partitions)| self.list_offsets_of(leader, partitions, isolation))
+            .collect();
+        all_answers(pending, record).await?;
         Ok(offsets)
     }
 
@@ -500,6 +488,33 @@ fn validate(spec: &ReadSpec) -> Result<()> {
     Ok(())
 }
 
+/// Waits for every future of `pending` at once, polling them in the calling task, and hands
+/// each answer to `each` as it comes. The first error ends the wait and drops (cancels) the
+/// futures still pending.
+async fn all_answers<T>(
+    mut pending: Vec<BoxFuture<'_, Result<T>>>,
+    mut each: impl FnMut(T),
+) -> Result<()> {
+    poll_fn(|cx| {
+        let mut at = 0;
+        while at < pending.len() {
+            match pending[at].as_mut().poll(cx) {
+                Poll::Ready(answer) => {
+                    drop(pending.swap_remove(at));
+                    each(answer?);
+                }
+                Poll::Pending => at += 1,
+            }
+        }
+        if pending.is_empty() {
+            Poll::Ready(Ok(()))
+        } else {
+            Poll::Pending
+        }
+    })
+    .await
+}
+
 /// The partitions the read covers, ordered by topic (as listed) and partition.
 fn select(spec: &ReadSpec, metadata: &[TopicMetadata]) -> Result<Vec<Target>> {
     let mut targets: Vec<Target> = Vec::new();
@@ -512,7 +527,7 @@ fn select(spec: &ReadSpec, metadata: &[TopicMetadata]) -> Result<Vec<Target>> {
             None => topic.partitions.iter().map(|p| p.partition).collect(),
             Some(only) => {
                 let mut only = only.clone();
-                only.sort_unstable();
+                few::sort(&mut only);
                 only.dedup();
                 only
             }
@@ -1223,5 +1238,47 @@ mod tests {
             select(&spec, &[topic]),
             Err(Error::UnknownPartition { partition: 2, .. })
         ));
+    }
+
+    #[tokio::test]
+    async fn all_answers_waits_for_every_answer_in_any_order() {
+        let (first_tx, first_rx) = tokio::sync::oneshot::channel::<i64>();
+        let (second_tx, second_rx) = tokio::sync::oneshot::channel::<i64>();
+        let pending: Vec<BoxFuture<'_, Result<i64>>> = vec![
+            Box::pin(async move { Ok(first_rx.await.unwrap_or(-1)) }),
+            Box::pin(async { Ok(7) }),
+            Box::pin(async move { Ok(second_rx.await.unwrap_or(-1)) }),
+        ];
+        // The later futures answer first, while the first still waits.
+        tokio::spawn(async move {
+            second_tx.send(2).unwrap();
+            tokio::task::yield_now().await;
+            first_tx.send(1).unwrap();
+        });
+        let mut got = Vec::new();
+        all_answers(pending, |x| got.push(x)).await.unwrap();
+        got.sort();
+        assert_eq!(got, [1, 2, 7]);
+        let mut none = Vec::<i64>::new();
+        all_answers(Vec::new(), |x| none.push(x)).await.unwrap();
+        assert!(none.is_empty());
+    }
+
+    #[tokio::test]
+    async fn all_answers_ends_at_the_first_error_and_drops_the_rest() {
+        let (tx, rx) = tokio::sync::oneshot::channel::<i64>();
+        let pending: Vec<BoxFuture<'_, Result<i64>>> = vec![
+            Box::pin(async move { Ok(rx.await.unwrap_or(-1)) }),
+            Box::pin(async { Err(Error::UnknownBroker { broker_id: 3 }) }),
+        ];
+        let mut got = Vec::new();
+        let err = all_answers(pending, |x| got.push(x)).await.unwrap_err();
+        assert!(
+            matches!(err, Error::UnknownBroker { broker_id: 3 }),
+            "{err:?}"
+        );
+        assert!(got.is_empty());
+        // The future still waiting was dropped, its receiver with it.
+        assert!(tx.is_closed());
     }
 }
