@@ -1,8 +1,8 @@
 //! The thin async driver of a read: runs the [`ReadMachine`] against the client's real
 //! connections in one tokio task.
 //!
-//! It makes the requests the machine asks for (each in its own task of a `JoinSet`, so
-//! dropping the driver cancels them), feeds the answers back with the current time, sleeps
+//! It makes the requests the machine asks for (polled in place while it waits, so dropping
+//! the driver cancels them), feeds the answers back with the current time, sleeps
 //! until the machine's next timeout, and sends the machine's outputs to the stream. The
 //! read's backpressure is the machine's budget of waiting bytes
 //! ([`ReadOptions::max_buffered_bytes`]): the stream counts the bytes of every batch it hands
@@ -11,14 +11,14 @@
 //! is bounded too ([`ReadOptions::buffer`] outputs): while it is full, the driver waits for
 //! room in it.
 
+use std::collections::VecDeque;
 use std::future::{poll_fn, Future};
 use std::pin::pin;
 use std::sync::Arc;
-use std::task::Poll;
+use std::task::{Context, Poll};
 
 use kseek_protocol::messages::fetch::{FetchRequest, FetchResponse};
 use tokio::sync::mpsc;
-use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use crate::backoff::Backoff;
@@ -47,13 +47,17 @@ pub(crate) struct Driver {
     tx: mpsc::Sender<Output>,
     /// The bytes the stream has handed out, and its wake-up call.
     budget: Arc<Budget>,
-    requests: JoinSet<Answer>,
+    /// The requests in flight, polled by the driver's wait (not spawned: each spawned future
+    /// type compiles tokio's task machinery once more).
+    requests: Vec<BoxFuture<'static, Answer>>,
+    /// Answers that came back in the same wake-up as another, not yet fed to the machine.
+    answered: VecDeque<Answer>,
 }
 
 /// What ended the driver's wait.
 enum Woken {
-    /// A request came back (or its task ended without an answer).
-    Joined(Option<std::result::Result<Answer, tokio::task::JoinError>>),
+    /// A request came back.
+    Answered(Answer),
     /// The machine's timeout passed.
     Timeout,
     /// The caller took batches.
@@ -80,7 +84,8 @@ impl Driver {
             machine,
             tx,
             budget,
-            requests: JoinSet::new(),
+            requests: Vec::new(),
+            answered: VecDeque::new(),
         }
     }
 
@@ -102,7 +107,8 @@ impl Driver {
             }
             let waiting = self.machine.is_waiting_for_room();
             let wake = self.machine.poll_timeout().map(Instant::from_std);
-            if !waiting && wake.is_none() && self.requests.is_empty() {
+            let idle = self.requests.is_empty() && self.answered.is_empty();
+            if !waiting && wake.is_none() && idle {
                 // Nothing in flight and nothing to wait for, yet not finished: a bug in the
                 // machine. Fail loudly rather than end a bounded read early.
                 let _ = self.tx.send(Output::Failed(Error::ReadStalled)).await;
@@ -113,15 +119,14 @@ impl Driver {
             let budget = self.budget.clone();
             let mut taken = pin!(budget.notified());
             let mut sleep = pin!(wake.map(tokio::time::sleep_until));
-            let requests = &mut self.requests;
+            let (requests, answered) = (&mut self.requests, &mut self.answered);
             let woken = poll_fn(|cx| {
                 if waiting && taken.as_mut().poll(cx).is_ready() {
                     return Poll::Ready(Woken::Taken);
                 }
-                if !requests.is_empty() {
-                    if let Poll::Ready(joined) = requests.poll_join_next(cx) {
-                        return Poll::Ready(Woken::Joined(joined));
-                    }
+                poll_requests(requests, answered, cx);
+                if let Some(answer) = answered.pop_front() {
+                    return Poll::Ready(Woken::Answered(answer));
                 }
                 match sleep.as_mut().as_pin_mut().map(|s| s.poll(cx)) {
                     Some(Poll::Ready(())) => Poll::Ready(Woken::Timeout),
@@ -129,28 +134,23 @@ impl Driver {
                 }
             })
             .await;
-            let joined = match woken {
-                Woken::Taken => continue,
-                Woken::Timeout => None,
-                Woken::Joined(joined) => joined,
-            };
             let now = Instant::now().into_std();
-            match joined {
-                Some(Ok(Answer::Metadata(id, r))) => self.machine.handle_metadata(now, id, r),
-                Some(Ok(Answer::Fetch(id, r))) => self.machine.handle_fetch(now, id, r),
-                Some(Ok(Answer::ListEarliest(id, r))) => {
+            match woken {
+                Woken::Taken => {}
+                Woken::Timeout => self.machine.handle_timeout(now),
+                Woken::Answered(Answer::Metadata(id, r)) => {
+                    self.machine.handle_metadata(now, id, r)
+                }
+                Woken::Answered(Answer::Fetch(id, r)) => self.machine.handle_fetch(now, id, r),
+                Woken::Answered(Answer::ListEarliest(id, r)) => {
                     self.machine.handle_list_offsets(now, id, r)
                 }
-                Some(Err(e)) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-                Some(Err(_)) => {}
-                None => self.machine.handle_timeout(now),
             }
         }
     }
 
-    /// Makes the request `transmit` asks for (in its own task) or applies it. Every request
-    /// is spawned as the same boxed future type, so tokio's task code (poll, harness, join)
-    /// is compiled once for all three, not once per request type.
+    /// Makes the request `transmit` asks for (a future the driver's wait polls) or applies
+    /// it.
     fn start(&mut self, transmit: Transmit) {
         let client = self.client.clone();
         let request: BoxFuture<'static, Answer> = match transmit {
@@ -187,7 +187,26 @@ impl Driver {
             } => Box::pin(list_earliest(client, id, topic, partition, isolation)),
             Transmit::Invalidate { topic } => return self.client.invalidate(&topic),
         };
-        self.requests.spawn(request);
+        self.requests.push(request);
+    }
+}
+
+/// Polls every request of `requests` and moves the answers of those that are done to
+/// `answered`, in the order found.
+fn poll_requests(
+    requests: &mut Vec<BoxFuture<'static, Answer>>,
+    answered: &mut VecDeque<Answer>,
+    cx: &mut Context<'_>,
+) {
+    let mut at = 0;
+    while at < requests.len() {
+        match requests[at].as_mut().poll(cx) {
+            Poll::Ready(answer) => {
+                drop(requests.swap_remove(at));
+                answered.push_back(answer);
+            }
+            Poll::Pending => at += 1,
+        }
     }
 }
 
