@@ -20,6 +20,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use kseek_protocol::messages::metadata::{MetadataRequest, MetadataResponse};
@@ -180,6 +181,27 @@ impl std::fmt::Debug for Client {
 /// every caller's state machine, and these sit under the connect, resolve, read and commit
 /// paths alike.
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Polls every future of `pending` once, in the calling task, and hands the output of each
+/// that is done to `done`, taking it out of `pending`. Requests to several brokers wait on
+/// one another this way without being spawned: each spawned future type compiles tokio's
+/// task machinery once more. Dropping `pending` cancels what is left of it.
+pub(crate) fn poll_each<T>(
+    pending: &mut Vec<BoxFuture<'_, T>>,
+    cx: &mut Context<'_>,
+    mut done: impl FnMut(T),
+) {
+    let mut at = 0;
+    while at < pending.len() {
+        match pending[at].as_mut().poll(cx) {
+            Poll::Ready(output) => {
+                drop(pending.swap_remove(at));
+                done(output);
+            }
+            Poll::Pending => at += 1,
+        }
+    }
+}
 
 /// Spawns one of kseek's background tasks (a connection's socket owner, a read's driver) on
 /// the current runtime. Every such task is the same boxed future type, so tokio's per-task

@@ -58,7 +58,7 @@ use kseek_protocol::messages::list_offsets::{
 use kseek_protocol::negotiate::ApiVersionMap;
 use kseek_protocol::{ApiKey, ErrorCode, Uuid};
 
-use crate::client::{BoxFuture, Client};
+use crate::client::{poll_each, BoxFuture, Client};
 use crate::cluster::TopicMetadata;
 use crate::error::{Error, Result};
 use crate::few::{self, find_from, FewMap};
@@ -495,18 +495,17 @@ async fn all_answers<T>(
     mut pending: Vec<BoxFuture<'_, Result<T>>>,
     mut each: impl FnMut(T),
 ) -> Result<()> {
+    let mut failed = None;
     poll_fn(|cx| {
-        let mut at = 0;
-        while at < pending.len() {
-            match pending[at].as_mut().poll(cx) {
-                Poll::Ready(answer) => {
-                    drop(pending.swap_remove(at));
-                    each(answer?);
-                }
-                Poll::Pending => at += 1,
+        poll_each(&mut pending, cx, |answer| match answer {
+            Ok(answer) => each(answer),
+            Err(e) => {
+                failed.get_or_insert(e);
             }
-        }
-        if pending.is_empty() {
+        });
+        if let Some(e) = failed.take() {
+            Poll::Ready(Err(e))
+        } else if pending.is_empty() {
             Poll::Ready(Ok(()))
         } else {
             Poll::Pending

@@ -15,14 +15,14 @@ use std::collections::VecDeque;
 use std::future::{poll_fn, Future};
 use std::pin::pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::Poll;
 
 use kseek_protocol::messages::fetch::{FetchRequest, FetchResponse};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::backoff::Backoff;
-use crate::client::{BoxFuture, Client};
+use crate::client::{poll_each, BoxFuture, Client};
 use crate::cluster::TopicMetadata;
 use crate::error::{Error, Result};
 use crate::plan::{IsolationLevel, Plan};
@@ -124,7 +124,7 @@ impl Driver {
                 if waiting && taken.as_mut().poll(cx).is_ready() {
                     return Poll::Ready(Woken::Taken);
                 }
-                poll_requests(requests, answered, cx);
+                poll_each(requests, cx, |answer| answered.push_back(answer));
                 if let Some(answer) = answered.pop_front() {
                     return Poll::Ready(Woken::Answered(answer));
                 }
@@ -188,25 +188,6 @@ impl Driver {
             Transmit::Invalidate { topic } => return self.client.invalidate(&topic),
         };
         self.requests.push(request);
-    }
-}
-
-/// Polls every request of `requests` and moves the answers of those that are done to
-/// `answered`, in the order found.
-fn poll_requests(
-    requests: &mut Vec<BoxFuture<'static, Answer>>,
-    answered: &mut VecDeque<Answer>,
-    cx: &mut Context<'_>,
-) {
-    let mut at = 0;
-    while at < requests.len() {
-        match requests[at].as_mut().poll(cx) {
-            Poll::Ready(answer) => {
-                drop(requests.swap_remove(at));
-                answered.push_back(answer);
-            }
-            Poll::Pending => at += 1,
-        }
     }
 }
 
