@@ -35,10 +35,10 @@ use crate::messages::IsolationLevel;
 #[cfg(doc)]
 use crate::messages::Message;
 use crate::primitives::{
-    get_array, get_bool, get_bytes, get_i16, get_i32, get_i64, get_i8, get_nullable_array,
-    get_nullable_bytes, get_nullable_string, get_string, get_tagged_fields, get_uuid, min_array,
-    min_string, put_array, put_bool, put_bytes, put_nullable_array, put_nullable_bytes,
-    put_nullable_string, put_string, put_uuid, require_default, UnknownTaggedFields, Uuid,
+    get_array_len, get_bool, get_bytes, get_i16, get_i32, get_i64, get_i8, get_nullable_bytes,
+    get_nullable_string, get_string, get_tagged_fields, get_uuid, min_array, min_string, put_array,
+    put_bool, put_bytes, put_nullable_array, put_nullable_bytes, put_nullable_string, put_string,
+    put_uuid, require_default, UnknownTaggedFields, Uuid,
 };
 
 /// What the encoding of a value depends on: the version, whether it is flexible (compact
@@ -64,44 +64,69 @@ impl Cx {
     }
 }
 
-/// Where a field is on the wire.
+/// Where a field is on the wire. Five bytes (versions and tags are small), so a struct's
+/// field table stays small.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Presence {
     /// The first version with the field.
-    min: i16,
-    /// The last version with the field.
-    max: i16,
+    min: u8,
+    /// The last version with the field ([`NO_MAX`]: every later version).
+    max: u8,
     /// Whether a non-default value is silently dropped from versions without the field
     /// (otherwise encoding it there fails with [`Error::FieldNotInVersion`]).
     ignorable: bool,
     /// The first version in which the field may be null.
-    nullable_from: i16,
-    /// The tag, for a tagged field.
-    tag: Option<u32>,
+    nullable_from: u8,
+    /// The tag, for a tagged field; [`NO_TAG`] for a field of the body.
+    tag: u8,
+}
+
+/// [`Presence::max`] of a field in every version from its first on.
+const NO_MAX: u8 = u8::MAX;
+/// [`Presence::tag`] of a field that is not tagged.
+const NO_TAG: u8 = u8::MAX;
+
+/// A version as a [`Presence`] holds it (the declarations are checked at compile time).
+const fn small(v: i16) -> u8 {
+    assert!(
+        v >= 0 && v < NO_MAX as i16,
+        "version out of the declarable range"
+    );
+    v as u8
 }
 
 /// In every version.
 pub(crate) const ALWAYS: Presence = Presence {
     min: 0,
-    max: i16::MAX,
+    max: NO_MAX,
     ignorable: false,
     nullable_from: 0,
-    tag: None,
+    tag: NO_TAG,
 };
 
 /// From version `min` on.
 pub(crate) const fn since(min: i16) -> Presence {
-    Presence { min, ..ALWAYS }
+    Presence {
+        min: small(min),
+        ..ALWAYS
+    }
 }
 
 /// Up to version `max`.
 pub(crate) const fn until(max: i16) -> Presence {
-    Presence { max, ..ALWAYS }
+    Presence {
+        max: small(max),
+        ..ALWAYS
+    }
 }
 
 /// From version `min` to version `max`.
 pub(crate) const fn between(min: i16, max: i16) -> Presence {
-    Presence { min, max, ..ALWAYS }
+    Presence {
+        min: small(min),
+        max: small(max),
+        ..ALWAYS
+    }
 }
 
 impl Presence {
@@ -117,33 +142,43 @@ impl Presence {
     /// all its versions otherwise).
     pub(crate) const fn nullable_from(self, v: i16) -> Presence {
         Presence {
-            nullable_from: v,
+            nullable_from: small(v),
             ..self
         }
     }
 
     /// The field is tagged, with `tag`, in its versions.
     pub(crate) const fn tagged(self, tag: u32) -> Presence {
+        assert!(tag < NO_TAG as u32, "tag out of the declarable range");
         Presence {
-            tag: Some(tag),
+            tag: tag as u8,
             ..self
+        }
+    }
+
+    /// The field's tag, if it is tagged.
+    const fn tag(self) -> Option<u32> {
+        if self.tag == NO_TAG {
+            None
+        } else {
+            Some(self.tag as u32)
         }
     }
 
     /// Whether `version` carries the field.
     const fn contains(self, version: i16) -> bool {
-        self.min <= version && version <= self.max
+        self.min as i16 <= version && (self.max == NO_MAX || version <= self.max as i16)
     }
 
     /// Whether the field is in the body (not tagged) of `version`.
     pub(crate) const fn in_body(self, version: i16) -> bool {
-        self.tag.is_none() && self.contains(version)
+        self.tag == NO_TAG && self.contains(version)
     }
 
     /// The context for the field's value.
     pub(crate) const fn cx(self, cx: Cx) -> Cx {
         Cx {
-            null_ok: cx.version >= self.nullable_from,
+            null_ok: cx.version >= self.nullable_from as i16,
             ..cx
         }
     }
@@ -274,9 +309,10 @@ impl<T: Wire> Wire for Vec<T> {
         })
     }
     fn get(buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<Self> {
-        get_array(buf, cx.flexible, T::min_size(cx), what, |b| {
-            T::get(b, cx, what)
-        })
+        match array_count(buf, cx, T::min_size(cx), what, false)? {
+            Some(n) => get_elements(buf, cx, n, what),
+            None => Err(Error::InvalidValue { what, value: -1 }),
+        }
     }
 }
 
@@ -291,12 +327,41 @@ impl<T: Wire> Wire for Option<Vec<T>> {
         })
     }
     fn get(buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<Self> {
-        let value = get_nullable_array(buf, cx.flexible, T::min_size(cx), what, |b| {
-            T::get(b, cx, what)
-        })?;
-        check_null(value.is_none(), cx, what)?;
-        Ok(value)
+        match array_count(buf, cx, T::min_size(cx), what, true)? {
+            Some(n) => get_elements(buf, cx, n, what).map(Some),
+            None => Ok(None),
+        }
     }
+}
+
+/// An array's element count, checked against the bytes left (`min_elem_size` each) and, for
+/// a null, against `nullable` and the version: the part of reading an array that doesn't
+/// depend on its element type, compiled once.
+#[inline(never)]
+fn array_count(
+    buf: &mut Bytes,
+    cx: Cx,
+    min_elem_size: usize,
+    what: &'static str,
+    nullable: bool,
+) -> Result<Option<usize>> {
+    let count = get_array_len(buf, cx.flexible, min_elem_size, what)?;
+    if count.is_none() {
+        if !nullable {
+            return Err(Error::InvalidValue { what, value: -1 });
+        }
+        check_null(true, cx, what)?;
+    }
+    Ok(count)
+}
+
+/// Reads `n` elements of an array whose count [`array_count`] has checked.
+fn get_elements<T: Wire>(buf: &mut Bytes, cx: Cx, n: usize, what: &'static str) -> Result<Vec<T>> {
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        out.push(T::get(buf, cx, what)?);
+    }
+    Ok(out)
 }
 
 /// Fails for a null where the version has none (to write, or read from the wire).
@@ -339,7 +404,7 @@ pub(crate) fn put_field<T: Wire>(
         } else {
             require_default(is_default(), what, cx.version)
         }
-    } else if let Some(tag) = p.tag {
+    } else if let Some(tag) = p.tag() {
         if !is_default() {
             let mut b = BytesMut::new();
             value.put(&mut b, p.cx(cx), what)?;
@@ -348,24 +413,6 @@ pub(crate) fn put_field<T: Wire>(
         Ok(())
     } else {
         value.put(buf, p.cx(cx), what)
-    }
-}
-
-/// Reads the tagged field `tag` into `slot` if it is this field's; says whether it was.
-#[inline(always)]
-pub(crate) fn get_tagged_field<T: Wire>(
-    data: &mut Bytes,
-    tag: u32,
-    cx: Cx,
-    p: Presence,
-    slot: &mut T,
-    what: &'static str,
-) -> Result<bool> {
-    if p.tag == Some(tag) && p.contains(cx.version) {
-        *slot = T::get(data, p.cx(cx), what)?;
-        Ok(true)
-    } else {
-        Ok(false)
     }
 }
 
@@ -383,12 +430,98 @@ pub(crate) fn get_tags(
 pub(crate) const fn any_tagged(fields: &[Presence]) -> bool {
     let mut i = 0;
     while i < fields.len() {
-        if fields[i].tag.is_some() {
+        if fields[i].tag != NO_TAG {
             return true;
         }
         i += 1;
     }
     false
+}
+
+/// One field of a declared struct, as its decoder sees it: where it is on the wire, and where
+/// its name in errors (`"Message.path.name"`) ends in the struct's names, which are one string
+/// (the table holds no pointer: a pointer in a table costs a relocation in a PIE binary).
+#[derive(Clone, Copy)]
+pub(crate) struct Field {
+    presence: Presence,
+    end: u16,
+}
+
+/// The field table of a struct from its fields' presences and the lengths of their names.
+pub(crate) const fn field_table<const N: usize>(
+    presences: [Presence; N],
+    name_lens: [usize; N],
+) -> [Field; N] {
+    let mut out = [Field {
+        presence: ALWAYS,
+        end: 0,
+    }; N];
+    let mut end = 0;
+    let mut i = 0;
+    while i < N {
+        end += name_lens[i];
+        assert!(end <= u16::MAX as usize, "field names too long");
+        out[i] = Field {
+            presence: presences[i],
+            end: end as u16,
+        };
+        i += 1;
+    }
+    out
+}
+
+/// A field's value read in place: one implementation per field type, shared by every struct
+/// with a field of that type, so a struct's decoder is its table of [`Field`]s and the list
+/// of its fields' places, not code of its own.
+pub(crate) trait GetInto {
+    /// Reads the value into `self`.
+    fn get_into(&mut self, buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<()>;
+}
+
+impl<T: Wire> GetInto for T {
+    fn get_into(&mut self, buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<()> {
+        *self = T::get(buf, cx, what)?;
+        Ok(())
+    }
+}
+
+/// Reads a declared struct's fields into `slots` (its fields in declaration order, holding
+/// their defaults), then, in flexible versions, its tagged-field section into `unknown` (the
+/// tags it doesn't declare). One copy for every struct.
+#[inline(never)]
+pub(crate) fn get_fields(
+    buf: &mut Bytes,
+    cx: Cx,
+    path: &'static str,
+    names: &'static str,
+    fields: &[Field],
+    slots: &mut [&mut dyn GetInto],
+    unknown: &mut UnknownTaggedFields,
+) -> Result<()> {
+    let mut start = 0;
+    for (field, slot) in fields.iter().zip(slots.iter_mut()) {
+        let what = names.get(start..usize::from(field.end)).unwrap_or(path);
+        start = usize::from(field.end);
+        if field.presence.in_body(cx.version) {
+            slot.get_into(buf, field.presence.cx(cx), what)?;
+        }
+    }
+    if cx.flexible {
+        *unknown = get_tags(buf, path, &mut |tag: u32, data: &mut Bytes| {
+            let mut start = 0;
+            for (field, slot) in fields.iter().zip(slots.iter_mut()) {
+                let what = names.get(start..usize::from(field.end)).unwrap_or(path);
+                start = usize::from(field.end);
+                let p = field.presence;
+                if p.tag() == Some(tag) && p.contains(cx.version) {
+                    slot.get_into(data, p.cx(cx), what)?;
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        })?;
+    }
+    Ok(())
 }
 
 /// Declares structs of a message, with their codecs: see the [module docs](self).
@@ -513,38 +646,26 @@ macro_rules! wire_struct {
                 cx: $crate::messages::codec::Cx,
                 _: &'static str,
             ) -> $crate::error::Result<Self> {
+                // The defaults, then the fields the version has, read by the one table-driven
+                // reader of every declared struct.
                 #[allow(unused_imports)]
                 use $crate::messages::codec::*;
-                // Defaults first, then each field the version has, in order: smaller code
-                // than a struct expression, whose every `?` would drop the fields before it.
+                const NAMES: &str = concat!($($path, ".", stringify!($field),)*);
+                const FIELDS: &[$crate::messages::codec::Field] = &field_table(
+                    [$($crate::messages::codec::wire_struct!(@presence $($presence)?)),*],
+                    [$(concat!($path, ".", stringify!($field)).len()),*],
+                );
                 let mut out = <$name as ::core::default::Default>::default();
-                $(
-                    if wire_struct!(@presence $($presence)?).in_body(cx.version) {
-                        out.$field = Wire::get(buf, wire_struct!(@presence $($presence)?).cx(cx), concat!($path, ".", stringify!($field)))?;
-                    }
-                )*
-                if cx.flexible {
-                    const TAGGED: bool = any_tagged(&[$($crate::messages::codec::wire_struct!(@presence $($presence)?)),*]);
-                    out.unknown_tagged_fields = if TAGGED {
-                        get_tags(buf, $path, &mut |tag: u32, data: &mut ::bytes::Bytes| {
-                            $(
-                                if get_tagged_field(
-                                    data,
-                                    tag,
-                                    cx,
-                                    $crate::messages::codec::wire_struct!(@presence $($presence)?),
-                                    &mut out.$field,
-                                    concat!($path, ".", stringify!($field)),
-                                )? {
-                                    return Ok(true);
-                                }
-                            )*
-                            Ok(false)
-                        })?
-                    } else {
-                        $crate::primitives::get_unknown_tagged_fields(buf, $path)?
-                    };
-                }
+                let $name { $($field,)* unknown_tagged_fields } = &mut out;
+                $crate::messages::codec::get_fields(
+                    buf,
+                    cx,
+                    $path,
+                    NAMES,
+                    FIELDS,
+                    &mut [$($field as &mut dyn $crate::messages::codec::GetInto),*],
+                    unknown_tagged_fields,
+                )?;
                 Ok(out)
             }
         }
@@ -645,3 +766,109 @@ macro_rules! wire_topic {
 }
 
 pub(crate) use {wire_message, wire_struct, wire_topic};
+
+#[cfg(test)]
+mod tests {
+    use bytes::{BufMut, Bytes, BytesMut};
+
+    #[allow(unused_imports)] // used through the macro's `use codec::*`
+    use super::{since, until, Cx, Wire};
+    use crate::error::Error;
+
+    wire_struct! {
+        /// A struct of every kind of field the table-driven reader handles.
+        #[allow(unreachable_pub)]
+        pub struct Probe in "Probe" {
+            /// In every version.
+            pub first: i32,
+            /// Until v1.
+            pub old: i16 = -1 => until(1),
+            /// From v1.
+            pub name: String => since(1),
+            /// Tagged from v2.
+            pub hint: i64 = -1 => since(2).tagged(3),
+            /// Last, in every version.
+            pub last: Vec<i32>,
+        }
+    }
+
+    fn probe_bytes(version: i16) -> Bytes {
+        let mut b = BytesMut::new();
+        b.put_i32(7);
+        if version <= 1 {
+            b.put_i16(5);
+        }
+        if version >= 1 {
+            b.put_i16(2);
+            b.put_slice(b"ab");
+        }
+        b.put_i32(1);
+        b.put_i32(9);
+        b.freeze()
+    }
+
+    #[test]
+    fn fields_are_read_in_their_versions_and_named_in_errors() {
+        for version in [0, 1] {
+            let cx = Cx::new(version, false);
+            let full = probe_bytes(version);
+            let probe = Probe::get(&mut full.clone(), cx, "").unwrap();
+            assert_eq!(probe.first, 7);
+            assert_eq!(probe.old, if version <= 1 { 5 } else { -1 });
+            assert_eq!(probe.name, if version >= 1 { "ab" } else { "" });
+            assert_eq!(probe.hint, -1);
+            assert_eq!(probe.last, [9]);
+            // Cut short in each field in turn: the error names that field.
+            let ends: &[(usize, &str)] = if version == 0 {
+                &[(2, "Probe.first"), (5, "Probe.old"), (8, "Probe.last")]
+            } else {
+                &[
+                    (2, "Probe.first"),
+                    (5, "Probe.old"),
+                    (7, "Probe.name"),
+                    (13, "Probe.last"),
+                ]
+            };
+            for &(cut, field) in ends {
+                match Probe::get(&mut full.slice(..cut), cx, "") {
+                    Err(Error::Truncated { what, .. }) | Err(Error::InvalidLength { what, .. }) => {
+                        assert_eq!(what, field, "v{version}, cut at {cut}")
+                    }
+                    other => panic!("v{version}, cut at {cut}: {other:?}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tagged_fields_are_read_by_tag_and_unknown_tags_kept() {
+        let cx = Cx::new(2, true);
+        let mut b = BytesMut::new();
+        b.put_i32(7);
+        b.put_u8(3); // compact string "ab"
+        b.put_slice(b"ab");
+        b.put_u8(2); // compact array of one
+        b.put_i32(9);
+        b.put_u8(2); // two tagged fields
+        b.put_u8(3); // tag 3: hint
+        b.put_u8(8);
+        b.put_i64(42);
+        b.put_u8(5); // tag 5: unknown
+        b.put_u8(1);
+        b.put_u8(0xee);
+        let probe = Probe::get(&mut b.freeze(), cx, "").unwrap();
+        assert_eq!(
+            (probe.first, probe.name.as_str(), probe.hint),
+            (7, "ab", 42)
+        );
+        assert_eq!(probe.last, [9]);
+        let unknown = &probe.unknown_tagged_fields.0;
+        assert_eq!(unknown.len(), 1);
+        assert_eq!((unknown[0].tag, &unknown[0].data[..]), (5, &[0xee][..]));
+
+        // Round trip through the encoder.
+        let mut out = BytesMut::new();
+        probe.put(&mut out, cx, "").unwrap();
+        assert_eq!(Probe::get(&mut out.freeze(), cx, "").unwrap(), probe);
+    }
+}
