@@ -192,6 +192,12 @@ pub(crate) trait Wire: Sized {
     fn put(&self, buf: &mut BytesMut, cx: Cx, what: &'static str) -> Result<()>;
     /// Reads a value.
     fn get(buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<Self>;
+    /// Reads a value into `self`, which holds its type's default (a field of a struct being
+    /// decoded, see [`get_fields`]).
+    fn get_in_place(&mut self, buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<()> {
+        *self = Self::get(buf, cx, what)?;
+        Ok(())
+    }
 }
 
 /// The fixed-size integers.
@@ -309,8 +315,19 @@ impl<T: Wire> Wire for Vec<T> {
         })
     }
     fn get(buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<Self> {
+        let mut out = Vec::new();
+        out.get_in_place(buf, cx, what)?;
+        Ok(out)
+    }
+    /// Pushes the elements onto `self` (empty, as a field's default is): nothing to drop
+    /// first, so no drop of the old vector compiled into every element type's reader.
+    fn get_in_place(&mut self, buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<()> {
+        debug_assert!(
+            self.is_empty(),
+            "{what}: a declared array's default is empty"
+        );
         match array_count(buf, cx, T::min_size(cx), what, false)? {
-            Some(n) => get_elements(buf, cx, n, what),
+            Some(n) => get_elements(self, buf, cx, n, what),
             None => Err(Error::InvalidValue { what, value: -1 }),
         }
     }
@@ -328,7 +345,11 @@ impl<T: Wire> Wire for Option<Vec<T>> {
     }
     fn get(buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<Self> {
         match array_count(buf, cx, T::min_size(cx), what, true)? {
-            Some(n) => get_elements(buf, cx, n, what).map(Some),
+            Some(n) => {
+                let mut out = Vec::new();
+                get_elements(&mut out, buf, cx, n, what)?;
+                Ok(Some(out))
+            }
             None => Ok(None),
         }
     }
@@ -355,13 +376,19 @@ fn array_count(
     Ok(count)
 }
 
-/// Reads `n` elements of an array whose count [`array_count`] has checked.
-fn get_elements<T: Wire>(buf: &mut Bytes, cx: Cx, n: usize, what: &'static str) -> Result<Vec<T>> {
-    let mut out = Vec::with_capacity(n);
+/// Reads `n` elements of an array whose count [`array_count`] has checked onto `out`.
+fn get_elements<T: Wire>(
+    out: &mut Vec<T>,
+    buf: &mut Bytes,
+    cx: Cx,
+    n: usize,
+    what: &'static str,
+) -> Result<()> {
+    out.reserve_exact(n);
     for _ in 0..n {
         out.push(T::get(buf, cx, what)?);
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Fails for a null where the version has none (to write, or read from the wire).
@@ -480,8 +507,7 @@ pub(crate) trait GetInto {
 
 impl<T: Wire> GetInto for T {
     fn get_into(&mut self, buf: &mut Bytes, cx: Cx, what: &'static str) -> Result<()> {
-        *self = T::get(buf, cx, what)?;
-        Ok(())
+        self.get_in_place(buf, cx, what)
     }
 }
 
