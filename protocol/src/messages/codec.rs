@@ -185,7 +185,7 @@ impl Presence {
 }
 
 /// A value with a wire encoding.
-pub(crate) trait Wire: Sized {
+pub(crate) trait Wire: Sized + Default {
     /// The smallest encoding, to bound what an array's count may claim.
     fn min_size(cx: Cx) -> usize;
     /// Writes the value.
@@ -386,7 +386,11 @@ fn get_elements<T: Wire>(
 ) -> Result<()> {
     out.reserve_exact(n);
     for _ in 0..n {
-        out.push(T::get(buf, cx, what)?);
+        // Each element read in place: a struct's reader then writes into the vector itself.
+        out.push(T::default());
+        if let Some(last) = out.last_mut() {
+            last.get_in_place(buf, cx, what)?;
+        }
     }
     Ok(())
 }
@@ -664,16 +668,27 @@ macro_rules! wire_struct {
                 Ok(())
             }
 
-            // Out of line: one copy of each struct's decoder, not one per caller (the
-            // smallest probe, measured; encoders are left to the compiler).
-            #[inline(never)]
             fn get(
                 buf: &mut ::bytes::Bytes,
                 cx: $crate::messages::codec::Cx,
-                _: &'static str,
+                what: &'static str,
             ) -> $crate::error::Result<Self> {
-                // The defaults, then the fields the version has, read by the one table-driven
-                // reader of every declared struct.
+                let mut out = <$name as ::core::default::Default>::default();
+                $crate::messages::codec::Wire::get_in_place(&mut out, buf, cx, what)?;
+                Ok(out)
+            }
+
+            // Out of line: one copy of each struct's decoder, not one per caller (the
+            // smallest probe, measured; encoders are left to the compiler).
+            #[inline(never)]
+            fn get_in_place(
+                &mut self,
+                buf: &mut ::bytes::Bytes,
+                cx: $crate::messages::codec::Cx,
+                _: &'static str,
+            ) -> $crate::error::Result<()> {
+                // The fields the version has, over the defaults in `self`, read by the one
+                // table-driven reader of every declared struct.
                 #[allow(unused_imports)]
                 use $crate::messages::codec::*;
                 const NAMES: &str = concat!($($path, ".", stringify!($field),)*);
@@ -681,8 +696,7 @@ macro_rules! wire_struct {
                     [$($crate::messages::codec::wire_struct!(@presence $($presence)?)),*],
                     [$(concat!($path, ".", stringify!($field)).len()),*],
                 );
-                let mut out = <$name as ::core::default::Default>::default();
-                let $name { $($field,)* unknown_tagged_fields } = &mut out;
+                let $name { $($field,)* unknown_tagged_fields } = self;
                 $crate::messages::codec::get_fields(
                     buf,
                     cx,
@@ -691,8 +705,7 @@ macro_rules! wire_struct {
                     FIELDS,
                     &mut [$($field as &mut dyn $crate::messages::codec::GetInto),*],
                     unknown_tagged_fields,
-                )?;
-                Ok(out)
+                )
             }
         }
     };
