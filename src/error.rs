@@ -227,9 +227,10 @@ pub enum Error {
         partition: i32,
         /// The position of the batch that failed.
         offset: i64,
-        /// What the wire crate reported.
+        /// What the wire crate reported (boxed: the largest variant sets the size of every
+        /// [`Result`]).
         #[source]
-        source: kseek_protocol::Error,
+        source: Box<kseek_protocol::Error>,
     },
     /// The TLS handshake with a broker failed: an untrusted or mismatched certificate, a
     /// listener that doesn't speak TLS, a refused client certificate.

@@ -1302,7 +1302,7 @@ pub(crate) fn decode_partition(
                     topic: p.topic.to_string(),
                     partition: p.partition,
                     offset: position,
-                    source,
+                    source: Box::new(source),
                 };
                 let before = (!batches.is_empty()).then(|| {
                     p.position = position;

@@ -531,7 +531,7 @@ mod tests {
                 topic: "x".into(),
                 partition: 0,
                 offset: 0,
-                source: crc.clone(),
+                source: Box::new(crc.clone()),
             },
             Error::Protocol {
                 broker: "b:1".into(),
