@@ -10,7 +10,7 @@
 //!
 //! Retriable failures (see [`Error::is_retriable`]) are retried with exponential backoff until
 //! [`ClientConfig::retry_deadline`]; the final error says what was being done
-//! ([`Error::RetriesExhausted`]). A topic that does not exist is retriable for that long too,
+//! ([`ErrorKind::RetriesExhausted`]). A topic that does not exist is retriable for that long too,
 //! because a topic created a moment ago is unknown to some brokers for a short while.
 //!
 //! # References
@@ -29,7 +29,7 @@ use kseek_protocol::{ApiKey, ErrorCode};
 use crate::backoff::{Backoff, Failing};
 use crate::cluster::{cluster_from_response, partitions_of, ClusterMetadata, TopicMetadata};
 use crate::conn::{Connection, ConnectionConfig};
-use crate::error::{Error, Result};
+use crate::error::{ErrorKind, Result};
 use crate::few::{self, FewMap};
 
 /// Settings of a [`Client`]. [`ClientConfig::new`] and the builder-style setters make one (new
@@ -64,7 +64,7 @@ pub struct ClientConfig {
     /// (default 30 s).
     pub retry_deadline: Duration,
     /// How long a topic that doesn't exist is waited for (it may have just been created, and
-    /// not every broker knows it yet) before it is [`Error::UnknownTopic`] (default 30 s; at
+    /// not every broker knows it yet) before it is [`ErrorKind::UnknownTopic`] (default 30 s; at
     /// most [`ClientConfig::retry_deadline`]). A command line wants it short: a mistyped name
     /// should be reported while the user waits.
     pub missing_topic_wait: Duration,
@@ -299,7 +299,7 @@ impl Client {
     /// with the default [`ClientConfig`].
     ///
     /// # Errors
-    /// [`Error::Bootstrap`] when none answers.
+    /// [`ErrorKind::Bootstrap`] when none answers.
     pub async fn connect(bootstrap: impl IntoIterator<Item = impl Into<String>>) -> Result<Client> {
         Client::with_config(ClientConfig::new(bootstrap)).await
     }
@@ -309,7 +309,7 @@ impl Client {
     /// itself be a comma-separated list, as in Kafka's `bootstrap.servers`.
     ///
     /// # Errors
-    /// [`Error::Bootstrap`] when none answers, [`Error::NoBootstrapServers`] for an empty list.
+    /// [`ErrorKind::Bootstrap`] when none answers, [`ErrorKind::NoBootstrapServers`] for an empty list.
     pub async fn with_config(mut config: ClientConfig) -> Result<Client> {
         // Accept Kafka's `bootstrap.servers` form too: "host:port,host:port".
         config.bootstrap = config
@@ -321,7 +321,7 @@ impl Client {
             .map(str::to_owned)
             .collect();
         if config.bootstrap.is_empty() {
-            return Err(Error::NoBootstrapServers);
+            return Err(ErrorKind::NoBootstrapServers.into());
         }
         let client = Client {
             inner: Arc::new(Inner {
@@ -346,7 +346,7 @@ impl Client {
     /// leader election) are retried until [`ClientConfig::retry_deadline`].
     ///
     /// # Errors
-    /// [`Error::RetriesExhausted`] wrapping [`Error::UnknownTopic`] for a topic that still
+    /// [`ErrorKind::RetriesExhausted`] wrapping [`ErrorKind::UnknownTopic`] for a topic that still
     /// doesn't exist at the deadline; other errors as they come.
     pub async fn metadata(&self, topics: &[impl AsRef<str>]) -> Result<Vec<TopicMetadata>> {
         // Owned once here: the request and the cache keep the names.
@@ -469,12 +469,12 @@ impl Client {
             let error = if code == ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
                 || (code.is_ok() && topic.partitions.is_empty())
             {
-                Some(Error::UnknownTopic {
+                Some(ErrorKind::UnknownTopic {
                     topic: name.clone(),
                     broker: broker.to_owned(),
                 })
             } else if !code.is_ok() {
-                Some(Error::Broker {
+                Some(ErrorKind::Broker {
                     broker: broker.to_owned(),
                     api: ApiKey::METADATA,
                     code,
@@ -501,15 +501,16 @@ impl Client {
         }
         state.topics.insert_all(fresh);
         if let Some(error) = first_error {
-            return Err(error);
+            return Err(error.into());
         }
         let mut found = Vec::with_capacity(topics.len());
         for t in topics {
             let Some(c) = state.topics.get(t) else {
-                return Err(Error::UnknownTopic {
+                return Err(ErrorKind::UnknownTopic {
                     topic: t.clone(),
                     broker: broker.to_owned(),
-                });
+                }
+                .into());
             };
             found.push(c.metadata.clone());
         }
@@ -539,7 +540,7 @@ impl Client {
             }
             let address = self.state().brokers.get(&broker_id).cloned();
             let Some(address) = address else {
-                return Err(Error::UnknownBroker { broker_id });
+                return Err(ErrorKind::UnknownBroker { broker_id }.into());
             };
             let conn =
                 Arc::new(Connection::open(&address, self.inner.config.connection.clone()).await?);
@@ -552,23 +553,26 @@ impl Client {
     pub(crate) async fn leader(&self, topic: &str, partition: i32) -> Result<(i32, i32)> {
         let topics = self.metadata_once(&[topic.to_owned()]).await?;
         let Some(t) = topics.first() else {
-            return Err(Error::UnknownTopic {
+            return Err(ErrorKind::UnknownTopic {
                 topic: topic.to_owned(),
                 broker: String::new(),
-            });
+            }
+            .into());
         };
         let Some(p) = t.partition(partition) else {
-            return Err(Error::UnknownPartition {
+            return Err(ErrorKind::UnknownPartition {
                 topic: topic.to_owned(),
                 partition,
                 partitions: t.partitions.len(),
-            });
+            }
+            .into());
         };
         if p.leader_id < 0 {
-            return Err(Error::LeaderNotAvailable {
+            return Err(ErrorKind::LeaderNotAvailable {
                 topic: topic.to_owned(),
                 partition,
-            });
+            }
+            .into());
         }
         Ok((p.leader_id, p.leader_epoch))
     }
@@ -596,7 +600,7 @@ impl Client {
     /// to [`ClientConfig::retry_backoff_max`].
     ///
     /// # Errors
-    /// A non-retriable error as `f` returned it; [`Error::RetriesExhausted`] naming `what`
+    /// A non-retriable error as `f` returned it; [`ErrorKind::RetriesExhausted`] naming `what`
     /// with the last error at the deadline.
     pub(crate) async fn retry<T, F, Fut>(&self, what: &str, mut f: F) -> Result<T>
     where
@@ -616,22 +620,23 @@ impl Client {
                 Err(e) => return Err(e),
             };
             let now = Instant::now();
-            let missing_for_too_long = matches!(error, Error::UnknownTopic { .. })
+            let missing_for_too_long = matches!(error.kind(), ErrorKind::UnknownTopic { .. })
                 && failing.as_ref().is_some_and(|f| {
                     now.saturating_duration_since(f.since) >= self.inner.config.missing_topic_wait
                 });
             let wait = match backoff.fail(&mut failing, now) {
                 Ok(_) if missing_for_too_long => {
                     let f = failing.expect("a failure was just counted");
-                    return Err(Error::RetriesExhausted {
+                    return Err(ErrorKind::RetriesExhausted {
                         what: what.to_owned(),
                         attempts: f.failures,
                         elapsed: f.since.elapsed(),
-                        source: Box::new(error),
-                    });
+                        source: error,
+                    }
+                    .into());
                 }
                 // A missing topic is looked for again at its own deadline at the latest.
-                Ok(wait) if matches!(error, Error::UnknownTopic { .. }) => {
+                Ok(wait) if matches!(error.kind(), ErrorKind::UnknownTopic { .. }) => {
                     let since = failing.as_ref().map_or(now, |f| f.since);
                     let left = (since + self.inner.config.missing_topic_wait)
                         .saturating_duration_since(now);
@@ -639,12 +644,13 @@ impl Client {
                 }
                 Ok(wait) => wait,
                 Err(Failing { since, failures }) => {
-                    return Err(Error::RetriesExhausted {
+                    return Err(ErrorKind::RetriesExhausted {
                         what: what.to_owned(),
                         attempts: failures,
                         elapsed: since.elapsed(),
-                        source: Box::new(error),
-                    })
+                        source: error,
+                    }
+                    .into())
                 }
             };
             crate::log::debug!(what, ?wait, %error, "retrying");
@@ -703,10 +709,11 @@ impl Client {
                     }
                 }
             }
-            Err(Error::Bootstrap {
+            Err(ErrorKind::Bootstrap {
                 servers: candidates,
-                source: Box::new(last.unwrap_or(Error::NoBootstrapServers)),
-            })
+                source: last.unwrap_or_else(|| ErrorKind::NoBootstrapServers.into()),
+            }
+            .into())
         })
     }
 
@@ -743,6 +750,7 @@ impl Client {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
     fn offline_client(config: ClientConfig) -> Client {
         Client {
@@ -767,16 +775,19 @@ mod tests {
         let started = Instant::now();
         let err = client
             .retry("looking up a topic", || async {
-                Err::<(), _>(Error::UnknownTopic {
-                    topic: "nope".into(),
-                    broker: "b:9092".into(),
-                })
+                Err::<(), Error>(
+                    ErrorKind::UnknownTopic {
+                        topic: "nope".into(),
+                        broker: "b:9092".into(),
+                    }
+                    .into(),
+                )
             })
             .await
             .unwrap_err();
         let elapsed = started.elapsed();
         assert!(
-            matches!(&err, Error::RetriesExhausted { source, .. } if matches!(**source, Error::UnknownTopic { .. })),
+            matches!(err.kind(), ErrorKind::RetriesExhausted { source, .. } if matches!(source.kind(), ErrorKind::UnknownTopic { .. })),
             "{err:?}"
         );
         assert!(elapsed >= Duration::from_millis(60), "{elapsed:?}");
@@ -796,17 +807,20 @@ mod tests {
             .retry("looking up a thing", || {
                 calls += 1;
                 async {
-                    Err::<(), _>(Error::LeaderNotAvailable {
-                        topic: "t".into(),
-                        partition: 0,
-                    })
+                    Err::<(), Error>(
+                        ErrorKind::LeaderNotAvailable {
+                            topic: "t".into(),
+                            partition: 0,
+                        }
+                        .into(),
+                    )
                 }
             })
             .await
             .unwrap_err();
         assert!(calls > 3, "retried {calls} times");
-        match &err {
-            Error::RetriesExhausted { what, attempts, .. } => {
+        match err.kind() {
+            ErrorKind::RetriesExhausted { what, attempts, .. } => {
                 assert_eq!(what, "looking up a thing");
                 assert_eq!(*attempts, calls);
             }
@@ -828,14 +842,17 @@ mod tests {
             .retry("x", || {
                 calls += 1;
                 async {
-                    Err::<(), _>(Error::InvalidSpec {
-                        reason: "no".into(),
-                    })
+                    Err::<(), Error>(
+                        ErrorKind::InvalidSpec {
+                            reason: "no".into(),
+                        }
+                        .into(),
+                    )
                 }
             })
             .await
             .unwrap_err();
-        assert!(matches!(err, Error::InvalidSpec { .. }));
+        assert!(matches!(err.kind(), ErrorKind::InvalidSpec { .. }));
         assert_eq!(calls, 1);
 
         let mut calls = 0;
@@ -845,7 +862,7 @@ mod tests {
                 let n = calls;
                 async move {
                     if n < 3 {
-                        Err(Error::UnknownBroker { broker_id: 1 })
+                        Err(ErrorKind::UnknownBroker { broker_id: 1 }.into())
                     } else {
                         Ok(n)
                     }
@@ -889,12 +906,12 @@ mod tests {
         assert!(client.cached(&["u".to_owned()]).is_none());
         assert_eq!(client.leader("t", 1).await.unwrap(), (2, 7));
         assert!(matches!(
-            client.leader("t", 0).await,
-            Err(Error::LeaderNotAvailable { partition: 0, .. })
+            client.leader("t", 0).await.map_err(Error::into_kind),
+            Err(ErrorKind::LeaderNotAvailable { partition: 0, .. })
         ));
         assert!(matches!(
-            client.leader("t", 5).await,
-            Err(Error::UnknownPartition {
+            client.leader("t", 5).await.map_err(Error::into_kind),
+            Err(ErrorKind::UnknownPartition {
                 partition: 5,
                 partitions: 2,
                 ..
@@ -928,7 +945,10 @@ mod tests {
     async fn no_bootstrap_servers_is_its_own_error() {
         for servers in [vec![], vec![" , ".to_owned(), String::new()]] {
             let err = Client::connect(servers).await.unwrap_err();
-            assert!(matches!(err, Error::NoBootstrapServers), "{err:?}");
+            assert!(
+                matches!(err.kind(), ErrorKind::NoBootstrapServers),
+                "{err:?}"
+            );
             assert!(!err.is_retriable());
         }
     }
@@ -973,13 +993,13 @@ mod tests {
         .unwrap_err();
         let took = started.elapsed();
         holder.abort();
-        let timed_out = |e: &Error| matches!(e, Error::Timeout { .. });
-        let source = match &err {
-            Error::RetriesExhausted { source, .. } => source.as_ref(),
-            other => other,
+        let timed_out = |e: &Error| matches!(e.kind(), ErrorKind::Timeout { .. });
+        let source = match err.kind() {
+            ErrorKind::RetriesExhausted { source, .. } => source,
+            _ => &err,
         };
         assert!(
-            matches!(source, Error::Bootstrap { source, .. } if timed_out(source)),
+            matches!(source.kind(), ErrorKind::Bootstrap { source, .. } if timed_out(source)),
             "{err:?}"
         );
         assert!(took < Duration::from_secs(5), "took {took:?}");
@@ -999,7 +1019,7 @@ mod tests {
         let err = client
             .apply_metadata("b:1", &["gone".to_owned()], response)
             .unwrap_err();
-        assert!(matches!(&err, Error::UnknownTopic { topic, .. } if topic == "gone"));
+        assert!(matches!(err.kind(), ErrorKind::UnknownTopic { topic, .. } if topic == "gone"));
         assert!(err.is_retriable());
     }
 

@@ -10,8 +10,8 @@
 //!
 //! Deadlines: a request must be answered within [`ConnectionConfig::request_timeout`] of the
 //! call (waiting for a free slot and the write included) or the caller gets
-//! [`Error::Timeout`]. The connection itself is given up, failing every request on it at once
-//! with [`Error::ConnectionClosed`], when a frame can't be written by its request's deadline
+//! [`ErrorKind::Timeout`]. The connection itself is given up, failing every request on it at once
+//! with [`ErrorKind::ConnectionClosed`], when a frame can't be written by its request's deadline
 //! (the broker stopped reading), when a timed-out request is still unanswered one more timeout
 //! later (the broker stopped answering), when a frame larger than
 //! [`ConnectionConfig::max_frame_size`] is announced, when an answer names a request that is
@@ -42,7 +42,7 @@ use tokio::task::JoinHandle;
 use tokio::time::{Instant, Sleep};
 
 use crate::client::BoxFuture;
-use crate::error::{Dur, Error, Result};
+use crate::error::{Dur, Error, ErrorKind, Result};
 use crate::few::FewMap;
 use crate::security::SecurityConfig;
 
@@ -182,10 +182,11 @@ impl Shared {
     }
 
     fn closed_error(&self, reason: String) -> Error {
-        Error::ConnectionClosed {
+        ErrorKind::ConnectionClosed {
             broker: self.broker.clone(),
             reason,
         }
+        .into()
     }
 
     /// Marks the connection closed and fails everything pending with `reason`.
@@ -252,7 +253,7 @@ impl Connection {
     }
 
     async fn open_inner(broker: &str, config: ConnectionConfig) -> Result<Connection> {
-        let io_err = |source| Error::Io {
+        let io_err = |source| ErrorKind::Io {
             broker: broker.to_owned(),
             source,
         };
@@ -316,11 +317,12 @@ impl Connection {
             #[cfg(feature = "sasl")]
             conn.authenticate().await?;
             #[cfg(not(feature = "sasl"))]
-            return Err(Error::Config {
+            return Err(ErrorKind::Config {
                 message: "security.protocol SASL_PLAINTEXT and SASL_SSL need SASL, and this \
                           kseek was built without its `sasl` feature"
                     .to_owned(),
-            });
+            }
+            .into());
         }
         Ok(conn)
     }
@@ -344,21 +346,23 @@ impl Connection {
 
     fn check_api_versions(&self, response: ApiVersionsResponse) -> Result<ApiVersionMap> {
         if response.error_code != 0 {
-            return Err(Error::Broker {
+            return Err(ErrorKind::Broker {
                 broker: self.shared.broker.clone(),
                 api: ApiKey::API_VERSIONS,
                 code: response.error_code.into(),
                 message: None,
-            });
+            }
+            .into());
         }
         negotiate::negotiate(&response).map_err(|source| self.protocol(source))
     }
 
     fn protocol(&self, source: kseek_protocol::Error) -> Error {
-        Error::Protocol {
+        ErrorKind::Protocol {
             broker: self.shared.broker.clone(),
             source,
         }
+        .into()
     }
 
     /// The broker's address.
@@ -463,11 +467,12 @@ impl Connection {
                 Ok(result) => result,
                 // Dropping `wait` is all the cleanup there is: a request still in the channel
                 // is skipped, one written stays pending until its late answer comes.
-                Err(_) => Err(Error::Timeout {
+                Err(_) => Err(ErrorKind::Timeout {
                     broker: self.shared.broker.clone(),
                     api: request.api,
                     after: timeout,
-                }),
+                }
+                .into()),
             }
         };
         #[cfg(feature = "tracing")]
@@ -880,16 +885,17 @@ fn read_error(e: &std::io::Error, has_client_cert: bool) -> String {
 /// A connection the broker closed with a TLS alert while connecting is a TLS error (not
 /// retriable), not a closed connection.
 fn refused_tls(e: Error) -> Error {
-    match e {
-        Error::ConnectionClosed { broker, reason }
+    match e.kind() {
+        ErrorKind::ConnectionClosed { broker, reason }
             if reason.starts_with(TLS_REFUSED) || reason.starts_with(TLS_ANSWER) =>
         {
-            Error::Tls {
-                broker,
-                message: reason,
+            ErrorKind::Tls {
+                broker: broker.clone(),
+                message: reason.clone(),
             }
+            .into()
         }
-        e => e,
+        _ => e,
     }
 }
 
@@ -962,7 +968,7 @@ impl tokio::io::AsyncWrite for Transport {
 async fn connect_transport(broker: &str, config: &ConnectionConfig) -> Result<Transport> {
     let tcp = TcpStream::connect(broker)
         .await
-        .map_err(|source| Error::Io {
+        .map_err(|source| ErrorKind::Io {
             broker: broker.to_owned(),
             source,
         })?;
@@ -972,7 +978,7 @@ async fn connect_transport(broker: &str, config: &ConnectionConfig) -> Result<Tr
     }
     #[cfg(feature = "tls")]
     {
-        let tls_error = |message| Error::Tls {
+        let tls_error = |message| ErrorKind::Tls {
             broker: broker.to_owned(),
             message,
         };
@@ -980,7 +986,7 @@ async fn connect_transport(broker: &str, config: &ConnectionConfig) -> Result<Tr
             .security
             .tls_cache
             .get(&config.security.tls)
-            .map_err(|message| Error::Config { message })?;
+            .map_err(|message| ErrorKind::Config { message })?;
         let stream = crate::tls::handshake(rustls_config, broker, tcp)
             .await
             .map_err(tls_error)?;
@@ -989,11 +995,12 @@ async fn connect_transport(broker: &str, config: &ConnectionConfig) -> Result<Tr
     #[cfg(not(feature = "tls"))]
     {
         drop(tcp);
-        Err(Error::Config {
+        Err(ErrorKind::Config {
             message: "security.protocol SSL and SASL_SSL need TLS, and this kseek was built \
                       without its `tls` feature"
                 .to_owned(),
-        })
+        }
+        .into())
     }
 }
 
@@ -1013,9 +1020,12 @@ fn dispatch(shared: &Shared, mut frame: Bytes) -> std::result::Result<(), String
     };
     let result = ResponseHeader::decode(&mut frame, pending.response_header_version)
         .map(|_| frame)
-        .map_err(|source| Error::Protocol {
-            broker: shared.broker.clone(),
-            source,
+        .map_err(|source| {
+            ErrorKind::Protocol {
+                broker: shared.broker.clone(),
+                source,
+            }
+            .into()
         });
     let _ = pending.tx.send(result);
     Ok(())
@@ -1135,7 +1145,7 @@ mod tests {
             // The first request gets the largest id, the second one wraps to 0.
             conn.shared.lock().next_correlation_id = first_id;
             let err = conn.send(&MetadataRequest::default()).await.unwrap_err();
-            assert!(matches!(err, Error::Timeout { .. }), "{err}");
+            assert!(matches!(err.kind(), ErrorKind::Timeout { .. }), "{err}");
             // The broker answers the first request only now, then the second.
             let response = conn.send(&MetadataRequest::default()).await.unwrap();
             assert_eq!(
@@ -1164,7 +1174,10 @@ mod tests {
             .await
             .unwrap();
         let err = conn.send(&MetadataRequest::default()).await.unwrap_err();
-        assert!(matches!(err, Error::ConnectionClosed { .. }), "{err}");
+        assert!(
+            matches!(err.kind(), ErrorKind::ConnectionClosed { .. }),
+            "{err}"
+        );
         let reason = conn.closed_reason().unwrap();
         assert!(reason.contains("unknown correlation id -5"), "{reason}");
     }
@@ -1345,12 +1358,15 @@ mod tests {
         let conn = Connection::connect(&addr, config(300)).await.unwrap();
         let started = Instant::now();
         let err = conn.send(&big_request(32)).await.unwrap_err();
-        assert!(matches!(err, Error::Timeout { .. }), "{err}");
+        assert!(matches!(err.kind(), ErrorKind::Timeout { .. }), "{err}");
         let reason = closed_within(&conn, Duration::from_secs(5)).await;
         assert!(reason.contains("stopped reading"), "{reason}");
         assert!(started.elapsed() < Duration::from_secs(5));
         let err = conn.send(&MetadataRequest::default()).await.unwrap_err();
-        assert!(matches!(err, Error::ConnectionClosed { .. }), "{err}");
+        assert!(
+            matches!(err.kind(), ErrorKind::ConnectionClosed { .. }),
+            "{err}"
+        );
         drop(done_tx);
     }
 
@@ -1365,7 +1381,7 @@ mod tests {
         let started = Instant::now();
         let err = Connection::connect(&addr, config(300)).await.unwrap_err();
         assert!(
-            matches!(err, Error::Timeout { api, .. } if api == ApiKey::API_VERSIONS),
+            matches!(err.kind(), ErrorKind::Timeout { api, .. } if *api == ApiKey::API_VERSIONS),
             "{err}"
         );
         assert!(started.elapsed() < Duration::from_secs(5));
@@ -1382,7 +1398,7 @@ mod tests {
         });
         let conn = Connection::connect(&addr, config(200)).await.unwrap();
         let err = conn.send(&MetadataRequest::default()).await.unwrap_err();
-        assert!(matches!(err, Error::Timeout { .. }), "{err}");
+        assert!(matches!(err.kind(), ErrorKind::Timeout { .. }), "{err}");
         let reason = closed_within(&conn, Duration::from_secs(5)).await;
         assert!(reason.contains("stopped answering"), "{reason}");
         assert!(conn.shared.lock().pending.is_empty());
@@ -1443,8 +1459,8 @@ mod tests {
             conn.send(&request)
         );
         for r in [a, b, c] {
-            match r.unwrap_err() {
-                Error::ConnectionClosed { reason, .. } => {
+            match r.unwrap_err().into_kind() {
+                ErrorKind::ConnectionClosed { reason, .. } => {
                     assert!(reason.contains("in the middle of a frame"), "{reason}")
                 }
                 other => panic!("{other}"),

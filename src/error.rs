@@ -8,13 +8,70 @@ use kseek_protocol::{ApiKey, ErrorCode};
 /// A `Result` whose error is the client's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Something went wrong talking to Kafka.
+/// Something went wrong talking to Kafka: an [`ErrorKind`] behind one pointer.
 ///
-/// Every variant names the broker it happened with; [`Error::is_retriable`] says whether the
-/// same call may succeed later (after a metadata refresh or a reconnect).
+/// [`Error::kind`] says what happened, with its details ([`Error::into_kind`] takes them);
+/// [`Error::is_retriable`] says whether the same call may succeed later (after a metadata
+/// refresh or a reconnect). `Display` and `Debug` are the kind's.
+///
+/// The kind is boxed so that every [`Result`] of the client is its value or one pointer: a
+/// failure costs an allocation, and every `?` moves a word instead of the largest kind's 80
+/// bytes (14 KB less code in a program that seeks, reads and commits; BENCHMARKS.md,
+/// Footprint).
+pub struct Error(Box<ErrorKind>);
+
+impl Error {
+    /// What went wrong, with its details.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.0
+    }
+
+    /// What went wrong, taken out of the error.
+    pub fn into_kind(self) -> ErrorKind {
+        *self.0
+    }
+
+    /// Whether the same operation may succeed if tried again: [`ErrorKind::is_retriable`].
+    pub fn is_retriable(&self) -> bool {
+        self.0.is_retriable()
+    }
+}
+
+impl From<ErrorKind> for Error {
+    // One copy for every place that makes an error, not the box's allocation inlined into
+    // each: errors are the cold path.
+    #[inline(never)]
+    #[cold]
+    fn from(kind: ErrorKind) -> Self {
+        Error(Box::new(kind))
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&*self.0, f)
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+/// What went wrong talking to Kafka: the details of an [`Error`].
+///
+/// Every kind names the broker it happened with where there is one;
+/// [`ErrorKind::is_retriable`] says whether the same call may succeed later.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum Error {
+pub enum ErrorKind {
     /// Connecting to, reading from or writing to a broker failed.
     #[error("I/O error with broker {broker}: {source}")]
     Io {
@@ -121,7 +178,7 @@ pub enum Error {
         servers: Vec<String>,
         /// The last failure.
         #[source]
-        source: Box<Error>,
+        source: Error,
     },
     /// A retriable error kept happening until the retry deadline.
     #[error("{what}: gave up after {attempts} attempts in {}: {source}", Dur(*elapsed))]
@@ -134,7 +191,7 @@ pub enum Error {
         elapsed: Duration,
         /// The last attempt's error.
         #[source]
-        source: Box<Error>,
+        source: Error,
     },
     /// A start offset lies after the end offset of the same partition.
     #[error(
@@ -271,15 +328,6 @@ pub enum Error {
     /// and blanks).
     #[error("no bootstrap servers given: a client needs at least one host:port to learn the cluster from")]
     NoBootstrapServers,
-    /// A task kseek spawned for a request was cancelled before it answered (the tokio runtime
-    /// is shutting down).
-    #[error("{what} was cancelled: {reason}")]
-    Cancelled {
-        /// What the task was doing.
-        what: String,
-        /// What tokio reported.
-        reason: String,
-    },
     /// A broker's answer decoded, but says something no correct broker says: -1 where an
     /// offset is required, no entry for a partition that was asked about.
     #[error("broker {broker} gave an unusable {api} answer: {reason}")]
@@ -297,59 +345,64 @@ pub enum Error {
     ReadStalled,
 }
 
-impl Error {
+impl ErrorKind {
     /// Whether the same operation may succeed if tried again (after refreshing metadata or
     /// reconnecting). The client's own retries (until
     /// [`ClientConfig::retry_deadline`](crate::ClientConfig::retry_deadline)) use this, and
-    /// [`Error::RetriesExhausted`] is what they end with.
+    /// [`ErrorKind::RetriesExhausted`] is what they end with.
     ///
     /// Retriable, because the cause passes by itself:
-    /// - [`Error::Io`], [`Error::Timeout`] and [`Error::ConnectionClosed`]: the network or a
-    ///   broker was down or slow; a new connection may work. [`Error::Bootstrap`] when its
+    /// - [`ErrorKind::Io`], [`ErrorKind::Timeout`] and [`ErrorKind::ConnectionClosed`]: the network or a
+    ///   broker was down or slow; a new connection may work. [`ErrorKind::Bootstrap`] when its
     ///   last error is one of these (not when a server refused the credentials or certificate).
-    /// - [`Error::Broker`] and [`Error::Partition`] with a code Kafka marks retriable
+    /// - [`ErrorKind::Broker`] and [`ErrorKind::Partition`] with a code Kafka marks retriable
     ///   ([`ErrorCode::is_retriable`]: NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH,
     ///   OFFSET_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS, ...); others are not.
-    /// - [`Error::UnknownTopic`] (a topic just created is unknown to some brokers for a
-    ///   moment), [`Error::LeaderNotAvailable`] (an election is under way) and
-    ///   [`Error::UnknownBroker`] (a broker that just joined).
+    /// - [`ErrorKind::UnknownTopic`] (a topic just created is unknown to some brokers for a
+    ///   moment), [`ErrorKind::LeaderNotAvailable`] (an election is under way) and
+    ///   [`ErrorKind::UnknownBroker`] (a broker that just joined).
     ///
     /// Not retriable, because trying again gives the same answer:
-    /// - settings a broker refuses or that can't be used: [`Error::Tls`],
-    ///   [`Error::Authentication`], [`Error::Config`];
-    /// - what the caller asked for: [`Error::InvalidSpec`], [`Error::NoBootstrapServers`],
-    ///   [`Error::UnknownPartition`], [`Error::StartAfterEnd`], [`Error::TimestampNotFound`],
-    ///   [`Error::NoCommittedOffset`], [`Error::UnsupportedTimestamp`],
-    ///   [`Error::GroupHasActiveMembers`] and [`Error::OffsetOutOfRange`] (a fail-fast read);
-    /// - bytes or answers that are wrong: [`Error::Protocol`], [`Error::CorruptRecords`],
-    ///   [`Error::InvalidResponse`];
-    /// - the end of the road: [`Error::RetriesExhausted`] (retried already),
-    ///   [`Error::Cancelled`] (the runtime is going away) and [`Error::ReadStalled`] (a bug).
+    /// - settings a broker refuses or that can't be used: [`ErrorKind::Tls`],
+    ///   [`ErrorKind::Authentication`], [`ErrorKind::Config`];
+    /// - what the caller asked for: [`ErrorKind::InvalidSpec`], [`ErrorKind::NoBootstrapServers`],
+    ///   [`ErrorKind::UnknownPartition`], [`ErrorKind::StartAfterEnd`], [`ErrorKind::TimestampNotFound`],
+    ///   [`ErrorKind::NoCommittedOffset`], [`ErrorKind::UnsupportedTimestamp`],
+    ///   [`ErrorKind::GroupHasActiveMembers`] and [`ErrorKind::OffsetOutOfRange`] (a fail-fast read);
+    /// - bytes or answers that are wrong: [`ErrorKind::Protocol`], [`ErrorKind::CorruptRecords`],
+    ///   [`ErrorKind::InvalidResponse`];
+    /// - the end of the road: [`ErrorKind::RetriesExhausted`] (retried already),
+    ///   and [`ErrorKind::ReadStalled`] (a bug).
     pub fn is_retriable(&self) -> bool {
         match self {
-            Error::Io { .. } | Error::Timeout { .. } | Error::ConnectionClosed { .. } => true,
-            Error::Protocol { .. } => false,
-            Error::Broker { code, .. } | Error::Partition { code, .. } => code.is_retriable(),
-            Error::UnknownTopic { .. }
-            | Error::LeaderNotAvailable { .. }
-            | Error::UnknownBroker { .. } => true,
+            ErrorKind::Io { .. }
+            | ErrorKind::Timeout { .. }
+            | ErrorKind::ConnectionClosed { .. } => true,
+            ErrorKind::Protocol { .. } => false,
+            ErrorKind::Broker { code, .. } | ErrorKind::Partition { code, .. } => {
+                code.is_retriable()
+            }
+            ErrorKind::UnknownTopic { .. }
+            | ErrorKind::LeaderNotAvailable { .. }
+            | ErrorKind::UnknownBroker { .. } => true,
             // A bootstrap server that refused our credentials or certificate will do so again.
-            Error::Bootstrap { source, .. } => source.is_retriable(),
-            Error::Tls { .. } | Error::Authentication { .. } | Error::Config { .. } => false,
-            Error::UnknownPartition { .. }
-            | Error::RetriesExhausted { .. }
-            | Error::StartAfterEnd { .. }
-            | Error::TimestampNotFound { .. }
-            | Error::NoCommittedOffset { .. }
-            | Error::UnsupportedTimestamp { .. }
-            | Error::GroupHasActiveMembers { .. }
-            | Error::InvalidSpec { .. }
-            | Error::NoBootstrapServers
-            | Error::Cancelled { .. }
-            | Error::InvalidResponse { .. }
-            | Error::ReadStalled
-            | Error::OffsetOutOfRange { .. }
-            | Error::CorruptRecords { .. } => false,
+            ErrorKind::Bootstrap { source, .. } => source.is_retriable(),
+            ErrorKind::Tls { .. } | ErrorKind::Authentication { .. } | ErrorKind::Config { .. } => {
+                false
+            }
+            ErrorKind::UnknownPartition { .. }
+            | ErrorKind::RetriesExhausted { .. }
+            | ErrorKind::StartAfterEnd { .. }
+            | ErrorKind::TimestampNotFound { .. }
+            | ErrorKind::NoCommittedOffset { .. }
+            | ErrorKind::UnsupportedTimestamp { .. }
+            | ErrorKind::GroupHasActiveMembers { .. }
+            | ErrorKind::InvalidSpec { .. }
+            | ErrorKind::NoBootstrapServers
+            | ErrorKind::InvalidResponse { .. }
+            | ErrorKind::ReadStalled
+            | ErrorKind::OffsetOutOfRange { .. }
+            | ErrorKind::CorruptRecords { .. } => false,
         }
     }
 }
@@ -445,7 +498,7 @@ mod tests {
 
     #[test]
     fn special_positions_are_named_in_messages() {
-        let unsupported = Error::UnsupportedTimestamp {
+        let unsupported = ErrorKind::UnsupportedTimestamp {
             broker: "b:1".into(),
             timestamp: -3,
             required_version: 7,
@@ -455,7 +508,7 @@ mod tests {
             unsupported.to_string(),
             "broker b:1 speaks ListOffsets up to v6, but the max timestamp position (ListOffsets timestamp -3) needs v7"
         );
-        let not_found = |timestamp| Error::TimestampNotFound {
+        let not_found = |timestamp| ErrorKind::TimestampNotFound {
             topic: "t".into(),
             partition: 1,
             timestamp,
@@ -483,7 +536,7 @@ mod tests {
                 assert_eq!(Dur(d).to_string(), format!("{d:?}"));
             }
         }
-        let timeout = Error::Timeout {
+        let timeout = ErrorKind::Timeout {
             broker: "b:1".into(),
             api: ApiKey::FETCH,
             after: Duration::from_millis(1_500),
@@ -496,7 +549,7 @@ mod tests {
 
     #[test]
     fn message_parts_are_written_in_place() {
-        let broker = |message: Option<&str>| Error::Broker {
+        let broker = |message: Option<&str>| ErrorKind::Broker {
             broker: "b:1".into(),
             api: ApiKey::FETCH,
             code: ErrorCode(3),
@@ -511,7 +564,7 @@ mod tests {
             broker(Some("gone")).to_string(),
             format!("broker b:1 answered Fetch with {code}: gone")
         );
-        let missing = Error::NoCommittedOffset {
+        let missing = ErrorKind::NoCommittedOffset {
             group: "g".into(),
             partitions: vec![("a".into(), 0), ("a".into(), 2), ("b".into(), 1)],
         };

@@ -6,7 +6,7 @@
 //!
 //! Commits are what Kafka calls a simple (standalone) consumer's commits: generation -1, an
 //! empty member id and no group instance id. The coordinator accepts them only while the
-//! group has no active members; otherwise the error is [`Error::GroupHasActiveMembers`].
+//! group has no active members; otherwise the error is [`ErrorKind::GroupHasActiveMembers`].
 //!
 //! # References
 //! <https://kafka.apache.org/protocol#The_Messages_OffsetCommit>, `OffsetFetch`,
@@ -27,7 +27,7 @@ use kseek_protocol::{ApiKey, ErrorCode, Request, Uuid};
 use crate::client::Client;
 use crate::cluster::TopicMetadata;
 use crate::conn::Connection;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::few::{self, find_from};
 
 /// An offset to commit for one partition.
@@ -126,9 +126,9 @@ impl Client {
     /// Commits `offsets` for `group` without joining it (generation -1, empty member id).
     ///
     /// # Errors
-    /// [`Error::GroupHasActiveMembers`] while the group has members;
-    /// [`Error::Partition`] naming the first partition the coordinator refused;
-    /// [`Error::UnknownPartition`] for a partition the topic doesn't have.
+    /// [`ErrorKind::GroupHasActiveMembers`] while the group has members;
+    /// [`ErrorKind::Partition`] naming the first partition the coordinator refused;
+    /// [`ErrorKind::UnknownPartition`] for a partition the topic doesn't have.
     pub async fn commit(&self, group: &str, offsets: &[CommitOffset]) -> Result<()> {
         if offsets.is_empty() {
             return Ok(());
@@ -158,12 +158,13 @@ impl Client {
         let mut group_code = ErrorCode(response.error_code);
         if version >= 8 {
             let Some(g) = response.groups.into_iter().find(|g| g.group_id == group) else {
-                return Err(Error::Broker {
+                return Err(ErrorKind::Broker {
                     broker: broker.to_owned(),
                     api: ApiKey::OFFSET_FETCH,
                     code: ErrorCode::UNKNOWN_SERVER_ERROR,
                     message: Some(format!("the answer has no entry for group {group:?}")),
-                });
+                }
+                .into());
             };
             group_code = ErrorCode(g.error_code);
             for t in g.topics {
@@ -202,13 +203,14 @@ impl Client {
                 if is_coordinator_error(code) {
                     self.forget_coordinator(group);
                 }
-                return Err(Error::Partition {
+                return Err(ErrorKind::Partition {
                     broker: broker.to_owned(),
                     api: ApiKey::OFFSET_FETCH,
                     topic,
                     partition,
                     code,
-                });
+                }
+                .into());
             }
             found.push(Some(CommittedOffset {
                 topic,
@@ -230,11 +232,12 @@ impl Client {
         for o in offsets {
             let t = metadata.iter().find(|t| t.name == o.topic);
             if let Some(t) = t.filter(|t| t.partition(o.partition).is_none()) {
-                return Err(Error::UnknownPartition {
+                return Err(ErrorKind::UnknownPartition {
                     topic: o.topic.clone(),
                     partition: o.partition,
                     partitions: t.partitions.len(),
-                });
+                }
+                .into());
             }
         }
         let conn = self.coordinator(group).await?;
@@ -261,7 +264,7 @@ impl Client {
         // An offset the answer leaves out is not known to be committed: say so, rather than
         // report success for it.
         if let Some(o) = unacknowledged(offsets, &acknowledged) {
-            return Err(Error::Broker {
+            return Err(ErrorKind::Broker {
                 broker: conn.broker().to_owned(),
                 api: ApiKey::OFFSET_COMMIT,
                 code: ErrorCode::UNKNOWN_SERVER_ERROR,
@@ -269,7 +272,7 @@ impl Client {
                     "the answer has no entry for partition {} of topic {:?} (group {group:?}), so its offset is not known to be committed",
                     o.partition, o.topic
                 )),
-            });
+            }.into());
         }
         Ok(())
     }
@@ -296,12 +299,13 @@ impl Client {
         let r = conn.send_version(&request, version).await?;
         let (code, message, node_id, host, port) = if version >= 4 {
             let Some(c) = r.coordinators.into_iter().find(|c| c.key == group) else {
-                return Err(Error::Broker {
+                return Err(ErrorKind::Broker {
                     broker,
                     api: ApiKey::FIND_COORDINATOR,
                     code: ErrorCode::UNKNOWN_SERVER_ERROR,
                     message: Some(format!("the answer has no entry for group {group:?}")),
-                });
+                }
+                .into());
             };
             (c.error_code, c.error_message, c.node_id, c.host, c.port)
         } else {
@@ -309,7 +313,7 @@ impl Client {
         };
         let code = ErrorCode(code);
         if !code.is_ok() {
-            return Err(Error::Broker {
+            return Err(ErrorKind::Broker {
                 broker,
                 api: ApiKey::FIND_COORDINATOR,
                 code,
@@ -317,7 +321,8 @@ impl Client {
                     Some(m) => format!("for group {group:?}: {m}"),
                     None => format!("for group {group:?}"),
                 }),
-            });
+            }
+            .into());
         }
         self.learn_broker(node_id, format!("{host}:{port}"));
         self.set_coordinator(group, node_id);
@@ -338,35 +343,38 @@ impl Client {
             self.forget_coordinator(group);
         }
         if api == ApiKey::OFFSET_COMMIT && ACTIVE_MEMBER_CODES.contains(&code) {
-            return Error::GroupHasActiveMembers {
+            return ErrorKind::GroupHasActiveMembers {
                 group: group.to_owned(),
                 broker: broker.to_owned(),
                 code,
-            };
+            }
+            .into();
         }
-        Error::Broker {
+        ErrorKind::Broker {
             broker: broker.to_owned(),
             api,
             code,
             message: Some(format!("for group {group:?}")),
         }
+        .into()
     }
 }
 
 impl Error {
     /// A broker error turned into the per-partition form; other errors unchanged.
     fn with_partition(self, topic: String, partition: i32) -> Error {
-        match self {
-            Error::Broker {
+        match self.into_kind() {
+            ErrorKind::Broker {
                 broker, api, code, ..
-            } => Error::Partition {
+            } => ErrorKind::Partition {
                 broker,
                 api,
                 topic,
                 partition,
                 code,
-            },
-            other => other,
+            }
+            .into(),
+            other => other.into(),
         }
     }
 }
@@ -385,12 +393,13 @@ fn unacknowledged<'a>(
 
 /// The version of `R` to use with `conn`'s broker.
 fn api_version<R: Request>(conn: &Connection) -> Result<i16> {
-    conn.versions()
-        .version_for::<R>()
-        .map_err(|source| Error::Protocol {
+    conn.versions().version_for::<R>().map_err(|source| {
+        ErrorKind::Protocol {
             broker: conn.broker().to_owned(),
             source,
-        })
+        }
+        .into()
+    })
 }
 
 /// A topic's name from a response: by id on v10 (where the name is empty), else as given.

@@ -148,7 +148,7 @@ mod tls;
 pub use client::{Client, ClientConfig};
 pub use cluster::{BrokerMetadata, ClusterMetadata, PartitionMetadata, TopicMetadata};
 pub use conn::{Connection, ConnectionConfig};
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use group::{CommitOffset, CommittedOffset};
 pub use plan::{End, IsolationLevel, PartitionPlan, Plan, ReadSpec, Start, TimestampMs};
 pub use read::{

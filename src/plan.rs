@@ -57,7 +57,7 @@ pub enum Start {
 ///
 /// Like [`Start`], every position of the contract has a variant. A broker too old for
 /// [`End::MaxTimestamp`], [`End::EarliestLocal`] or [`End::LatestTiered`] makes resolution
-/// fail with [`crate::Error::UnsupportedTimestamp`], never a wrong answer.
+/// fail with [`crate::ErrorKind::UnsupportedTimestamp`], never a wrong answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum End {
@@ -65,7 +65,7 @@ pub enum End {
     Unbounded,
     /// The log start offset at resolution. A start at the log start gives an empty range, and
     /// so does a start time that finds no record; any other later start is
-    /// [`crate::Error::StartAfterEnd`].
+    /// [`crate::ErrorKind::StartAfterEnd`].
     Earliest,
     /// The last fetchable offset, read once at resolution (high watermark, or last stable
     /// offset under read_committed).

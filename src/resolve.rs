@@ -3,7 +3,7 @@
 //!
 //! The steps, for the partitions the spec covers (fixed at this point):
 //! 1. Metadata for the topics; a partitions filter naming a partition a topic doesn't have is
-//!    an [`Error::UnknownPartition`].
+//!    an [`ErrorKind::UnknownPartition`].
 //! 2. Committed offsets (OffsetFetch to the group's coordinator) when a start or end is
 //!    [`Start::Committed`] / [`End::Committed`].
 //! 3. The snapshot: the last fetchable offset (ListOffsets -1: the high watermark, or the last
@@ -22,7 +22,7 @@
 //! - A timestamp (or special timestamp) lookup that finds nothing, or finds an offset at or
 //!   beyond the snapshot, is a *miss*: a start resolves to the last fetchable offset (nothing to
 //!   read), an end to the last fetchable offset. With [`ReadSpec::strict`] a miss is
-//!   [`Error::TimestampNotFound`]. No position is ever -1.
+//!   [`ErrorKind::TimestampNotFound`]. No position is ever -1.
 //! - A committed offset is clamped into `[log start, last fetchable]`. Below the log start
 //!   the records are gone (retention); starting at the log start reads everything that is left
 //!   (Java's consumer would reset by `auto.offset.reset`, whose default, latest, silently skips
@@ -31,16 +31,16 @@
 //!   read is then empty, an unbounded one waits there; never skipping records is preferred to
 //!   never repeating them.
 //! - A partition without a commit uses the fallback of [`Start::Committed`]; without a
-//!   fallback, in strict mode, or for [`End::Committed`], it is [`Error::NoCommittedOffset`]
+//!   fallback, in strict mode, or for [`End::Committed`], it is [`ErrorKind::NoCommittedOffset`]
 //!   naming every such partition.
 //! - Explicit offsets ([`Start::Offsets`], [`End::Offsets`]) are used as given (a start below
 //!   the log start is the reader's data-loss case).
-//! - A start after the end of the same partition is [`Error::StartAfterEnd`], whatever kind
+//! - A start after the end of the same partition is [`ErrorKind::StartAfterEnd`], whatever kind
 //!   of position either side is: latest to earliest, latest to an earlier time, a commit
 //!   after the end time, an offset after latest. The one exception is a start lookup that
 //!   finds nothing (a start time after the newest record): it becomes the partition's end,
 //!   an empty range. A start equal to its end is an empty range, never an error.
-//! - A start timestamp after an end timestamp is an [`Error::InvalidSpec`]; negative
+//! - A start timestamp after an end timestamp is an [`ErrorKind::InvalidSpec`]; negative
 //!   timestamps too (the special positions have their own variants: [`Start::MaxTimestamp`],
 //!   [`End::Earliest`], ...).
 //!
@@ -60,7 +60,7 @@ use kseek_protocol::{ApiKey, ErrorCode, Uuid};
 
 use crate::client::{poll_each, BoxFuture, Client};
 use crate::cluster::TopicMetadata;
-use crate::error::{Error, Result};
+use crate::error::{ErrorKind, Result};
 use crate::few::{self, find_from, FewMap};
 use crate::group::CommittedOffset;
 use crate::plan::{End, IsolationLevel, PartitionPlan, Plan, ReadSpec, Start};
@@ -135,10 +135,10 @@ impl Client {
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidSpec`], [`Error::UnknownPartition`], [`Error::StartAfterEnd`],
-    /// [`Error::TimestampNotFound`] (strict), [`Error::NoCommittedOffset`],
-    /// [`Error::UnsupportedTimestamp`]; [`Error::InvalidResponse`] for a leader's unusable
-    /// answer (-1 for latest or earliest); [`Error::RetriesExhausted`] when retriable errors
+    /// [`ErrorKind::InvalidSpec`], [`ErrorKind::UnknownPartition`], [`ErrorKind::StartAfterEnd`],
+    /// [`ErrorKind::TimestampNotFound`] (strict), [`ErrorKind::NoCommittedOffset`],
+    /// [`ErrorKind::UnsupportedTimestamp`]; [`ErrorKind::InvalidResponse`] for a leader's unusable
+    /// answer (-1 for latest or earliest); [`ErrorKind::RetriesExhausted`] when retriable errors
     /// outlast the retry deadline (a topic that doesn't exist, a leader that doesn't come).
     pub async fn resolve(&self, spec: &ReadSpec) -> Result<Plan> {
         validate(spec)?;
@@ -153,7 +153,7 @@ impl Client {
         let mut metadata = self.metadata_once(&spec.topics).await?;
         let targets = match select(spec, &metadata) {
             // The cache may predate added partitions: look once more before refusing.
-            Err(Error::UnknownPartition { .. }) => {
+            Err(e) if matches!(e.kind(), ErrorKind::UnknownPartition { .. }) => {
                 metadata = self.refresh(&spec.topics).await?;
                 select(spec, &metadata)?
             }
@@ -273,13 +273,14 @@ impl Client {
                         if code.is_retriable() {
                             self.invalidate(&topic.name);
                         }
-                        return Err(Error::Partition {
+                        return Err(ErrorKind::Partition {
                             broker: conn.broker().to_owned(),
                             api: ApiKey::LIST_OFFSETS,
                             topic: topic.name.clone(),
                             partition: p.partition_index,
                             code,
-                        });
+                        }
+                        .into());
                     }
                     let asked = find_from(&partitions, next, |(_, t, _)| {
                         t.partition == p.partition_index && t.topic == topic.name
@@ -303,11 +304,12 @@ impl Client {
                         continue;
                     }
                 };
-                return Err(Error::InvalidResponse {
+                return Err(ErrorKind::InvalidResponse {
                     broker: conn.broker().to_owned(),
                     api: ApiKey::LIST_OFFSETS,
                     reason: format!("{bad} for partition {} of topic {:?}", t.partition, t.topic),
-                });
+                }
+                .into());
             }
             Ok(answers)
         })
@@ -350,10 +352,11 @@ fn rules(spec: &ReadSpec, targets: &[Target], commits: &Commits) -> Result<Vec<(
             (Start::Committed { group, .. }, _) | (_, End::Committed { group }) => group.clone(),
             _ => String::new(),
         };
-        return Err(Error::NoCommittedOffset {
+        return Err(ErrorKind::NoCommittedOffset {
             group,
             partitions: missing,
-        });
+        }
+        .into());
     }
     Ok(rules)
 }
@@ -405,12 +408,13 @@ fn plan(
                 let missed =
                     matches!(start_rule, Rule::Lookup(_)) && hit(start_hits[i], snapshot).is_none();
                 if !missed {
-                    return Err(Error::StartAfterEnd {
+                    return Err(ErrorKind::StartAfterEnd {
                         topic: t.topic.clone(),
                         partition: t.partition,
                         start,
                         end,
-                    });
+                    }
+                    .into());
                 }
                 end
             }
@@ -435,7 +439,7 @@ fn plan(
 
 /// Checks what can be checked without a broker.
 fn validate(spec: &ReadSpec) -> Result<()> {
-    let invalid = |reason: String| Err(Error::InvalidSpec { reason });
+    let invalid = |reason: String| Err(ErrorKind::InvalidSpec { reason }.into());
     if spec.topics.is_empty() {
         return invalid("no topics to read".to_owned());
     }
@@ -533,17 +537,19 @@ fn select(spec: &ReadSpec, metadata: &[TopicMetadata]) -> Result<Vec<Target>> {
         };
         for partition in chosen {
             let Some(p) = topic.partition(partition) else {
-                return Err(Error::UnknownPartition {
+                return Err(ErrorKind::UnknownPartition {
                     topic: topic.name.clone(),
                     partition,
                     partitions: topic.partitions.len(),
-                });
+                }
+                .into());
             };
             if p.leader_id < 0 {
-                return Err(Error::LeaderNotAvailable {
+                return Err(ErrorKind::LeaderNotAvailable {
                     topic: topic.name.clone(),
                     partition,
-                });
+                }
+                .into());
             }
             targets.push(Target {
                 topic: topic.name.clone(),
@@ -573,11 +579,11 @@ fn check_offsets_cover(spec: &ReadSpec, targets: &[Target]) -> Result<()> {
         _ => Vec::new(),
     };
     match given.into_iter().find(|k| !covered(k)) {
-        Some((topic, partition)) => Err(Error::InvalidSpec {
+        Some((topic, partition)) => Err(ErrorKind::InvalidSpec {
             reason: format!(
                 "an offset is given for partition {partition} of topic {topic:?}, which the read does not cover"
             ),
-        }),
+        }.into()),
         None => Ok(()),
     }
 }
@@ -621,12 +627,13 @@ fn start_rule(
             (Some(o), _) => Rule::Explicit(*o),
             (None, Some(d)) => start_rule(d, key, at, commits, strict)?,
             (None, None) => {
-                return Err(Error::InvalidSpec {
+                return Err(ErrorKind::InvalidSpec {
                     reason: format!(
                         "no start offset given for partition {} of topic {:?}, and no default",
                         key.1, key.0
                     ),
-                })
+                }
+                .into())
             }
         },
         Start::Committed { group, fallback } => match committed_offset(commits, group, at) {
@@ -676,21 +683,23 @@ fn position(
         Rule::Lookup(timestamp) => match self::hit(hit, snapshot) {
             Some(o) => o,
             None if strict => {
-                return Err(Error::TimestampNotFound {
+                return Err(ErrorKind::TimestampNotFound {
                     topic: key.0.clone(),
                     partition: key.1,
                     timestamp,
                     last_fetchable_offset: last_fetchable,
-                })
+                }
+                .into())
             }
             None => last_fetchable,
         },
         Rule::Explicit(o) => o,
         Rule::Committed(o) => o.clamp(log_start, last_fetchable.max(log_start)),
         Rule::NoCommit | Rule::Unbounded => {
-            return Err(Error::InvalidSpec {
+            return Err(ErrorKind::InvalidSpec {
                 reason: format!("no position for partition {} of topic {:?}", key.1, key.0),
-            })
+            }
+            .into())
         }
     })
 }
@@ -710,7 +719,7 @@ fn hit(answer: Option<i64>, snapshot: Snapshot) -> Option<i64> {
 fn answer(offset: Option<i64>, key: &Key, what: &str, leader: i32) -> Result<i64> {
     match offset {
         Some(o) if o >= 0 => Ok(o),
-        other => Err(Error::InvalidResponse {
+        other => Err(ErrorKind::InvalidResponse {
             broker: format!("node {leader}"),
             api: ApiKey::LIST_OFFSETS,
             reason: format!(
@@ -719,7 +728,8 @@ fn answer(offset: Option<i64>, key: &Key, what: &str, leader: i32) -> Result<i64
                 key.1,
                 key.0
             ),
-        }),
+        }
+        .into()),
     }
 }
 
@@ -755,7 +765,7 @@ fn list_offsets_request(partitions: &[Asked], isolation: IsolationLevel) -> List
 /// speak, if it can carry every timestamp in the request.
 ///
 /// # Errors
-/// [`Error::UnsupportedTimestamp`] naming the timestamp the broker is too old for.
+/// [`ErrorKind::UnsupportedTimestamp`] naming the timestamp the broker is too old for.
 fn list_offsets_version(
     broker: &str,
     versions: &ApiVersionMap,
@@ -763,22 +773,23 @@ fn list_offsets_version(
 ) -> Result<i16> {
     let version = versions
         .version_for::<ListOffsetsRequest>()
-        .map_err(|source| Error::Protocol {
+        .map_err(|source| ErrorKind::Protocol {
             broker: broker.to_owned(),
             source,
         })?;
     for p in request.topics.iter().flat_map(|t| &t.partitions) {
         let required =
-            min_version_for_timestamp(p.timestamp).ok_or_else(|| Error::InvalidSpec {
+            min_version_for_timestamp(p.timestamp).ok_or_else(|| ErrorKind::InvalidSpec {
                 reason: format!("{} is not a ListOffsets special timestamp", p.timestamp),
             })?;
         if required > version {
-            return Err(Error::UnsupportedTimestamp {
+            return Err(ErrorKind::UnsupportedTimestamp {
                 broker: broker.to_owned(),
                 timestamp: p.timestamp,
                 required_version: required,
                 broker_max_version: version,
-            });
+            }
+            .into());
         }
     }
     Ok(version)
@@ -789,6 +800,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+    use crate::error::Error;
     use kseek_protocol::messages::api_versions::{ApiVersion, ApiVersionsResponse};
     use kseek_protocol::negotiate::negotiate;
 
@@ -820,8 +832,8 @@ mod tests {
         );
         assert_eq!(position(lookup, SNAP, None, false, &key()).unwrap(), 100);
         // Strict mode names what it didn't find.
-        match position(lookup, SNAP, Some(-1), true, &key()) {
-            Err(Error::TimestampNotFound {
+        match position(lookup, SNAP, Some(-1), true, &key()).map_err(Error::into_kind) {
+            Err(ErrorKind::TimestampNotFound {
                 topic,
                 partition,
                 timestamp,
@@ -952,8 +964,8 @@ mod tests {
             default: None,
         };
         assert!(matches!(
-            start_rule(&no_default, &other, 1, &commits, false),
-            Err(Error::InvalidSpec { .. })
+            start_rule(&no_default, &other, 1, &commits, false).map_err(Error::into_kind),
+            Err(ErrorKind::InvalidSpec { .. })
         ));
         let end = End::Offsets(BTreeMap::from([(key(), 9)]));
         assert_eq!(
@@ -1013,8 +1025,10 @@ mod tests {
 
     #[test]
     fn a_start_after_its_end_is_an_error_for_every_kind_of_position() {
-        let after = |rules, start_hit, end_hit| match plan_of(SNAP, rules, start_hit, end_hit) {
-            Err(Error::StartAfterEnd {
+        let after = |rules, start_hit, end_hit| match plan_of(SNAP, rules, start_hit, end_hit)
+            .map_err(Error::into_kind)
+        {
+            Err(ErrorKind::StartAfterEnd {
                 topic,
                 partition,
                 start,
@@ -1093,8 +1107,8 @@ mod tests {
     #[test]
     fn a_leader_answering_minus_one_for_latest_or_earliest_is_an_invalid_response() {
         for offset in [Some(-1), None] {
-            match answer(offset, &key(), "the log start offset", 3) {
-                Err(e @ Error::InvalidResponse { .. }) => {
+            match answer(offset, &key(), "the log start offset", 3).map_err(Error::into_kind) {
+                Err(e @ ErrorKind::InvalidResponse { .. }) => {
                     assert!(!e.is_retriable());
                     let text = e.to_string();
                     assert!(
@@ -1163,8 +1177,10 @@ mod tests {
             list_offsets_version("b:1", &versions(6), &request(1_000)).unwrap(),
             6
         );
-        match list_offsets_version("b:1", &versions(6), &request(MAX_TIMESTAMP)) {
-            Err(Error::UnsupportedTimestamp {
+        match list_offsets_version("b:1", &versions(6), &request(MAX_TIMESTAMP))
+            .map_err(Error::into_kind)
+        {
+            Err(ErrorKind::UnsupportedTimestamp {
                 timestamp,
                 required_version,
                 broker_max_version,
@@ -1234,8 +1250,8 @@ mod tests {
         );
         spec.partitions = Some(vec![2]);
         assert!(matches!(
-            select(&spec, &[topic]),
-            Err(Error::UnknownPartition { partition: 2, .. })
+            select(&spec, &[topic]).map_err(Error::into_kind),
+            Err(ErrorKind::UnknownPartition { partition: 2, .. })
         ));
     }
 
@@ -1268,12 +1284,12 @@ mod tests {
         let (tx, rx) = tokio::sync::oneshot::channel::<i64>();
         let pending: Vec<BoxFuture<'_, Result<i64>>> = vec![
             Box::pin(async move { Ok(rx.await.unwrap_or(-1)) }),
-            Box::pin(async { Err(Error::UnknownBroker { broker_id: 3 }) }),
+            Box::pin(async { Err(ErrorKind::UnknownBroker { broker_id: 3 }.into()) }),
         ];
         let mut got = Vec::new();
         let err = all_answers(pending, |x| got.push(x)).await.unwrap_err();
         assert!(
-            matches!(err, Error::UnknownBroker { broker_id: 3 }),
+            matches!(err.kind(), ErrorKind::UnknownBroker { broker_id: 3 }),
             "{err:?}"
         );
         assert!(got.is_empty());

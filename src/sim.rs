@@ -48,7 +48,7 @@ use proptest::prelude::*;
 
 use crate::backoff::Backoff;
 use crate::cluster::{PartitionMetadata, TopicMetadata};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::plan::{IsolationLevel, PartitionPlan, Plan};
 use crate::read::machine::{build_fetch, fetch_version, Output, ReadMachine, Transmit};
 use crate::read::{OutOfRange, ReadOptions};
@@ -709,18 +709,20 @@ impl SimCluster {
             let mut answer = Vec::new();
             for topic in topics {
                 if **topic != *sim.topic {
-                    return Err(Error::UnknownTopic {
+                    return Err(ErrorKind::UnknownTopic {
                         topic: topic.to_string(),
                         broker: name,
-                    });
+                    }
+                    .into());
                 }
                 if sim.unknown_metadata_left > 0 {
                     sim.unknown_metadata_left -= 1;
                     sim.stats.unknown_topic += 1;
-                    return Err(Error::UnknownTopic {
+                    return Err(ErrorKind::UnknownTopic {
                         topic: topic.to_string(),
                         broker: name,
-                    });
+                    }
+                    .into());
                 }
                 let mut partitions = Vec::new();
                 for (p, part) in sim.parts.iter_mut().enumerate() {
@@ -764,7 +766,7 @@ impl SimCluster {
         self.stats.fetches += 1;
         self.request(now, broker, ApiKey::FETCH, true, |sim, empty| {
             let name = sim.broker_name(broker);
-            let protocol = |source| Error::Protocol {
+            let protocol = |source| ErrorKind::Protocol {
                 broker: name.to_string(),
                 source,
             };
@@ -787,12 +789,14 @@ impl SimCluster {
         self.stats.list_offsets += 1;
         self.request(now, broker, ApiKey::LIST_OFFSETS, false, |sim, _| {
             let name = sim.broker_name(broker).to_string();
-            let error = |code| Error::Partition {
-                broker: name.clone(),
-                api: ApiKey::LIST_OFFSETS,
-                topic: topic.to_owned(),
-                partition,
-                code,
+            let error = |code| {
+                Error::from(ErrorKind::Partition {
+                    broker: name.clone(),
+                    api: ApiKey::LIST_OFFSETS,
+                    topic: topic.to_owned(),
+                    partition,
+                    code,
+                })
             };
             if topic != &*sim.topic {
                 return Err(error(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION));
@@ -848,10 +852,11 @@ impl SimCluster {
             return Delivery {
                 at: now + Duration::from_millis(1),
                 broker,
-                result: Err(Error::Io {
+                result: Err(ErrorKind::Io {
                     broker: name,
                     source: std::io::ErrorKind::ConnectionRefused.into(),
-                }),
+                }
+                .into()),
                 closes_connection: true,
             };
         }
@@ -865,9 +870,11 @@ impl SimCluster {
             },
             jitter: Duration::from_millis(1 + self.next_random() % 20),
         };
-        let closed = |reason: &str| Error::ConnectionClosed {
-            broker: name.clone(),
-            reason: reason.to_owned(),
+        let closed = |reason: &str| {
+            Error::from(ErrorKind::ConnectionClosed {
+                broker: name.clone(),
+                reason: reason.to_owned(),
+            })
         };
         match fate.loss {
             Some(LossPoint::Before) => {
@@ -884,10 +891,11 @@ impl SimCluster {
                 return Delivery {
                     at: now + fate.jitter / 2,
                     broker,
-                    result: Err(Error::Io {
+                    result: Err(ErrorKind::Io {
                         broker: name.clone(),
                         source: std::io::ErrorKind::ConnectionReset.into(),
-                    }),
+                    }
+                    .into()),
                     closes_connection: true,
                 };
             }
@@ -910,11 +918,12 @@ impl SimCluster {
             return Delivery {
                 at: now + REQUEST_TIMEOUT,
                 broker,
-                result: Err(Error::Timeout {
+                result: Err(ErrorKind::Timeout {
                     broker: name,
                     api,
                     after: REQUEST_TIMEOUT,
-                }),
+                }
+                .into()),
                 closes_connection: false,
             };
         }
@@ -1512,9 +1521,9 @@ pub(crate) struct Outcome {
 /// Which errors may end a read, and by when. Any other error fails the check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct MayFail {
-    /// [`Error::OffsetOutOfRange`] (the policy is to fail and retention happened).
+    /// [`ErrorKind::OffsetOutOfRange`] (the policy is to fail and retention happened).
     pub(crate) out_of_range: bool,
-    /// [`Error::RetriesExhausted`], by this virtual time (every broker went away).
+    /// [`ErrorKind::RetriesExhausted`], by this virtual time (every broker went away).
     pub(crate) give_up_by: Option<Duration>,
 }
 
@@ -1612,12 +1621,12 @@ pub(crate) fn check(expected: &Expectation, outcome: &Outcome) -> std::result::R
         None if !outcome.finished => return Err("the read did not end".to_owned()),
         None => false,
         Some((error, at)) => {
-            let allowed = match (error, expected.may_fail.give_up_by) {
-                (Error::OffsetOutOfRange { .. }, _) => expected.may_fail.out_of_range,
-                (Error::RetriesExhausted { .. }, Some(by)) if *at > by => {
+            let allowed = match (error.kind(), expected.may_fail.give_up_by) {
+                (ErrorKind::OffsetOutOfRange { .. }, _) => expected.may_fail.out_of_range,
+                (ErrorKind::RetriesExhausted { .. }, Some(by)) if *at > by => {
                     return Err(format!("the read gave up at {at:?}, after {by:?}: {error}"));
                 }
-                (Error::RetriesExhausted { .. }, Some(_)) => true,
+                (ErrorKind::RetriesExhausted { .. }, Some(_)) => true,
                 _ => false,
             };
             if !allowed {
@@ -1785,9 +1794,11 @@ struct InFlight {
 impl Answer {
     /// The same request failed because its connection broke.
     fn closed(&mut self, broker: &str) {
-        let error = || Error::ConnectionClosed {
-            broker: broker.to_owned(),
-            reason: "sim: another request on the connection lost it".to_owned(),
+        let error = || {
+            Error::from(ErrorKind::ConnectionClosed {
+                broker: broker.to_owned(),
+                reason: "sim: another request on the connection lost it".to_owned(),
+            })
         };
         match self {
             Answer::Metadata(_, r) => *r = Err(error()),
@@ -1994,7 +2005,9 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
                         if f.broker >= 0 {
                             match &result {
                                 Ok(metadata) => cache = Some((metadata.clone(), now)),
-                                Err(Error::UnknownTopic { .. }) => cache = None,
+                                Err(e) if matches!(e.kind(), ErrorKind::UnknownTopic { .. }) => {
+                                    cache = None
+                                }
                                 Err(_) => {}
                             }
                         }
@@ -2103,12 +2116,12 @@ fn record(outcome: &mut Outcome, output: Output, now: Duration) {
             outcome.positions.push((loss.partition, position, done));
         }
         Output::Added(p) => {
-            let error = Error::InvalidSpec {
+            let error = Error::from(ErrorKind::InvalidSpec {
                 reason: format!(
                     "a bounded read added partition {} of {:?}",
                     p.partition, p.topic
                 ),
-            };
+            });
             outcome.failed.get_or_insert((error, now));
         }
         Output::Failed(e) => {
@@ -2388,7 +2401,7 @@ mod tests {
         assert_eq!(earliest.result.unwrap(), 4);
         let earliest = sim.list_earliest(Duration::from_secs(1), 1, TOPIC, 0);
         assert!(
-            matches!(earliest.result, Err(Error::Partition { code, .. }) if code == ErrorCode::NOT_LEADER_OR_FOLLOWER)
+            matches!(earliest.result.as_ref().map_err(Error::kind), Err(ErrorKind::Partition { code, .. }) if *code == ErrorCode::NOT_LEADER_OR_FOLLOWER)
         );
         assert_eq!(sim.log_starts(), [4]);
         assert_eq!(sim.written(0, IsolationLevel::READ_UNCOMMITTED).len(), 12);
@@ -2426,14 +2439,32 @@ mod tests {
         let req = fetch_request(&[(0, 0, FIRST_EPOCH, 1 << 20)], 50 << 20);
         let t = Duration::from_secs(10);
         let d = sim.fetch(t, 0, &req, 13);
-        assert!(matches!(d.result, Err(Error::ConnectionClosed { .. })) && d.closes_connection);
-        let d = sim.fetch(t, 0, &req, 13);
-        assert!(matches!(d.result, Err(Error::Io { .. })) && d.closes_connection);
-        let d = sim.fetch(t, 0, &req, 13);
-        assert!(matches!(d.result, Err(Error::ConnectionClosed { .. })) && d.closes_connection);
+        assert!(
+            matches!(
+                d.result.as_ref().map_err(Error::kind),
+                Err(ErrorKind::ConnectionClosed { .. })
+            ) && d.closes_connection
+        );
         let d = sim.fetch(t, 0, &req, 13);
         assert!(
-            matches!(d.result, Err(Error::Timeout { .. })),
+            matches!(
+                d.result.as_ref().map_err(Error::kind),
+                Err(ErrorKind::Io { .. })
+            ) && d.closes_connection
+        );
+        let d = sim.fetch(t, 0, &req, 13);
+        assert!(
+            matches!(
+                d.result.as_ref().map_err(Error::kind),
+                Err(ErrorKind::ConnectionClosed { .. })
+            ) && d.closes_connection
+        );
+        let d = sim.fetch(t, 0, &req, 13);
+        assert!(
+            matches!(
+                d.result.as_ref().map_err(Error::kind),
+                Err(ErrorKind::Timeout { .. })
+            ),
             "{:?}",
             d.result
         );
@@ -2603,11 +2634,13 @@ mod tests {
             |_, o| o.violations.push("a second Fetch to leader 0".into()),
             "contract",
         );
-        let error = || Error::OffsetOutOfRange {
-            broker: "b".into(),
-            topic: TOPIC.into(),
-            partition: 0,
-            offset: 0,
+        let error = || {
+            Error::from(ErrorKind::OffsetOutOfRange {
+                broker: "b".into(),
+                topic: TOPIC.into(),
+                partition: 0,
+                offset: 0,
+            })
         };
         fails(|_, o| o.failed = Some((error(), Duration::ZERO)), "failed");
         fails(
@@ -2617,11 +2650,13 @@ mod tests {
             },
             "failed",
         );
-        let give_up = || Error::RetriesExhausted {
-            what: "reading".into(),
-            attempts: 3,
-            elapsed: Duration::from_secs(1),
-            source: Box::new(error()),
+        let give_up = || {
+            Error::from(ErrorKind::RetriesExhausted {
+                what: "reading".into(),
+                attempts: 3,
+                elapsed: Duration::from_secs(1),
+                source: error(),
+            })
         };
         fails(
             |e, o| {
@@ -2646,12 +2681,12 @@ mod tests {
         let (mut expected, mut outcome) = good();
         expected.may_fail.out_of_range = true;
         outcome.failed = Some((
-            Error::OffsetOutOfRange {
+            Error::from(ErrorKind::OffsetOutOfRange {
                 broker: "b".into(),
                 topic: TOPIC.into(),
                 partition: 0,
                 offset: 3,
-            },
+            }),
             Duration::from_secs(1),
         ));
         outcome.finished = false;
@@ -2778,9 +2813,13 @@ mod tests {
         let Run {
             outcome, cluster, ..
         } = run(&s, 10_000, Duration::from_secs(60));
-        let Some((Error::RetriesExhausted { .. }, at)) = &outcome.failed else {
+        let Some((error, at)) = &outcome.failed else {
             panic!("{:?}", outcome.failed);
         };
+        assert!(
+            matches!(error.kind(), ErrorKind::RetriesExhausted { .. }),
+            "{error:?}"
+        );
         assert!(*at <= BLACKOUT_DEADLINE + RETRY_BACKOFF_MAX, "{at:?}");
         assert!(*at >= BLACKOUT_DEADLINE - RETRY_BACKOFF_MAX, "{at:?}");
         assert!(outcome.records.is_empty());
@@ -2865,8 +2904,8 @@ mod tests {
         } = run(&s, 10_000, Duration::from_secs(60));
         assert!(
             matches!(
-                outcome.failed,
-                Some((Error::OffsetOutOfRange { offset: 0, .. }, _))
+                outcome.failed.as_ref().map(|(e, _)| e.kind()),
+                Some(ErrorKind::OffsetOutOfRange { offset: 0, .. })
             ),
             "{:?}",
             outcome.failed
@@ -2907,8 +2946,8 @@ mod tests {
         totals.waited_for_room += outcome.waited_for_room;
         totals.virtual_time += outcome.elapsed;
         totals.finished += u64::from(outcome.finished);
-        match &outcome.failed {
-            Some((Error::OffsetOutOfRange { .. }, _)) => totals.out_of_range += 1,
+        match outcome.failed.as_ref().map(|(e, _)| e.kind()) {
+            Some(ErrorKind::OffsetOutOfRange { .. }) => totals.out_of_range += 1,
             Some(_) => totals.gave_up += 1,
             None => {}
         }

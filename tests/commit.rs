@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use kseek::{Client, ClientConfig, CommitOffset, End, Error, ReadSpec, Start};
+use kseek::{Client, ClientConfig, CommitOffset, End, ErrorKind, ReadSpec, Start};
 use support::{Broker, ConsumeOptions, Input, NewRecord};
 
 async fn client(broker: &Broker) -> Client {
@@ -218,7 +218,7 @@ async fn commit_errors_name_the_problem() {
             .await
             .unwrap_err();
         assert!(
-            matches!(err, Error::UnknownPartition { partition: 9, .. }),
+            matches!(err.kind(), ErrorKind::UnknownPartition { partition: 9, .. }),
             "{err}"
         );
     }
@@ -303,8 +303,8 @@ async fn a_group_with_an_active_member_refuses_standalone_commits_clearly() {
             .commit(&group, &[commit(&topic, 0, 2, -1, "")])
             .await
             .unwrap_err();
-        match &err {
-            Error::GroupHasActiveMembers { group: g, code, .. } => {
+        match err.kind() {
+            ErrorKind::GroupHasActiveMembers { group: g, code, .. } => {
                 assert_eq!(g, &group);
                 eprintln!(
                     "Kafka {:?} refuses a standalone commit to a group with a member with {code}",

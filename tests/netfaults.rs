@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use kseek::read::ReadOptions;
-use kseek::{Client, ClientConfig, End, Error, ReadSpec, Start};
+use kseek::{Client, ClientConfig, End, Error, ErrorKind, ReadSpec, Start};
 use kseek_protocol::messages::find_coordinator::{
     Coordinator, FindCoordinatorRequest, FindCoordinatorResponse,
 };
@@ -338,9 +338,9 @@ const BLACK_HOLE_BOUND: Duration = Duration::from_secs(3 + 1 + 1 + 4);
 /// Whether `e` says the broker did not answer in time: a request timeout, or the connection
 /// given up because a request passed its deadline.
 fn is_no_answer(e: &Error) -> bool {
-    match e {
-        Error::Timeout { .. } | Error::ConnectionClosed { .. } => true,
-        Error::RetriesExhausted { source, .. } | Error::Bootstrap { source, .. } => {
+    match e.kind() {
+        ErrorKind::Timeout { .. } | ErrorKind::ConnectionClosed { .. } => true,
+        ErrorKind::RetriesExhausted { source, .. } | ErrorKind::Bootstrap { source, .. } => {
             is_no_answer(source)
         }
         _ => false,

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use bytes::{BufMut, Bytes, BytesMut};
 use kseek::read::{OutOfRange, ReadOptions, TimeFilter};
 use kseek::{
-    Client, ClientConfig, End, Error, IsolationLevel, PartitionPlan, Plan, ReadSpec, Start,
+    Client, ClientConfig, End, ErrorKind, IsolationLevel, PartitionPlan, Plan, ReadSpec, Start,
 };
 use kseek_protocol::primitives::{
     get_array, get_i16, get_i32, get_i64, get_nullable_string, get_string,
@@ -674,8 +674,12 @@ async fn deleted_records_are_reported_as_data_loss_or_fail() {
         assert_eq!(loss[0].skipped(), 4);
 
         let mut stream = client.read(plan, ReadOptions::default().out_of_range(OutOfRange::Fail));
-        match stream.next().await {
-            Some(Err(Error::OffsetOutOfRange {
+        match stream
+            .next()
+            .await
+            .map(|r| r.map_err(kseek::Error::into_kind))
+        {
+            Some(Err(ErrorKind::OffsetOutOfRange {
                 topic: t,
                 partition: 0,
                 offset: 2,
@@ -776,8 +780,8 @@ async fn a_partition_that_keeps_failing_is_retried_until_the_deadline() {
                 other => break other,
             }
         };
-        match result {
-            Some(Err(Error::RetriesExhausted { what, attempts, .. })) => {
+        match result.map(|r| r.map_err(kseek::Error::into_kind)) {
+            Some(Err(ErrorKind::RetriesExhausted { what, attempts, .. })) => {
                 assert!(what.contains(&topic), "{what}");
                 assert!(attempts > 2, "{attempts}");
             }

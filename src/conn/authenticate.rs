@@ -23,7 +23,7 @@ use kseek_protocol::{decode_exact, messages::encode_request_frame, ErrorCode, Re
 use tokio::time::Instant;
 
 use super::{Auth, Connection, RequestInfo, Via};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::sasl::{Authenticator, Step};
 use crate::security::{SaslConfig, TokenSource};
 
@@ -130,7 +130,7 @@ impl Connection {
             .security
             .sasl
             .as_ref()
-            .ok_or_else(|| Error::Config {
+            .ok_or_else(|| ErrorKind::Config {
                 message: format!(
                     "security.protocol {} needs a SASL mechanism and credentials \
                      (sasl.mechanism and sasl.jaas.config, or sasl.username and sasl.password)",
@@ -138,10 +138,13 @@ impl Connection {
                 ),
             })?;
         let mechanism = sasl.mechanism_name();
-        let fail = |message: String| Error::Authentication {
-            broker: self.shared.broker.clone(),
-            mechanism: mechanism.to_owned(),
-            message,
+        let fail = |message: String| -> Error {
+            ErrorKind::Authentication {
+                broker: self.shared.broker.clone(),
+                mechanism: mechanism.to_owned(),
+                message,
+            }
+            .into()
         };
         let versions = self.versions();
         let handshake_version = versions

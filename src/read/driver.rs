@@ -24,7 +24,7 @@ use tokio::time::Instant;
 use crate::backoff::Backoff;
 use crate::client::{poll_each, BoxFuture, Client};
 use crate::cluster::TopicMetadata;
-use crate::error::{Error, Result};
+use crate::error::{ErrorKind, Result};
 use crate::plan::{IsolationLevel, Plan};
 use crate::read::machine::{
     build_fetch, fetch_version, FetchParams, Output, ReadMachine, Requested, SessionRequest,
@@ -111,7 +111,10 @@ impl Driver {
             if !waiting && wake.is_none() && idle {
                 // Nothing in flight and nothing to wait for, yet not finished: a bug in the
                 // machine. Fail loudly rather than end a bounded read early.
-                let _ = self.tx.send(Output::Failed(Error::ReadStalled)).await;
+                let _ = self
+                    .tx
+                    .send(Output::Failed(ErrorKind::ReadStalled.into()))
+                    .await;
                 return;
             }
             // A batch taken after `taken()` above leaves a permit in the Notify: the wait
@@ -215,7 +218,7 @@ async fn fetch(
     let negotiated = conn
         .versions()
         .version_for::<FetchRequest>()
-        .map_err(|source| Error::Protocol {
+        .map_err(|source| ErrorKind::Protocol {
             broker: broker.to_string(),
             source,
         })?;

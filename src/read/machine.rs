@@ -52,7 +52,7 @@ use kseek_protocol::{ApiKey, ErrorCode, Uuid};
 
 use crate::backoff::{Backoff, Failing};
 use crate::cluster::TopicMetadata;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::few::{find_from, FewMap};
 use crate::plan::{IsolationLevel, Plan};
 use crate::read::options::{OutOfRange, ReadOptions};
@@ -685,20 +685,22 @@ impl ReadMachine {
             let topic = metadata.iter().find(|t| *t.name == *p.topic);
             let Some((topic, pm)) = topic.and_then(|t| t.partition(p.partition).map(|pm| (t, pm)))
             else {
-                let e = Error::UnknownPartition {
+                let e: Error = ErrorKind::UnknownPartition {
                     topic: p.topic.to_string(),
                     partition: p.partition,
                     partitions: topic.map_or(0, |t| t.partitions.len()),
-                };
+                }
+                .into();
                 // Metadata can lag behind a partition the plan saw: retry until the deadline.
                 self.retry_all(now, &[idx], e)?;
                 continue;
             };
             if pm.leader_id < 0 {
-                let e = Error::LeaderNotAvailable {
+                let e: Error = ErrorKind::LeaderNotAvailable {
                     topic: p.topic.to_string(),
                     partition: p.partition,
-                };
+                }
+                .into();
                 self.retry_all(now, &[idx], e)?;
                 continue;
             }
@@ -888,12 +890,13 @@ impl ReadMachine {
             return Ok(());
         }
         if response.error_code != 0 {
-            let e = Error::Broker {
+            let e: Error = ErrorKind::Broker {
                 broker: broker.to_string(),
                 api: ApiKey::FETCH,
                 code: ErrorCode(response.error_code),
                 message: None,
-            };
+            }
+            .into();
             if !e.is_retriable() {
                 return Err(e);
             }
@@ -940,13 +943,14 @@ impl ReadMachine {
         }
         if !code.is_ok() {
             let p = &self.parts[idx];
-            let e = Error::Partition {
+            let e: Error = ErrorKind::Partition {
                 broker: broker.to_string(),
                 api: ApiKey::FETCH,
                 topic: p.topic.to_string(),
                 partition: p.partition,
                 code,
-            };
+            }
+            .into();
             // UNKNOWN_TOPIC_ID (100) and INCONSISTENT_TOPIC_ID (103) are metadata errors too.
             if code.is_retriable() || code == ErrorCode(100) || code == ErrorCode(103) {
                 crate::log::debug!(topic = %p.topic, partition = p.partition, %code, "fetch error; retrying");
@@ -986,12 +990,13 @@ impl ReadMachine {
     fn out_of_range(&mut self, idx: usize, broker: &Arc<str>) -> Result<()> {
         let p = &mut self.parts[idx];
         if self.options.out_of_range == OutOfRange::Fail {
-            return Err(Error::OffsetOutOfRange {
+            return Err(ErrorKind::OffsetOutOfRange {
                 broker: broker.to_string(),
                 topic: p.topic.to_string(),
                 partition: p.partition,
                 offset: p.position,
-            });
+            }
+            .into());
         }
         p.in_flight = true;
         let (topic, partition) = (p.topic.clone(), p.partition);
@@ -1030,12 +1035,13 @@ impl ReadMachine {
         if log_start <= p.position {
             // Past the log's end (truncation), or a leader that is behind: retry until the
             // deadline, then fail.
-            let error = Error::OffsetOutOfRange {
+            let error: Error = ErrorKind::OffsetOutOfRange {
                 broker: broker.to_string(),
                 topic: p.topic.to_string(),
                 partition: p.partition,
                 offset: p.position,
-            };
+            }
+            .into();
             return self.retry_all(now, &[idx], error);
         }
         let to = p.end.map_or(log_start, |end| log_start.min(end));
@@ -1143,7 +1149,7 @@ impl ReadMachine {
     }
 
     /// Schedules a retry of partitions `idxs` after `error`, asking for their metadata to be
-    /// invalidated; fails with [`Error::RetriesExhausted`] once a partition has kept failing
+    /// invalidated; fails with [`ErrorKind::RetriesExhausted`] once a partition has kept failing
     /// for the retry deadline.
     fn retry_all(&mut self, now: Instant, idxs: &[usize], error: Error) -> Result<()> {
         for &idx in idxs {
@@ -1151,15 +1157,16 @@ impl ReadMachine {
             let wait = match self.backoff.fail(&mut p.failing, now) {
                 Ok(wait) => wait,
                 Err(Failing { since, failures }) => {
-                    return Err(Error::RetriesExhausted {
+                    return Err(ErrorKind::RetriesExhausted {
                         what: format!(
                             "reading partition {} of topic {:?} at offset {}",
                             p.partition, p.topic, p.position
                         ),
                         attempts: failures,
                         elapsed: now.saturating_duration_since(since),
-                        source: Box::new(error),
-                    });
+                        source: error,
+                    }
+                    .into());
                 }
             };
             p.not_before = Some(now + wait);
@@ -1297,13 +1304,14 @@ pub(crate) fn decode_partition(
             Ok(batch) => batch,
             Err(source) => {
                 let position = reader_position_hint(start, &batches);
-                let error = Error::CorruptRecords {
+                let error: Error = ErrorKind::CorruptRecords {
                     broker: broker.to_string(),
                     topic: p.topic.to_string(),
                     partition: p.partition,
                     offset: position,
                     source: Box::new(source),
-                };
+                }
+                .into();
                 let before = (!batches.is_empty()).then(|| {
                     p.position = position;
                     Output::Chunk {
@@ -1655,7 +1663,7 @@ pub(crate) mod tests {
         .unwrap_err();
         let DecodeFailure { before, error } = *err;
         assert!(
-            matches!(&error, Error::CorruptRecords { topic, offset: 2, .. } if topic == "t"),
+            matches!(error.kind(), ErrorKind::CorruptRecords { topic, offset: 2, .. } if topic == "t"),
             "{error:?}"
         );
         // The good batch before the broken one is still handed out, ending at offset 2.
@@ -2125,8 +2133,8 @@ pub(crate) mod tests {
             [100 * MS, 200 * MS, 400 * MS, 800 * MS, 1000 * MS],
             "the next wait, 1 s at 2.5 s, would end past the 3 s deadline"
         );
-        match &error {
-            Error::RetriesExhausted {
+        match error.kind() {
+            ErrorKind::RetriesExhausted {
                 attempts, elapsed, ..
             } => assert_eq!((*attempts, *elapsed), (6, 2500 * MS)),
             other => panic!("unexpected {other:?}"),
@@ -2161,10 +2169,11 @@ pub(crate) mod tests {
         m.handle_fetch(
             t1,
             sent[0].0,
-            Err(Error::ConnectionClosed {
+            Err(ErrorKind::ConnectionClosed {
                 broker: "b:1".into(),
                 reason: "reset".into(),
-            }),
+            }
+            .into()),
         );
         assert_eq!(m.poll_timeout().unwrap() - t1, 100 * MS);
         assert_eq!(
@@ -2180,13 +2189,14 @@ pub(crate) mod tests {
         m.handle_metadata(
             t2,
             id,
-            Err(Error::InvalidSpec {
+            Err(ErrorKind::InvalidSpec {
                 reason: "fatal".into(),
-            }),
+            }
+            .into()),
         );
         assert!(matches!(
-            outputs(&mut m)[..],
-            [Output::Failed(Error::InvalidSpec { .. })]
+            &outputs(&mut m)[..],
+            [Output::Failed(e)] if matches!(e.kind(), ErrorKind::InvalidSpec { .. })
         ));
         assert!(m.is_finished());
     }
@@ -2265,7 +2275,7 @@ pub(crate) mod tests {
         );
         assert!(matches!(
             &outputs(&mut m)[..],
-            [Output::Failed(Error::OffsetOutOfRange { offset: 2, .. })]
+            [Output::Failed(e)] if matches!(e.kind(), ErrorKind::OffsetOutOfRange { offset: 2, .. })
         ));
         assert!(m.is_finished());
     }
@@ -2336,8 +2346,8 @@ pub(crate) mod tests {
         assert_eq!(out.len(), 2);
         assert_eq!(offsets_of(&out[0]), [0, 1]);
         assert!(matches!(
-            out[1],
-            Output::Failed(Error::CorruptRecords { offset: 2, .. })
+            &out[1],
+            Output::Failed(e) if matches!(e.kind(), ErrorKind::CorruptRecords { offset: 2, .. })
         ));
         assert!(m.is_finished());
     }
@@ -2398,7 +2408,7 @@ pub(crate) mod tests {
             m.handle_fetch(t0, sent[0].0, answer(vec![error_of(0, code)]));
             let failed = matches!(
                 &outputs(&mut m)[..],
-                [Output::Failed(Error::Partition { code: c, .. })] if *c == code
+                [Output::Failed(e)] if matches!(e.kind(), ErrorKind::Partition { code: c, .. } if *c == code)
             );
             assert_eq!(
                 (failed, m.poll_timeout().is_some()),
@@ -2752,10 +2762,11 @@ pub(crate) mod tests {
         m.handle_fetch(
             t1,
             f.id,
-            Err(Error::ConnectionClosed {
+            Err(ErrorKind::ConnectionClosed {
                 broker: "b:1".into(),
                 reason: "reset".into(),
-            }),
+            }
+            .into()),
         );
         assert!(matches!(
             &transmits(&mut m, t1)[..],

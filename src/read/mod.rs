@@ -39,7 +39,7 @@
 //!   [`ClientConfig::retry_deadline`](crate::ClientConfig::retry_deadline).
 //! - OFFSET_OUT_OF_RANGE (retention deleted data under the read) moves to the new log start and
 //!   reports the offsets skipped as [`DataLoss`] ([`OutOfRange::ResetToLogStart`], the default),
-//!   or ends the read with [`Error::OffsetOutOfRange`] ([`OutOfRange::Fail`]).
+//!   or ends the read with [`ErrorKind::OffsetOutOfRange`] ([`OutOfRange::Fail`]).
 //! - Fetches go in fetch sessions (KIP-227, Fetch v7+; [`ReadOptions::fetch_sessions`],
 //!   default on): per leader, the first Fetch is full and asks for a session; later ones
 //!   name only the partitions whose position (or max bytes, or leader epoch) changed, and
@@ -73,7 +73,7 @@ use tokio::sync::mpsc;
 
 use crate::client::Client;
 #[cfg(doc)]
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::plan::Plan;
 use driver::Driver;
 use stream::Budget;

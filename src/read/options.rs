@@ -216,7 +216,7 @@ pub enum OutOfRange {
     /// skipped as [`DataLoss`] ([`BatchStream::data_loss`]). The default.
     #[default]
     ResetToLogStart,
-    /// End the read with [`Error::OffsetOutOfRange`].
+    /// End the read with [`ErrorKind::OffsetOutOfRange`](crate::ErrorKind::OffsetOutOfRange).
     Fail,
 }
 

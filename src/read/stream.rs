@@ -18,7 +18,7 @@ use tokio::sync::futures::Notified;
 use tokio::sync::{mpsc, Notify};
 use tokio::task::JoinHandle;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::read::machine::Output;
 use crate::read::options::TimeFilter;
 #[cfg(doc)]
@@ -315,10 +315,11 @@ impl<'a> Iterator for BatchRecords<'a> {
                 Ok(r) if self.time_filter.is_some_and(|f| !f.contains(r.timestamp())) => {}
                 Ok(r) => return Some(Ok(r)),
                 Err(source) => {
-                    return Some(Err(Error::Protocol {
+                    return Some(Err(ErrorKind::Protocol {
                         broker: self.broker.to_owned(),
                         source,
-                    }))
+                    }
+                    .into()))
                 }
             }
         }
@@ -696,9 +697,12 @@ mod tests {
         tx.send(chunk(1, wire(&[batch(5, 2)]), 5, None))
             .await
             .unwrap();
-        tx.send(Output::Failed(Error::InvalidSpec {
-            reason: "boom".into(),
-        }))
+        tx.send(Output::Failed(
+            ErrorKind::InvalidSpec {
+                reason: "boom".into(),
+            }
+            .into(),
+        ))
         .await
         .unwrap();
         drop(tx);
@@ -719,8 +723,8 @@ mod tests {
         assert_eq!(s.positions().len(), 3);
 
         assert!(matches!(
-            s.next().await,
-            Some(Err(Error::InvalidSpec { .. }))
+            s.next().await.map(|r| r.map_err(Error::into_kind)),
+            Some(Err(ErrorKind::InvalidSpec { .. }))
         ));
         assert!(s.next().await.is_none());
     }

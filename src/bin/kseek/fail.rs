@@ -4,7 +4,7 @@
 use std::fmt;
 
 use kseek::protocol::{Error as WireError, ErrorCode};
-use kseek::Error;
+use kseek::{Error, ErrorKind};
 
 /// Exit code: success.
 pub(crate) const OK: u8 = 0;
@@ -59,11 +59,11 @@ impl Fail {
     /// A library error met while doing `doing` ("reading", "resolving the plan", ...).
     pub(crate) fn kafka(doing: &str, error: &Error) -> Fail {
         let code = exit_code(error);
-        let message = match innermost(error) {
-            Error::UnknownTopic { topic, .. } => format!(
+        let message = match innermost(error).kind() {
+            ErrorKind::UnknownTopic { topic, .. } => format!(
                 "topic {topic:?} does not exist (UNKNOWN_TOPIC_OR_PARTITION). Check the name with kseek metadata"
             ),
-            Error::UnknownPartition {
+            ErrorKind::UnknownPartition {
                 topic,
                 partition,
                 partitions,
@@ -72,7 +72,7 @@ impl Fail {
                 partitions.saturating_sub(1)
             ),
             // "cannot connect to Kafka at ..." says what failed by itself.
-            _ if matches!(error, Error::Bootstrap { .. }) => {
+            _ if matches!(error.kind(), ErrorKind::Bootstrap { .. }) => {
                 format!("{}. {}", one_line(&describe(error)), hint(error))
             }
             _ => format!("{doing}: {}. {}", one_line(&describe(error)), hint(error)),
@@ -201,27 +201,27 @@ fn one_of(items: &[String]) -> String {
     }
 }
 
-/// The error a retry gave up on, through every [`Error::RetriesExhausted`] and
-/// [`Error::Bootstrap`] wrapper.
+/// The error a retry gave up on, through every [`ErrorKind::RetriesExhausted`] and
+/// [`ErrorKind::Bootstrap`] wrapper.
 fn innermost(error: &Error) -> &Error {
-    match error {
-        Error::RetriesExhausted { source, .. } => innermost(source),
-        other => other,
+    match error.kind() {
+        ErrorKind::RetriesExhausted { source, .. } => innermost(source),
+        _ => error,
     }
 }
 
 /// The error's text, shorter than its `Display` where that repeats itself: a failed bootstrap
 /// names its servers once, and a retry's elapsed time is rounded.
 fn describe(error: &Error) -> String {
-    match error {
-        Error::Bootstrap { servers, source } => {
-            let why = match source.as_ref() {
-                Error::Io { source, .. } => source.to_string(),
+    match error.kind() {
+        ErrorKind::Bootstrap { servers, source } => {
+            let why = match source.kind() {
+                ErrorKind::Io { source, .. } => source.to_string(),
                 other => other.to_string(),
             };
             format!("cannot connect to Kafka at {}: {why}", servers.join(","))
         }
-        Error::RetriesExhausted {
+        ErrorKind::RetriesExhausted {
             what,
             attempts,
             elapsed,
@@ -231,20 +231,20 @@ fn describe(error: &Error) -> String {
             elapsed.as_secs_f64(),
             describe(source)
         ),
-        other => other.to_string(),
+        _ => error.to_string(),
     }
 }
 
 /// The exit code of a library error: 4 for data that doesn't decode, 2 for a read that can't
-/// be resolved as asked (or no bootstrap server), 1 for a cancelled task or a stalled read
+/// be resolved as asked (or no bootstrap server), 1 for a stalled read
 /// (kseek's own failures), 3 for everything Kafka or the network said.
 pub(crate) fn exit_code(error: &Error) -> u8 {
-    match error {
-        Error::RetriesExhausted { source, .. } | Error::Bootstrap { source, .. } => {
+    match error.kind() {
+        ErrorKind::RetriesExhausted { source, .. } | ErrorKind::Bootstrap { source, .. } => {
             exit_code(source)
         }
-        Error::CorruptRecords { .. } => CORRUPT,
-        Error::Protocol { source, .. } => match source {
+        ErrorKind::CorruptRecords { .. } => CORRUPT,
+        ErrorKind::Protocol { source, .. } => match source {
             // The broker speaks no version we do: a Kafka problem, not corrupt bytes.
             WireError::NoCommonVersion { .. }
             | WireError::ApiNotSupported { .. }
@@ -253,80 +253,80 @@ pub(crate) fn exit_code(error: &Error) -> u8 {
             | WireError::BrokerError { .. } => KAFKA,
             _ => CORRUPT,
         },
-        Error::InvalidSpec { .. }
-        | Error::StartAfterEnd { .. }
-        | Error::NoBootstrapServers
-        | Error::Config { .. } => USAGE,
+        ErrorKind::InvalidSpec { .. }
+        | ErrorKind::StartAfterEnd { .. }
+        | ErrorKind::NoBootstrapServers
+        | ErrorKind::Config { .. } => USAGE,
         // Not Kafka's doing: the runtime going away, or a bug in kseek.
-        Error::Cancelled { .. } | Error::ReadStalled => OTHER,
+        ErrorKind::ReadStalled => OTHER,
         _ => KAFKA,
     }
 }
 
 /// What to do about `error`, one sentence without the final full stop.
 fn hint(error: &Error) -> &'static str {
-    match error {
-        Error::RetriesExhausted { source, .. } => hint(source),
+    match error.kind() {
+        ErrorKind::RetriesExhausted { source, .. } => hint(source),
         // Connected, but no answer: something else listens there, or it wants TLS or SASL.
-        Error::Bootstrap { source, .. } if matches!(innermost(source), Error::Timeout { .. }) => {
+        ErrorKind::Bootstrap { source, .. } if matches!(innermost(source).kind(), ErrorKind::Timeout { .. }) => {
             "Check that --bootstrap is a Kafka listener that speaks plaintext (a TLS listener gives a plaintext client no answer); a slow broker needs a longer --request-timeout"
         }
         // The TCP connect itself took too long: nothing answered the SYN.
-        Error::Bootstrap { source, .. }
-            if matches!(innermost(source), Error::Io { source, .. } if source.kind() == std::io::ErrorKind::TimedOut) =>
+        ErrorKind::Bootstrap { source, .. }
+            if matches!(innermost(source).kind(), ErrorKind::Io { source, .. } if source.kind() == std::io::ErrorKind::TimedOut) =>
         {
             "Check that Kafka is reachable at --bootstrap (a firewall may drop the connection), or raise --connect-timeout"
         }
         // A listener that wants SASL closed the connection after ApiVersions.
-        Error::Bootstrap { source, .. }
-            if matches!(innermost(source), Error::ConnectionClosed { reason, .. } if reason.contains("security.protocol")) =>
+        ErrorKind::Bootstrap { source, .. }
+            if matches!(innermost(source).kind(), ErrorKind::ConnectionClosed { reason, .. } if reason.contains("security.protocol")) =>
         {
             "Check security.protocol against the listener (--config or -X)"
         }
-        Error::ConnectionClosed { reason, .. } if reason.contains("security.protocol") => {
+        ErrorKind::ConnectionClosed { reason, .. } if reason.contains("security.protocol") => {
             "Check security.protocol against the listener (--config or -X)"
         }
-        Error::Bootstrap { .. } | Error::Io { .. } | Error::ConnectionClosed { .. } => {
+        ErrorKind::Bootstrap { .. } | ErrorKind::Io { .. } | ErrorKind::ConnectionClosed { .. } => {
             "Check that Kafka is running and reachable at --bootstrap (or KSEEK_BOOTSTRAP)"
         }
-        Error::Timeout { .. } => {
+        ErrorKind::Timeout { .. } => {
             "Check that the broker is reachable and not overloaded, then try again (or raise --request-timeout)"
         }
-        Error::Protocol { .. } if exit_code(error) == KAFKA => {
+        ErrorKind::Protocol { .. } if exit_code(error) == KAFKA => {
             "This broker's version is not supported by kseek; try a broker on Kafka 2.1 or newer"
         }
-        Error::Protocol { .. } | Error::CorruptRecords { .. } => {
+        ErrorKind::Protocol { .. } | ErrorKind::CorruptRecords { .. } => {
             "The broker sent data kseek can't decode; try again, and report it with the broker's version if it persists"
         }
-        Error::UnknownTopic { .. } => "Check the name with kseek metadata",
-        Error::UnknownPartition { .. } => "List the partitions with kseek metadata --topic <TOPIC>",
-        Error::LeaderNotAvailable { .. } | Error::UnknownBroker { .. } => {
+        ErrorKind::UnknownTopic { .. } => "Check the name with kseek metadata",
+        ErrorKind::UnknownPartition { .. } => "List the partitions with kseek metadata --topic <TOPIC>",
+        ErrorKind::LeaderNotAvailable { .. } | ErrorKind::UnknownBroker { .. } => {
             "A leader election may be under way; check the cluster with kseek metadata and try again (a longer --retry-deadline waits for it)"
         }
-        Error::StartAfterEnd { .. } => "Pick a --from position before --to",
-        Error::NoBootstrapServers => "Give --bootstrap host:port (or set KSEEK_BOOTSTRAP)",
-        Error::InvalidResponse { .. } => {
+        ErrorKind::StartAfterEnd { .. } => "Pick a --from position before --to",
+        ErrorKind::NoBootstrapServers => "Give --bootstrap host:port (or set KSEEK_BOOTSTRAP)",
+        ErrorKind::InvalidResponse { .. } => {
             "The broker answered something no correct broker does; check its log, and report it with the broker's version"
         }
-        Error::ReadStalled => "This is a bug in kseek; report it with the command you ran",
-        Error::InvalidSpec { .. } => "Check --from, --to and --partition",
-        Error::TimestampNotFound { .. } => "Pick an earlier time",
-        Error::NoCommittedOffset { .. } => {
+        ErrorKind::ReadStalled => "This is a bug in kseek; report it with the command you ran",
+        ErrorKind::InvalidSpec { .. } => "Check --from, --to and --partition",
+        ErrorKind::TimestampNotFound { .. } => "Pick an earlier time",
+        ErrorKind::NoCommittedOffset { .. } => {
             "Start from another position (e.g. --from earliest), or set the group's offsets with kseek commit"
         }
-        Error::UnsupportedTimestamp { .. } => "Use another position; this broker is too old for it",
-        Error::GroupHasActiveMembers { .. } => {
+        ErrorKind::UnsupportedTimestamp { .. } => "Use another position; this broker is too old for it",
+        ErrorKind::GroupHasActiveMembers { .. } => {
             "Stop the group's consumers first; kafka-consumer-groups.sh --describe --group <GROUP> lists them"
         }
-        Error::OffsetOutOfRange { .. } => "Read from a later position (e.g. --from earliest)",
-        Error::Broker { code, .. } | Error::Partition { code, .. } => code_hint(*code),
-        Error::Tls { .. } => {
+        ErrorKind::OffsetOutOfRange { .. } => "Read from a later position (e.g. --from earliest)",
+        ErrorKind::Broker { code, .. } | ErrorKind::Partition { code, .. } => code_hint(*code),
+        ErrorKind::Tls { .. } => {
             "Check security.protocol and the ssl.* settings (--config or -X) against the listener"
         }
-        Error::Authentication { .. } => {
+        ErrorKind::Authentication { .. } => {
             "Check sasl.mechanism and the credentials (sasl.jaas.config, or sasl.username and sasl.password)"
         }
-        Error::Config { .. } => "Fix the setting named above (--config or -X)",
+        ErrorKind::Config { .. } => "Fix the setting named above (--config or -X)",
         _ => "Try again, and check the broker's log if it persists",
     }
 }
@@ -423,84 +423,84 @@ mod tests {
     use super::*;
 
     fn io(kind: std::io::ErrorKind) -> Error {
-        Error::Io {
+        Error::from(ErrorKind::Io {
             broker: "b:1".into(),
             source: kind.into(),
-        }
+        })
     }
 
     #[test]
     fn network_and_kafka_errors_exit_3() {
         let kafka = [
             io(std::io::ErrorKind::ConnectionRefused),
-            Error::Bootstrap {
+            Error::from(ErrorKind::Bootstrap {
                 servers: vec!["b:1".into()],
-                source: Box::new(io(std::io::ErrorKind::ConnectionRefused)),
-            },
-            Error::Timeout {
+                source: io(std::io::ErrorKind::ConnectionRefused),
+            }),
+            Error::from(ErrorKind::Timeout {
                 broker: "b:1".into(),
                 api: ApiKey::FETCH,
                 after: Duration::from_secs(1),
-            },
-            Error::ConnectionClosed {
+            }),
+            Error::from(ErrorKind::ConnectionClosed {
                 broker: "b:1".into(),
                 reason: "eof".into(),
-            },
-            Error::Broker {
+            }),
+            Error::from(ErrorKind::Broker {
                 broker: "b:1".into(),
                 api: ApiKey::METADATA,
                 code: ErrorCode::TOPIC_AUTHORIZATION_FAILED,
                 message: None,
-            },
-            Error::UnknownTopic {
+            }),
+            Error::from(ErrorKind::UnknownTopic {
                 topic: "x".into(),
                 broker: "b:1".into(),
-            },
-            Error::UnknownPartition {
+            }),
+            Error::from(ErrorKind::UnknownPartition {
                 topic: "x".into(),
                 partition: 9,
                 partitions: 3,
-            },
-            Error::LeaderNotAvailable {
+            }),
+            Error::from(ErrorKind::LeaderNotAvailable {
                 topic: "x".into(),
                 partition: 0,
-            },
-            Error::UnknownBroker { broker_id: 4 },
-            Error::Partition {
+            }),
+            Error::from(ErrorKind::UnknownBroker { broker_id: 4 }),
+            Error::from(ErrorKind::Partition {
                 broker: "b:1".into(),
                 api: ApiKey::FETCH,
                 topic: "x".into(),
                 partition: 0,
                 code: ErrorCode::NOT_LEADER_OR_FOLLOWER,
-            },
-            Error::NoCommittedOffset {
+            }),
+            Error::from(ErrorKind::NoCommittedOffset {
                 group: "g".into(),
                 partitions: vec![("x".into(), 0)],
-            },
-            Error::GroupHasActiveMembers {
+            }),
+            Error::from(ErrorKind::GroupHasActiveMembers {
                 group: "g".into(),
                 broker: "b:1".into(),
                 code: ErrorCode::UNKNOWN_MEMBER_ID,
-            },
-            Error::OffsetOutOfRange {
+            }),
+            Error::from(ErrorKind::OffsetOutOfRange {
                 broker: "b:1".into(),
                 topic: "x".into(),
                 partition: 0,
                 offset: 5,
-            },
-            Error::TimestampNotFound {
+            }),
+            Error::from(ErrorKind::TimestampNotFound {
                 topic: "x".into(),
                 partition: 0,
                 timestamp: 5,
                 last_fetchable_offset: 3,
-            },
-            Error::UnsupportedTimestamp {
+            }),
+            Error::from(ErrorKind::UnsupportedTimestamp {
                 broker: "b:1".into(),
                 timestamp: -3,
                 required_version: 7,
                 broker_max_version: 6,
-            },
-            Error::Protocol {
+            }),
+            Error::from(ErrorKind::Protocol {
                 broker: "b:1".into(),
                 source: WireError::NoCommonVersion {
                     api: "Fetch",
@@ -509,7 +509,7 @@ mod tests {
                     ours_min: 4,
                     ours_max: 17,
                 },
-            },
+            }),
         ];
         for e in &kafka {
             assert_eq!(exit_code(e), KAFKA, "{e:?}");
@@ -526,30 +526,30 @@ mod tests {
             computed: 2,
         };
         let corrupt = [
-            Error::CorruptRecords {
+            Error::from(ErrorKind::CorruptRecords {
                 broker: "b:1".into(),
                 topic: "x".into(),
                 partition: 0,
                 offset: 0,
                 source: Box::new(crc.clone()),
-            },
-            Error::Protocol {
+            }),
+            Error::from(ErrorKind::Protocol {
                 broker: "b:1".into(),
                 source: WireError::Truncated {
                     what: "x",
                     needed: 4,
                     remaining: 1,
                 },
-            },
-            Error::RetriesExhausted {
+            }),
+            Error::from(ErrorKind::RetriesExhausted {
                 what: "w".into(),
                 attempts: 2,
                 elapsed: Duration::from_secs(1),
-                source: Box::new(Error::Protocol {
+                source: Error::from(ErrorKind::Protocol {
                     broker: "b:1".into(),
                     source: crc,
                 }),
-            },
+            }),
         ];
         for e in &corrupt {
             assert_eq!(exit_code(e), CORRUPT, "{e:?}");
@@ -558,61 +558,56 @@ mod tests {
 
     #[test]
     fn unresolvable_reads_are_usage_errors() {
-        let e = Error::StartAfterEnd {
+        let e = Error::from(ErrorKind::StartAfterEnd {
             topic: "x".into(),
             partition: 0,
             start: 9,
             end: 3,
-        };
+        });
         assert_eq!(exit_code(&e), USAGE);
         assert_eq!(
             Fail::kafka("resolving the read", &e).to_string(),
             "kseek: resolving the read: partition 0 of topic \"x\": start offset 9 is after end offset 3. Pick a --from position before --to."
         );
-        assert_eq!(exit_code(&Error::InvalidSpec { reason: "r".into() }), USAGE);
+        assert_eq!(
+            exit_code(&Error::from(ErrorKind::InvalidSpec { reason: "r".into() })),
+            USAGE
+        );
     }
 
     #[test]
     fn the_new_variants_have_their_own_codes_and_hints() {
-        let f = Fail::kafka("connecting", &Error::NoBootstrapServers);
+        let f = Fail::kafka("connecting", &Error::from(ErrorKind::NoBootstrapServers));
         assert_eq!(f.code, USAGE);
         assert!(
             f.message
                 .ends_with("Give --bootstrap host:port (or set KSEEK_BOOTSTRAP)."),
             "{f}"
         );
-        let bad = Error::InvalidResponse {
+        let bad = Error::from(ErrorKind::InvalidResponse {
             broker: "b:1".into(),
             api: ApiKey::LIST_OFFSETS,
             reason: "offset -1 for the latest or earliest offset for partition 0 of topic \"x\""
                 .into(),
-        };
+        });
         let f = Fail::kafka("resolving the read", &bad);
         assert_eq!(f.code, KAFKA);
         assert!(f.message.contains("no correct broker"), "{f}");
         assert!(!f.message.contains("--from"), "{f}");
-        assert_eq!(exit_code(&Error::ReadStalled), OTHER);
-        let cancelled = Error::Cancelled {
-            what: "a ListOffsets request".into(),
-            reason: "task 3 was cancelled".into(),
-        };
-        assert_eq!(exit_code(&cancelled), OTHER);
-        assert!(!Fail::kafka("resolving the read", &cancelled)
-            .message
-            .contains("--from"));
+        assert_eq!(exit_code(&Error::from(ErrorKind::ReadStalled)), OTHER);
     }
 
     #[test]
     fn an_unknown_topic_says_to_check_the_name_even_after_retries() {
-        let e = Error::RetriesExhausted {
+        let e = Error::from(ErrorKind::RetriesExhausted {
             what: "fetching metadata".into(),
             attempts: 9,
             elapsed: Duration::from_secs(30),
-            source: Box::new(Error::UnknownTopic {
+            source: Error::from(ErrorKind::UnknownTopic {
                 topic: "x".into(),
                 broker: "b:1".into(),
             }),
-        };
+        });
         let f = Fail::kafka("resolving the read", &e);
         assert_eq!(f.code, KAFKA);
         assert_eq!(
@@ -622,13 +617,13 @@ mod tests {
     }
 
     fn partition_error(code: ErrorCode) -> Error {
-        Error::Partition {
+        Error::from(ErrorKind::Partition {
             broker: "b:1".into(),
             api: ApiKey::LIST_OFFSETS,
             topic: "x".into(),
             partition: 0,
             code,
-        }
+        })
     }
 
     #[test]
@@ -676,28 +671,28 @@ mod tests {
         assert!(!f.message.contains("access rights"), "{f}");
         assert!(!f.message.contains("broker's log"), "{f}");
         // Through a retry's wrapper too, and for a whole-request error.
-        let e = Error::RetriesExhausted {
+        let e = Error::from(ErrorKind::RetriesExhausted {
             what: "w".into(),
             attempts: 2,
             elapsed: Duration::from_secs(1),
-            source: Box::new(Error::Broker {
+            source: Error::from(ErrorKind::Broker {
                 broker: "b:1".into(),
                 api: ApiKey::SASL_AUTHENTICATE,
                 code: ErrorCode::SASL_AUTHENTICATION_FAILED,
                 message: Some("bad password".into()),
             }),
-        };
+        });
         let f = Fail::kafka("connecting", &e);
         assert!(f.message.ends_with("username and password (or token) and that the mechanism is the one the broker has this user for."), "{f}");
     }
 
     #[test]
     fn an_unknown_partition_names_the_topic_and_its_partitions() {
-        let e = Error::UnknownPartition {
+        let e = Error::from(ErrorKind::UnknownPartition {
             topic: "x".into(),
             partition: 9,
             partitions: 3,
-        };
+        });
         assert_eq!(
             Fail::kafka("resolving the read", &e).to_string(),
             "kseek: topic \"x\" has no partition 9 (it has 3: 0 to 2). Pick partitions that exist; kseek metadata --topic x lists them."
@@ -706,16 +701,16 @@ mod tests {
 
     #[test]
     fn a_connect_that_times_out_points_at_connect_timeout() {
-        let e = Error::Bootstrap {
+        let e = Error::from(ErrorKind::Bootstrap {
             servers: vec!["10.0.0.1:9092".into()],
-            source: Box::new(Error::Io {
+            source: Error::from(ErrorKind::Io {
                 broker: "10.0.0.1:9092".into(),
                 source: std::io::Error::new(
                     std::io::ErrorKind::TimedOut,
                     "connect timed out after 500ms",
                 ),
             }),
-        };
+        });
         assert_eq!(
             Fail::kafka("connecting", &e).to_string(),
             "kseek: cannot connect to Kafka at 10.0.0.1:9092: connect timed out after 500ms. Check that Kafka is reachable at --bootstrap (a firewall may drop the connection), or raise --connect-timeout."
@@ -724,14 +719,14 @@ mod tests {
 
     #[test]
     fn a_listener_that_never_answers_says_so() {
-        let e = Error::Bootstrap {
+        let e = Error::from(ErrorKind::Bootstrap {
             servers: vec!["b:1".into()],
-            source: Box::new(Error::Timeout {
+            source: Error::from(ErrorKind::Timeout {
                 broker: "b:1".into(),
                 api: ApiKey::API_VERSIONS,
                 after: Duration::from_secs(1),
             }),
-        };
+        });
         let f = Fail::kafka("connecting", &e);
         assert_eq!(f.code, KAFKA);
         assert!(
@@ -802,22 +797,22 @@ mod tests {
 
     #[test]
     fn connection_failures_say_to_check_the_bootstrap() {
-        let e = Error::Bootstrap {
+        let e = Error::from(ErrorKind::Bootstrap {
             servers: vec!["127.0.0.1:1".into()],
-            source: Box::new(io(std::io::ErrorKind::ConnectionRefused)),
-        };
+            source: io(std::io::ErrorKind::ConnectionRefused),
+        });
         let f = Fail::kafka("connecting", &e);
         assert!(
             f.message
                 .starts_with("cannot connect to Kafka at 127.0.0.1:1: connection refused. Check"),
             "{f}"
         );
-        let e = Error::RetriesExhausted {
+        let e = Error::from(ErrorKind::RetriesExhausted {
             what: "reading partition 0".into(),
             attempts: 3,
             elapsed: Duration::from_millis(29_543),
-            source: Box::new(e),
-        };
+            source: e,
+        });
         let f = Fail::kafka("reading", &e);
         assert!(
             f.message.starts_with(
