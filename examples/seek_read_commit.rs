@@ -12,11 +12,15 @@
 //! group, so a consumer of that group carries on after the window.
 //!
 //! It is also the footprint probe: `benches/footprint` builds it with `--profile footprint`
-//! beside `examples/tcp_baseline.rs` and reports the difference in `BENCHMARKS.md`.
+//! beside `examples/tcp_baseline.rs` and reports the difference in `BENCHMARKS.md`. Built
+//! without kseek's `group` feature (the "no group" row there), it seeks and reads but does not
+//! commit: what a program that never touches a consumer group costs.
 
 use std::process::ExitCode;
 
-use kseek::{CommitOffset, End, ReadOptions, ReadSpec, Start};
+#[cfg(feature = "group")]
+use kseek::CommitOffset;
+use kseek::{End, ReadOptions, ReadSpec, Start};
 
 /// The arguments, in order, and the environment variable each falls back to.
 const ARGS: [(&str, &str); 5] = [
@@ -98,14 +102,19 @@ async fn seek_read_commit(
         count += 1;
     }
     println!("read {count} records");
-    let commits: Vec<CommitOffset> = records.positions().into_iter().map(Into::into).collect();
-    client.commit(group, &commits).await?;
-    for c in &commits {
-        println!(
-            "committed {}[{}] {} to {group}",
-            c.topic, c.partition, c.offset
-        );
+    #[cfg(feature = "group")]
+    {
+        let commits: Vec<CommitOffset> = records.positions().into_iter().map(Into::into).collect();
+        client.commit(group, &commits).await?;
+        for c in &commits {
+            println!(
+                "committed {}[{}] {} to {group}",
+                c.topic, c.partition, c.offset
+            );
+        }
     }
+    #[cfg(not(feature = "group"))]
+    println!("not committed to {group}: kseek was built without its group feature");
     Ok(())
 }
 

@@ -230,6 +230,7 @@ struct State {
     /// Cached topics, by name.
     topics: TopicCache,
     /// Group coordinators found by FindCoordinator, by group id (see `group.rs`).
+    #[cfg(feature = "group")]
     coordinators: FewMap<String, i32>,
 }
 
@@ -591,6 +592,7 @@ impl Client {
         for c in state.topics.values_mut() {
             c.stale = true;
         }
+        #[cfg(feature = "group")]
         state.coordinators.clear();
     }
 
@@ -721,7 +723,11 @@ impl Client {
         // Plain data: a panic elsewhere while holding the lock leaves it usable.
         self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
 
+/// The coordinator cache and the brokers FindCoordinator names (see `group.rs`).
+#[cfg(feature = "group")]
+impl Client {
     /// The cached coordinator of `group`, if any (see `group.rs`).
     pub(crate) fn cached_coordinator(&self, group: &str) -> Option<i32> {
         self.state().coordinators.get(group).copied()

@@ -76,6 +76,7 @@ impl<K: PartialEq, V> FewMap<K, V> {
     }
 
     /// Takes out every entry.
+    #[cfg(any(test, feature = "group"))]
     pub(crate) fn clear(&mut self) {
         self.0.clear();
     }

@@ -117,8 +117,11 @@
 //! # Features
 //!
 //! `gzip`, `snappy`, `lz4` and `zstd` (on by default) decode compressed batches, `zstd-c` uses
-//! the C libzstd instead; `tracing` (on by default) logs retries, closes and data loss; `cli`
-//! builds the `kseek` command line tool.
+//! the C libzstd instead; `tracing` (on by default) logs retries, closes and data loss; `group`
+//! (on by default) reads and commits consumer group offsets ([`Client::commit`],
+//! [`Client::committed`], [`Start::Committed`], [`End::Committed`]; without it a read that
+//! names a group is an [`ErrorKind::Config`] error); `tls` and `sasl` (off by default) reach
+//! secured clusters; `cli` builds the `kseek` command line tool.
 //!
 //! The wire format lives in [`kseek_protocol`], re-exported here as [`protocol`].
 
@@ -132,6 +135,7 @@ mod log;
 pub mod cluster;
 pub mod conn;
 pub mod error;
+#[cfg(feature = "group")]
 pub mod group;
 pub mod plan;
 pub mod properties;
@@ -149,6 +153,7 @@ pub use client::{Client, ClientConfig};
 pub use cluster::{BrokerMetadata, ClusterMetadata, PartitionMetadata, TopicMetadata};
 pub use conn::{Connection, ConnectionConfig};
 pub use error::{Error, ErrorKind, Result};
+#[cfg(feature = "group")]
 pub use group::{CommitOffset, CommittedOffset};
 pub use plan::{End, IsolationLevel, PartitionPlan, Plan, ReadSpec, Start, TimestampMs};
 pub use read::{

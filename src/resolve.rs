@@ -62,6 +62,7 @@ use crate::client::{poll_each, BoxFuture, Client};
 use crate::cluster::TopicMetadata;
 use crate::error::{ErrorKind, Result};
 use crate::few::{self, find_from, FewMap};
+#[cfg(feature = "group")]
 use crate::group::CommittedOffset;
 use crate::plan::{End, IsolationLevel, PartitionPlan, Plan, ReadSpec, Start};
 
@@ -161,8 +162,11 @@ impl Client {
         };
         check_offsets_cover(spec, &targets)?;
 
-        // Committed offsets, per group named.
+        // Committed offsets, per group named (none without the `group` feature: `validate`
+        // refused a spec that names a group).
+        #[cfg_attr(not(feature = "group"), allow(unused_mut))]
         let mut commits: Commits = Vec::new();
+        #[cfg(feature = "group")]
         for group in groups(spec) {
             let found = self.committed_once(&group, &metadata).await?;
             commits.push((group, committed_per_target(&targets, &found)));
@@ -319,6 +323,7 @@ impl Client {
 /// The committed offset of each target from a group's commits (OffsetFetch answers in the
 /// order the metadata lists the partitions, as the targets are: a scan from after the previous
 /// match takes one step each).
+#[cfg(feature = "group")]
 fn committed_per_target(targets: &[Target], found: &[CommittedOffset]) -> Vec<Option<i64>> {
     let mut next = 0;
     targets
@@ -488,6 +493,16 @@ fn validate(spec: &ReadSpec) -> Result<()> {
         if s > e {
             return invalid(format!("start timestamp {s} is after end timestamp {e}"));
         }
+    }
+    #[cfg(not(feature = "group"))]
+    if let Some(group) = groups(spec).first() {
+        return Err(ErrorKind::Config {
+            message: format!(
+                "the read names consumer group {group:?} (Start::Committed or End::Committed), \
+                 and this kseek was built without its `group` feature"
+            ),
+        }
+        .into());
     }
     Ok(())
 }
@@ -906,6 +921,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "group")]
     fn commits_are_matched_to_targets_in_any_order() {
         let commit = |topic: &str, partition, offset| CommittedOffset {
             topic: topic.into(),
@@ -1002,6 +1018,33 @@ mod tests {
             End::Latest
         ))
         .is_err());
+    }
+
+    #[test]
+    fn a_spec_naming_a_group_needs_the_group_feature() {
+        let committed = ReadSpec::new(
+            ["t"],
+            Start::Committed {
+                group: "g".into(),
+                fallback: None,
+            },
+            End::Latest,
+        );
+        let at_commit = ReadSpec::new(["t"], Start::Earliest, End::Committed { group: "h".into() });
+        for spec in [committed, at_commit] {
+            let result = validate(&spec);
+            if cfg!(feature = "group") {
+                assert!(result.is_ok(), "{result:?}");
+            } else {
+                let error = result.unwrap_err();
+                assert!(
+                    matches!(error.kind(), ErrorKind::Config { .. }),
+                    "{error:?}"
+                );
+                assert!(error.to_string().contains("`group` feature"), "{error}");
+                assert!(!error.is_retriable());
+            }
+        }
     }
 
     /// The plan of partition t[0] with the snapshot `snap`, the rules, and the lookups'
