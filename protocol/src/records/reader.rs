@@ -6,7 +6,7 @@
 //! docs/reading-by-time.md points 3, 5, 7 and 12.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::BinaryHeap;
 
 use bytes::Bytes;
 
@@ -96,7 +96,11 @@ pub struct PartitionReader {
     done: bool,
     read_committed: bool,
     aborted: BinaryHeap<Reverse<(i64, i64)>>,
-    aborted_producers: HashSet<i64>,
+    /// The producers of the aborted transactions open at the position, sorted: a handful at
+    /// a time (one per producer whose aborted transaction has begun and not yet ended), so a
+    /// sorted `Vec` searched by halves, not a hash set (which would bring its hasher, random
+    /// keys and table code into every program that reads).
+    aborted_producers: Vec<i64>,
 }
 
 impl PartitionReader {
@@ -111,7 +115,7 @@ impl PartitionReader {
             done: false,
             read_committed: false,
             aborted: BinaryHeap::new(),
-            aborted_producers: HashSet::new(),
+            aborted_producers: Vec::new(),
         }
     }
 
@@ -175,7 +179,9 @@ impl PartitionReader {
                 break;
             }
             self.aborted.pop();
-            self.aborted_producers.insert(producer_id);
+            if let Err(at) = self.aborted_producers.binary_search(&producer_id) {
+                self.aborted_producers.insert(at, producer_id);
+            }
         }
     }
 
@@ -191,12 +197,15 @@ impl PartitionReader {
             let records = batch.records()?;
             if let Some(first) = records.iter().next() {
                 if ControlRecord::parse(&first?)?.kind == ControlRecordType::ABORT {
-                    self.aborted_producers.remove(&producer_id);
+                    if let Ok(at) = self.aborted_producers.binary_search(&producer_id) {
+                        self.aborted_producers.remove(at);
+                    }
                 }
             }
             return Ok(false);
         }
-        Ok(!(batch.is_transactional() && self.aborted_producers.contains(&producer_id)))
+        Ok(!(batch.is_transactional()
+            && self.aborted_producers.binary_search(&producer_id).is_ok()))
     }
 
     fn next_batch(&mut self) -> Result<Option<FilteredBatch>> {
@@ -433,6 +442,37 @@ mod tests {
             PartitionReader::new(bytes, 0, DecodeOptions::default()).read_committed(aborted);
         assert_eq!(offsets(&mut r), [6]);
         assert_eq!(r.next_offset(), 8);
+    }
+
+    #[test]
+    fn several_producers_aborted_at_once_end_one_by_one() {
+        // Producers 9, 3 and 7 have aborted transactions open together (they join the set out
+        // of order), and producer 5's is committed; each abort marker ends only its own.
+        let bytes = wire(&[
+            txn(0, 1, 9),                           // 0: aborted
+            txn(1, 1, 3),                           // 1: aborted
+            txn(2, 1, 5),                           // 2: committed
+            txn(3, 1, 7),                           // 3: aborted
+            marker(4, 3, ControlRecordType::ABORT), // 4: ends 3's
+            txn(5, 1, 3),                           // 5: 3's next transaction, committed
+            txn(6, 1, 9),                           // 6: still 9's aborted one
+            marker(7, 9, ControlRecordType::ABORT), // 7: ends 9's
+            txn(8, 1, 7),                           // 8: still 7's aborted one
+            marker(9, 7, ControlRecordType::ABORT), // 9: ends 7's
+            marker(10, 5, ControlRecordType::COMMIT),
+            marker(11, 3, ControlRecordType::COMMIT),
+            txn(12, 1, 9), // 12: 9's next transaction
+            marker(13, 9, ControlRecordType::COMMIT),
+        ]);
+        let aborted =
+            [(7, 3), (9, 0), (3, 1)].map(|(producer_id, first_offset)| AbortedTransaction {
+                producer_id,
+                first_offset,
+            });
+        let mut r =
+            PartitionReader::new(bytes, 0, DecodeOptions::default()).read_committed(aborted);
+        assert_eq!(offsets(&mut r), [2, 5, 12]);
+        assert_eq!(r.next_offset(), 14);
     }
 
     #[test]
