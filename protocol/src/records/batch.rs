@@ -759,7 +759,7 @@ mod tests {
 
     /// Recomputes a magic-2 batch's CRC after a test corrupted a covered field.
     fn fix_crc(b: &mut [u8]) {
-        let crc = crc32c::crc32c(&b[21..]);
+        let crc = crate::records::crc32c(&b[21..]);
         b[17..21].copy_from_slice(&crc.to_be_bytes());
     }
 

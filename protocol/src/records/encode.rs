@@ -324,7 +324,7 @@ impl RecordBatchBuilder {
         out.put_i32(self.base_sequence);
         out.put_i32(count);
         out.extend_from_slice(&body);
-        let crc = crc32c::crc32c(out.get(21..).unwrap_or_default());
+        let crc = crate::records::crc32c(out.get(21..).unwrap_or_default());
         if let Some(slot) = out.get_mut(17..21) {
             slot.copy_from_slice(&crc.to_be_bytes());
         }

@@ -69,6 +69,7 @@ pub use batch::{
 };
 pub use compression::Compression;
 pub use control::{ControlRecord, ControlRecordType};
+pub use crc32::crc32c;
 pub use encode::{encode_legacy_message_set, NewRecord, RecordBatchBuilder};
 pub use reader::{AbortedTransaction, FilteredBatch, FilteredRecords, PartitionReader};
 pub use record::{Header, Headers, OwnedHeader, OwnedRecord, Record, Records, RecordsIter};
