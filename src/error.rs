@@ -497,6 +497,37 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_error_is_one_pointer_and_keeps_its_kinds_text_and_source() {
+        assert_eq!(std::mem::size_of::<Error>(), std::mem::size_of::<usize>());
+        assert_eq!(
+            std::mem::size_of::<Result<()>>(),
+            std::mem::size_of::<usize>()
+        );
+        let inner = Error::from(ErrorKind::Timeout {
+            broker: "b:1".into(),
+            api: ApiKey::FETCH,
+            after: Duration::from_secs(2),
+        });
+        let inner_text = inner.to_string();
+        let outer = Error::from(ErrorKind::RetriesExhausted {
+            what: "reading".into(),
+            attempts: 3,
+            elapsed: Duration::from_secs(5),
+            source: inner,
+        });
+        assert!(outer.to_string().ends_with(&inner_text), "{outer}");
+        assert_eq!(
+            std::error::Error::source(&outer).map(ToString::to_string),
+            Some(inner_text)
+        );
+        assert!(!outer.is_retriable());
+        match outer.into_kind() {
+            ErrorKind::RetriesExhausted { source, .. } => assert!(source.is_retriable()),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn special_positions_are_named_in_messages() {
         let unsupported = ErrorKind::UnsupportedTimestamp {
             broker: "b:1".into(),
