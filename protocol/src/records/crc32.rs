@@ -122,7 +122,7 @@ const fn x_pow_mod_c(mut n: u64) -> u32 {
     let mut k = 0;
     while n != 0 {
         if n & 1 != 0 {
-            result = mul_mod_c(X2N[k], result);
+            result = mul_mod_c(X2N[k & 63], result);
         }
         n >>= 1;
         k += 1;
@@ -276,17 +276,7 @@ const fn mul_mod_c(a: u32, mut b: u32) -> u32 {
 /// shifted by `len_b` zero bytes (multiplied by x^(8 len_b)), plus `crc_b`. About 20
 /// polynomial products for a 1 MiB batch, a microsecond or two.
 fn crc32c_combine(crc_a: u32, crc_b: u32, len_b: usize) -> u32 {
-    let mut shift = 1u32 << 31; // x^0
-    let mut n = len_b as u64;
-    let mut k = 3; // x^(8 n) = x^(n 2^3)
-    while n != 0 {
-        if n & 1 != 0 {
-            shift = mul_mod_c(X2N[k & 63], shift);
-        }
-        n >>= 1;
-        k += 1;
-    }
-    mul_mod_c(shift, crc_a) ^ crc_b
+    mul_mod_c(x_pow_mod_c(8 * len_b as u64), crc_a) ^ crc_b
 }
 
 #[cfg(test)]
