@@ -155,7 +155,7 @@ pub use conn::{Connection, ConnectionConfig};
 pub use error::{Error, ErrorKind, Result};
 #[cfg(feature = "group")]
 pub use group::{CommitOffset, CommittedOffset};
-pub use plan::{End, IsolationLevel, PartitionPlan, Plan, ReadSpec, Start, TimestampMs};
+pub use plan::{Adjusted, End, IsolationLevel, PartitionPlan, Plan, ReadSpec, Start, TimestampMs};
 pub use read::{
     BatchStream, FetchedBatch, PartitionPosition, ReadOptions, ReadRecord, RecordStream,
 };

@@ -196,6 +196,32 @@ pub struct PartitionPlan {
     pub last_fetchable_offset: i64,
     /// The leader epoch seen at resolution, or -1.
     pub leader_epoch: i32,
+    /// Why [`PartitionPlan::start`] is not the offset the spec named, if it isn't: a range
+    /// that began below the log start, or a start past the end of a short partition.
+    pub adjusted: Option<Adjusted>,
+}
+
+/// How resolution moved an explicit start offset ([`Start::Offsets`]) to keep a partition's
+/// range inside its log. Both are worth telling the user once, before the read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Adjusted {
+    /// The start lay below the log start offset: offsets `requested` to the log start
+    /// (exclusive) were deleted (by retention, DeleteRecords or compaction of the head: the
+    /// broker doesn't say which). The range starts at the log start, and an end below it
+    /// moved up to it too.
+    BelowLogStart {
+        /// The start offset the spec named.
+        requested: i64,
+    },
+    /// The start lay past the partition's end (the last fetchable offset, when the end is
+    /// [`End::Latest`] or an end time that found nothing): the range is empty and starts at
+    /// that end, as a Java consumer seeking past the end finds nothing there. A start past an
+    /// end the spec named explicitly stays [`crate::ErrorKind::StartAfterEnd`].
+    PastEnd {
+        /// The start offset the spec named.
+        requested: i64,
+    },
 }
 
 impl PartitionPlan {

@@ -33,13 +33,20 @@
 //! - A partition without a commit uses the fallback of [`Start::Committed`]; without a
 //!   fallback, in strict mode, or for [`End::Committed`], it is [`ErrorKind::NoCommittedOffset`]
 //!   naming every such partition.
-//! - Explicit offsets ([`Start::Offsets`], [`End::Offsets`]) are used as given (a start below
-//!   the log start is the reader's data-loss case).
-//! - A start after the end of the same partition is [`ErrorKind::StartAfterEnd`], whatever kind
-//!   of position either side is: latest to earliest, latest to an earlier time, a commit
-//!   after the end time, an offset after latest. The one exception is a start lookup that
-//!   finds nothing (a start time after the newest record): it becomes the partition's end,
-//!   an empty range. A start equal to its end is an empty range, never an error.
+//! - Explicit offsets ([`Start::Offsets`], [`End::Offsets`]) are used as given, with two
+//!   adjustments, each recorded in [`PartitionPlan::adjusted`] so a caller can tell the user:
+//!   a start below the log start moves up to it (those offsets were deleted; the plan counts
+//!   only what is left, and an end below the log start moves up too:
+//!   [`Adjusted::BelowLogStart`]), and a start past the end of the log, when the end is the
+//!   log's end (latest, or an end time that finds nothing), becomes that end, an empty range,
+//!   as a consumer seeking past the end of a short partition finds nothing
+//!   ([`Adjusted::PastEnd`]); the other partitions are read as usual.
+//! - Any other start after the end of the same partition is [`ErrorKind::StartAfterEnd`],
+//!   whatever kind of position either side is: latest to earliest, latest to an earlier time,
+//!   a commit after the end time, an offset after an explicit end offset or an end time that
+//!   found a record. The one exception is a start lookup that finds nothing (a start time
+//!   after the newest record): it becomes the partition's end, an empty range. A start equal
+//!   to its end is an empty range, never an error.
 //! - A start timestamp after an end timestamp is an [`ErrorKind::InvalidSpec`]; negative
 //!   timestamps too (the special positions have their own variants: [`Start::MaxTimestamp`],
 //!   [`End::Earliest`], ...).
@@ -64,7 +71,7 @@ use crate::error::{ErrorKind, Result};
 use crate::few::{self, find_from, FewMap};
 #[cfg(feature = "group")]
 use crate::group::CommittedOffset;
-use crate::plan::{End, IsolationLevel, PartitionPlan, Plan, ReadSpec, Start};
+use crate::plan::{Adjusted, End, IsolationLevel, PartitionPlan, Plan, ReadSpec, Start};
 
 /// A (topic, partition) pair.
 type Key = (String, i32);
@@ -406,13 +413,24 @@ fn plan(
             Rule::Unbounded => None,
             rule => Some(position(rule, snapshot, end_hits[i], spec.strict, &key)?),
         };
-        let start = match end {
+        let mut adjusted = None;
+        let mut start = match end {
             Some(end) if start > end => {
                 // A start lookup that found nothing becomes the partition's end: nothing to
-                // read, not an error (point 1). Every other start after its end is one (point 4).
+                // read, not an error (point 1). So does an explicit start offset past the end
+                // of the log, when the end is the log's end (latest, or an end time that found
+                // nothing): that partition is shorter than the offset, an empty range. Every
+                // other start after its end is an error (point 4).
                 let missed =
                     matches!(start_rule, Rule::Lookup(_)) && hit(start_hits[i], snapshot).is_none();
-                if !missed {
+                let end_of_log = match end_rule {
+                    Rule::Latest => true,
+                    Rule::Lookup(_) => hit(end_hits[i], snapshot).is_none(),
+                    _ => false,
+                };
+                if matches!(start_rule, Rule::Explicit(_)) && end_of_log {
+                    adjusted = Some(Adjusted::PastEnd { requested: start });
+                } else if !missed {
                     return Err(ErrorKind::StartAfterEnd {
                         topic: t.topic.clone(),
                         partition: t.partition,
@@ -425,6 +443,14 @@ fn plan(
             }
             _ => start,
         };
+        let mut end = end;
+        if start < snapshot.log_start {
+            // Only an explicit offset can lie below the log start: those offsets were deleted,
+            // so the plan starts (and counts) from the log start, and says so.
+            adjusted = Some(Adjusted::BelowLogStart { requested: start });
+            start = snapshot.log_start;
+            end = end.map(|e| e.max(snapshot.log_start));
+        }
         partitions.push(PartitionPlan {
             topic: t.topic.clone(),
             topic_id: t.topic_id,
@@ -434,6 +460,7 @@ fn plan(
             log_start_offset: snapshot.log_start,
             last_fetchable_offset: snapshot.last_fetchable,
             leader_epoch: t.leader_epoch,
+            adjusted,
         });
     }
     Ok(Plan {
@@ -1055,6 +1082,17 @@ mod tests {
         start_hit: Option<i64>,
         end_hit: Option<i64>,
     ) -> Result<(i64, Option<i64>)> {
+        let p = partition_plan_of(snap, rules, start_hit, end_hit)?;
+        Ok((p.start, p.end))
+    }
+
+    /// [`plan_of`]'s whole partition plan.
+    fn partition_plan_of(
+        snap: Snapshot,
+        rules: (Rule, Rule),
+        start_hit: Option<i64>,
+        end_hit: Option<i64>,
+    ) -> Result<PartitionPlan> {
         let spec = ReadSpec::new(["t"], Start::Earliest, End::Latest);
         let rounds = [
             vec![Some(snap.last_fetchable)],
@@ -1062,8 +1100,54 @@ mod tests {
             vec![start_hit],
             vec![end_hit],
         ];
-        let plan = plan(&spec, &[target(0)], &[rules], &rounds)?;
-        Ok((plan.partitions[0].start, plan.partitions[0].end))
+        let mut plan = plan(&spec, &[target(0)], &[rules], &rounds)?;
+        Ok(plan.partitions.remove(0))
+    }
+
+    #[test]
+    fn explicit_starts_outside_the_log_move_into_it_and_say_so() {
+        let adjusted = |rules, end_hit| {
+            let p = partition_plan_of(SNAP, rules, None, end_hit).unwrap();
+            (p.start, p.end, p.adjusted)
+        };
+        // Past the end of a short partition (SNAP ends at 100): an empty range at its end,
+        // whether the end is latest or an end time that found nothing.
+        let past = Some(Adjusted::PastEnd { requested: 150 });
+        assert_eq!(
+            adjusted((Rule::Explicit(150), Rule::Latest), None),
+            (100, Some(100), past)
+        );
+        assert_eq!(
+            adjusted((Rule::Explicit(150), Rule::Lookup(7)), Some(-1)),
+            (100, Some(100), past)
+        );
+        // Below the log start (10): the range starts there, and so does an end below it.
+        let below = Some(Adjusted::BelowLogStart { requested: 4 });
+        assert_eq!(
+            adjusted((Rule::Explicit(4), Rule::Explicit(50)), None),
+            (10, Some(50), below)
+        );
+        assert_eq!(
+            adjusted((Rule::Explicit(4), Rule::Explicit(6)), None),
+            (10, Some(10), below)
+        );
+        // Inside the log: as given, nothing adjusted.
+        assert_eq!(
+            adjusted((Rule::Explicit(20), Rule::Latest), None),
+            (20, Some(100), None)
+        );
+        // An end that is not the log's end stays an error: an explicit end offset, or an end
+        // time that found a record.
+        for (rules, end_hit) in [
+            ((Rule::Explicit(150), Rule::Explicit(50)), None),
+            ((Rule::Explicit(150), Rule::Lookup(7)), Some(60)),
+        ] {
+            let error = partition_plan_of(SNAP, rules, None, end_hit).unwrap_err();
+            assert!(
+                matches!(error.kind(), ErrorKind::StartAfterEnd { start: 150, .. }),
+                "{rules:?}: {error:?}"
+            );
+        }
     }
 
     #[test]

@@ -655,6 +655,7 @@ impl SimCluster {
                     log_start_offset: part.log_start,
                     last_fetchable_offset: part.log_end,
                     leader_epoch: part.leader_epoch,
+                    adjusted: None,
                 }
             })
             .collect();

@@ -1082,6 +1082,138 @@ fn offset_positions_must_name_every_partition_for_from() {
     r.error(2);
 }
 
+/// The `--format json` plan rows of `kseek offsets` as (partition, start, end, records).
+fn plan_rows(run: &Run) -> Vec<(i64, i64, i64, i64)> {
+    run.json_lines()
+        .iter()
+        .map(|v| {
+            let n = |f: &str| {
+                v[f].as_i64()
+                    .unwrap_or_else(|| panic!("{}: {f} in {v}", run.what))
+            };
+            (n("partition"), n("start"), n("end"), n("records"))
+        })
+        .collect()
+}
+
+#[test]
+fn a_start_past_a_short_partition_reads_the_others_and_the_plan_starts_at_the_log_start() {
+    let broker = support::broker();
+    let topic = broker.new_topic("kseek-short", 3, &[]);
+    // Partitions 0 and 1 hold 120 records, partition 2 only 36.
+    let input: Vec<support::Input> = [(0, 120), (1, 120), (2, 36)]
+        .into_iter()
+        .flat_map(|(p, n)| {
+            (0..n).map(move |i| {
+                NewRecord::new()
+                    .partition(p)
+                    .timestamp(at(0, 0) + i)
+                    .value(format!("p{p}-{i}"))
+                    .into()
+            })
+        })
+        .collect();
+    broker.produce(&topic, &input);
+    let all = broker.consume(&topic);
+    let want = |p: i32, from: i64| -> Vec<&Record> {
+        all.iter()
+            .filter(|r| r.partition == p && r.offset >= from)
+            .collect()
+    };
+
+    // The form the help shows: partition 2 ends at 36, so its range is empty, with a notice;
+    // partition 0 is read from 100.
+    let r = kseek(
+        broker,
+        &[
+            "read",
+            "--topic",
+            &topic,
+            "--partition",
+            "0,2",
+            "--from",
+            "offset:100",
+            "-q",
+        ],
+    )
+    .ok();
+    assert_json_records(&r, &topic, &want(0, 100));
+    assert!(
+        r.stderr.contains(&format!(
+            "partition 2 of topic \"{topic}\" ends at offset 36, before --from offset 100: nothing to read there."
+        )),
+        "{}",
+        r.stderr
+    );
+    // Over all partitions, and the plan says the same without reading.
+    let r = kseek(
+        broker,
+        &[
+            "offsets",
+            "--topic",
+            &topic,
+            "--from",
+            "offset:50",
+            "--format",
+            "json",
+        ],
+    )
+    .ok();
+    assert_eq!(
+        plan_rows(&r),
+        [(0, 50, 120, 70), (1, 50, 120, 70), (2, 36, 36, 0)],
+        "{}",
+        r.what
+    );
+    // An explicit end before the start stays an error.
+    let r = kseek(
+        broker,
+        &[
+            "read",
+            "--topic",
+            &topic,
+            "--from",
+            "offset:100",
+            "--to",
+            "offset:50",
+        ],
+    );
+    assert!(
+        r.error(2)
+            .contains("start offset 100 is after end offset 50"),
+        "{}",
+        r.stderr
+    );
+
+    // After DeleteRecords up to 100 in partition 1, the plan starts at the log start and
+    // counts what is left; the notice says "deleted" without guessing why.
+    broker.delete_records(&topic, 1, 100);
+    let args = [
+        "--topic",
+        &topic,
+        "--partition",
+        "1",
+        "--from",
+        "offset:50",
+        "--to",
+        "offset:120",
+    ];
+    let r = kseek(
+        broker,
+        &[&["offsets"][..], &args, &["--format", "json"]].concat(),
+    )
+    .ok();
+    assert_eq!(plan_rows(&r), [(1, 100, 120, 20)], "{}", r.what);
+    let notice = format!(
+        "partition 1 of topic \"{topic}\": offsets 50 to 99 were deleted; the range starts at the log start, 100."
+    );
+    assert!(r.stderr.contains(&notice), "{}", r.stderr);
+    let r = kseek(broker, &[&["read"][..], &args, &["-q"]].concat()).ok();
+    assert_json_records(&r, &topic, &want(1, 100));
+    assert!(r.stderr.contains(&notice), "{}", r.stderr);
+    assert!(!r.stderr.contains("retention"), "{}", r.stderr);
+}
+
 #[test]
 fn an_unknown_topic_and_an_unreachable_bootstrap_exit_3_with_one_line_quickly() {
     let broker = support::broker();

@@ -111,6 +111,7 @@ fn offsets(
         log_start_offset,
         last_fetchable_offset,
         leader_epoch: -1,
+        adjusted: None,
     }
 }
 

@@ -1056,7 +1056,7 @@ impl ReadMachine {
             partition = p.partition,
             from = loss.from,
             to = loss.to,
-            "offset out of range: data lost to retention; continuing at the log start"
+            "offset out of range: the data was deleted; continuing at the log start"
         );
         p.position = log_start;
         p.done = p.end.is_some_and(|end| log_start >= end);
@@ -1705,6 +1705,7 @@ pub(crate) mod tests {
                     log_start_offset: 0,
                     last_fetchable_offset: end.unwrap_or(0),
                     leader_epoch: 0,
+                    adjusted: None,
                 })
                 .collect(),
             isolation: IsolationLevel::READ_UNCOMMITTED,

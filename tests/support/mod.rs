@@ -203,51 +203,34 @@ impl Broker {
     /// Moves `topic`/`partition` to `to` with Kafka's ReassignPartitionsCommand and waits until
     /// the reassignment is complete (polling `--verify`).
     pub(crate) fn reassign(&self, topic: &str, partition: i32, to: i32) {
-        let cache = std::env::var("KSEEK_CACHE_DIR").unwrap_or_else(|_| {
-            let base = std::env::var("XDG_CACHE_HOME")
-                .unwrap_or_else(|_| format!("{}/.cache", std::env::var("HOME").unwrap()));
-            format!("{base}/kseek")
-        });
-        let full = match self.version() {
-            KafkaVersion::V4_4 => "4.4.0",
-            KafkaVersion::V3_9 => "3.9.2",
-            KafkaVersion::V2_8 => panic!("Kafka 2.8 in KRaft mode cannot reassign partitions"),
-        };
-        let file = std::env::temp_dir().join(unique_name("reassign"));
+        self.reassign_replicas(topic, partition, &[to]);
+    }
+
+    /// Deletes the records of `topic`/`partition` below `offset` with Kafka's own
+    /// DeleteRecordsCommand (the Admin API's deleteRecords): the log start moves to `offset`.
+    pub(crate) fn delete_records(&self, topic: &str, partition: i32, offset: i64) {
+        let file = std::env::temp_dir().join(unique_name("delete-records"));
         std::fs::write(
             &file,
             format!(
-                "{{\"version\":1,\"partitions\":[{{\"topic\":\"{topic}\",\"partition\":{partition},\"replicas\":[{to}]}}]}}"
+                "{{\"version\":1,\"partitions\":[{{\"topic\":\"{topic}\",\"partition\":{partition},\"offset\":{offset}}}]}}"
             ),
         )
         .unwrap();
-        let run = |mode: &str| {
-            let out = Command::new("java")
-                .arg("-cp")
-                .arg(format!("{cache}/kafka-{full}/lib/*"))
-                .arg("org.apache.kafka.tools.reassign.ReassignPartitionsCommand")
-                .args(["--bootstrap-server", self.bootstrap()])
-                .arg("--reassignment-json-file")
-                .arg(&file)
-                .arg(mode)
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "reassign {mode}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            String::from_utf8_lossy(&out.stdout).into_owned()
-        };
-        run("--execute");
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        while !run("--verify").contains("is completed") {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "reassignment not done"
-            );
-        }
+        let out = self.kafka_tool(
+            "org.apache.kafka.tools.DeleteRecordsCommand",
+            &[
+                "--bootstrap-server",
+                self.bootstrap(),
+                "--offset-json-file",
+                file.to_str().unwrap(),
+            ],
+        );
         let _ = std::fs::remove_file(file);
+        assert!(
+            out.contains(&format!("low_watermark: {offset}")),
+            "delete-records: {out}"
+        );
     }
 
     /// The broker of `version` named by its environment variable, or a new one.

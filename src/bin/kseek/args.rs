@@ -272,8 +272,8 @@ pub(crate) struct Selector {
     /// The consumer group for `group` positions and --commit
     #[arg(long, short = 'g', value_name = "GROUP")]
     pub(crate) group: Option<String>,
-    /// Which records to see of transactions
-    #[arg(long, value_enum, default_value_t = Isolation::ReadUncommitted)]
+    /// Which records to see of transactions (any case: READ_COMMITTED, as Java spells it, too)
+    #[arg(long, value_enum, ignore_case = true, default_value_t = Isolation::ReadUncommitted)]
     pub(crate) isolation: Isolation,
 }
 
@@ -457,5 +457,29 @@ mod tests {
             usage(&["kseek", "offsets", "--topic", "t", "--format", "raw"]),
             2
         );
+    }
+
+    #[test]
+    fn isolation_levels_are_taken_in_any_case() {
+        let isolation = |value: &str| {
+            let cli = Cli::try_parse_from(["kseek", "read", "--topic", "t", "--isolation", value]);
+            match cli.map(|c| c.command) {
+                Ok(Command::Read(r)) => Ok(r.select.isolation),
+                Ok(_) => panic!("not read"),
+                Err(e) => Err(e.exit_code()),
+            }
+        };
+        for committed in ["read_committed", "READ_COMMITTED", "Read_Committed"] {
+            assert_eq!(
+                isolation(committed),
+                Ok(Isolation::ReadCommitted),
+                "{committed}"
+            );
+        }
+        assert_eq!(
+            isolation("READ_UNCOMMITTED"),
+            Ok(Isolation::ReadUncommitted)
+        );
+        assert_eq!(isolation("committed"), Err(2));
     }
 }

@@ -379,7 +379,7 @@ fn code_hint(code: ErrorCode) -> &'static str {
             "The group has active members; stop its consumers first (kafka-consumer-groups.sh --describe --group <GROUP> lists them)"
         }
         ErrorCode::OFFSET_OUT_OF_RANGE => {
-            "The offset is outside the partition's log (deleted by retention, or not written yet); pick a position inside it (kseek offsets shows the range)"
+            "The offset is outside the partition's log (deleted, or not written yet); pick a position inside it (kseek offsets shows the range)"
         }
         ErrorCode::INVALID_TIMESTAMP => "Give a time at or after 1970-01-01T00:00:00Z",
         ErrorCode::OFFSET_METADATA_TOO_LARGE | ErrorCode::INVALID_COMMIT_OFFSET_SIZE => {

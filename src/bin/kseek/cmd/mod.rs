@@ -7,7 +7,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use kseek::{Client, ClientConfig, End, IsolationLevel, Plan, ReadSpec};
+use kseek::{Adjusted, Client, ClientConfig, End, IsolationLevel, Plan, ReadSpec};
 
 use crate::args::{Cli, Command, Isolation, Selector};
 use crate::fail::Fail;
@@ -154,7 +154,32 @@ async fn resolve_selector(
         .resolve(&spec)
         .await
         .map_err(|e| Fail::kafka("resolving the read", &e))?;
+    for line in adjustments(&plan) {
+        crate::output::note(&line);
+    }
     Ok((client, spec, plan))
+}
+
+/// One notice per partition whose range resolution moved to keep it inside the log.
+fn adjustments(plan: &Plan) -> Vec<String> {
+    plan.partitions
+        .iter()
+        .filter_map(|p| {
+            let what = format!("kseek: partition {} of topic {:?}", p.partition, p.topic);
+            Some(match p.adjusted? {
+                Adjusted::PastEnd { requested } => format!(
+                    "{what} ends at offset {}, before --from offset {requested}: nothing to read there.",
+                    p.start
+                ),
+                Adjusted::BelowLogStart { requested } => format!(
+                    "{what}: offsets {requested} to {} were deleted; the range starts at the log start, {}.",
+                    p.start - 1,
+                    p.start
+                ),
+                _ => return None,
+            })
+        })
+        .collect()
 }
 
 /// Parses --from and --to of a selector, and checks what can be checked before connecting.

@@ -75,6 +75,7 @@ mod tests {
             log_start_offset: 0,
             last_fetchable_offset: 100,
             leader_epoch: 0,
+            adjusted: None,
         }
     }
 

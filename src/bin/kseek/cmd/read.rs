@@ -143,7 +143,7 @@ pub(crate) async fn run(config: &ClientConfig, args: ReadArgs, now: i64) -> Resu
     // Not a summary: shown with --quiet too.
     for loss in batches.data_loss() {
         crate::output::note(&format!(
-            "kseek: warning: partition {} of topic {:?}: offsets {} to {} were deleted (retention) before they could be read; the read went on at offset {}.",
+            "kseek: warning: partition {} of topic {:?}: offsets {} to {} were deleted before they could be read; the read went on at offset {}.",
             loss.partition,
             loss.topic,
             loss.from,
