@@ -27,32 +27,37 @@ Examples:
 
 Exit codes: 0 ok, 1 other failure, 2 usage, 3 Kafka or network, 4 corrupt data.";
 
+/// The help heading of the global flags: where the brokers are and how to reach them.
+const CONNECTION: &str = "Connection and security";
+/// The help heading of the flags that shape what is printed.
+const OUTPUT: &str = "Output";
+
 /// Read Kafka topics by time: resolve exact offset ranges first, then read exactly them.
 #[derive(Debug, Parser)]
 #[command(name = "kseek", version, after_help = EXAMPLES)]
 pub(crate) struct Cli {
     /// Kafka brokers, HOST:PORT[,HOST:PORT...] [default: $KSEEK_BOOTSTRAP, else localhost:9092]
-    #[arg(long, global = true, value_name = "HOST:PORT", value_parser = bootstrap)]
+    #[arg(long, global = true, value_name = "HOST:PORT", value_parser = bootstrap, help_heading = CONNECTION)]
     pub(crate) bootstrap: Option<String>,
     /// How long a TCP connect to a broker may take, e.g. 500ms, 5s [default: 10s]
-    #[arg(long, global = true, value_name = "DURATION", allow_hyphen_values = true, value_parser = timeout)]
+    #[arg(long, global = true, value_name = "DURATION", allow_hyphen_values = true, value_parser = timeout, help_heading = CONNECTION)]
     pub(crate) connect_timeout: Option<Duration>,
     /// How long a broker may take to answer a request, e.g. 500ms, 5s [default: 30s]
-    #[arg(long, global = true, value_name = "DURATION", allow_hyphen_values = true, value_parser = timeout)]
+    #[arg(long, global = true, value_name = "DURATION", allow_hyphen_values = true, value_parser = timeout, help_heading = CONNECTION)]
     pub(crate) request_timeout: Option<Duration>,
     /// How long errors that may pass (a leader election, a broker restarting) are retried
     /// before giving up, e.g. 30s, 2m; a missing topic is waited for at most 3s of it
     /// [default: 30s]
-    #[arg(long, global = true, value_name = "DURATION", allow_hyphen_values = true, value_parser = timeout)]
+    #[arg(long, global = true, value_name = "DURATION", allow_hyphen_values = true, value_parser = timeout, help_heading = CONNECTION)]
     pub(crate) retry_deadline: Option<Duration>,
     /// A Kafka client property, as in client.properties or librdkafka: security.protocol,
     /// sasl.mechanism, sasl.jaas.config, sasl.username, sasl.password, ssl.ca.location, ... A
     /// value may read a secret from the environment: ${env:NAME}. Repeatable; later wins
-    #[arg(short = 'X', global = true, value_name = "KEY=VALUE")]
+    #[arg(short = 'X', global = true, value_name = "KEY=VALUE", help_heading = CONNECTION)]
     pub(crate) property: Vec<String>,
     /// A properties file: a Java client's client.properties or a kcat config file (read
     /// before -X). Repeatable
-    #[arg(long = "config", short = 'F', global = true, value_name = "FILE")]
+    #[arg(long = "config", short = 'F', global = true, value_name = "FILE", help_heading = CONNECTION)]
     pub(crate) config_file: Vec<std::path::PathBuf>,
     #[command(subcommand)]
     pub(crate) command: Command,
@@ -293,10 +298,10 @@ pub(crate) struct ReadArgs {
     #[arg(long, short = 'c', value_name = "N", allow_negative_numbers = true, value_parser = record_count)]
     pub(crate) count: Option<u64>,
     /// json, raw, or a template such as '%p %o %T %k %s\n'
-    #[arg(long, short = 'f', default_value = "json", value_name = "FORMAT")]
+    #[arg(long, short = 'f', default_value = "json", value_name = "FORMAT", help_heading = OUTPUT)]
     pub(crate) format: String,
     /// No summary on stderr
-    #[arg(long, short = 'q')]
+    #[arg(long, short = 'q', help_heading = OUTPUT)]
     pub(crate) quiet: bool,
 }
 
@@ -457,6 +462,61 @@ mod tests {
             usage(&["kseek", "offsets", "--topic", "t", "--format", "raw"]),
             2
         );
+    }
+
+    #[test]
+    fn help_groups_the_command_s_options_then_output_then_connection() {
+        use clap::CommandFactory;
+        let mut cli = Cli::command();
+        cli.build();
+        for name in ["read", "offsets", "metadata", "commit", "committed"] {
+            let help = cli
+                .find_subcommand_mut(name)
+                .unwrap()
+                .render_long_help()
+                .to_string();
+            let at = |text: &str| {
+                help.find(text)
+                    .unwrap_or_else(|| panic!("{name}: no {text:?} in\n{help}"))
+            };
+            let connection = at("\nConnection and security:\n");
+            // The command's own options come first, the global flags in their own section.
+            assert!(at("\nOptions:\n") < connection, "{name}:\n{help}");
+            for global in [
+                "--bootstrap",
+                "--connect-timeout",
+                "--request-timeout",
+                "-X <",
+                "--config",
+            ] {
+                assert!(
+                    at(global) > connection,
+                    "{name}: {global} outside its section:\n{help}"
+                );
+            }
+            if name == "read" {
+                // --from and --to side by side, the output flags in theirs, and the template
+                // tokens paragraph whole.
+                let between = &help[at("--from <POS>")..at("--to <POS>")];
+                assert!(
+                    !between
+                        .lines()
+                        .skip(1)
+                        .any(|l| l.trim_start().starts_with('-')),
+                    "another flag between --from and --to:\n{between}"
+                );
+                let output = at("\nOutput:\n");
+                assert!(
+                    at("--format <FORMAT>") > output && at("--quiet") > output,
+                    "{help}"
+                );
+                assert!(at("--from <POS>") < output, "{help}");
+                assert!(
+                    help.contains(READ_EXAMPLES.lines().nth(3).unwrap()),
+                    "{help}"
+                );
+            }
+        }
     }
 
     #[test]
