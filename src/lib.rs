@@ -159,4 +159,4 @@ pub use plan::{Adjusted, End, IsolationLevel, PartitionPlan, Plan, ReadSpec, Sta
 pub use read::{
     BatchStream, FetchedBatch, PartitionPosition, ReadOptions, ReadRecord, RecordStream,
 };
-pub use security::{SaslConfig, SecurityConfig, SecurityProtocol, TlsConfig};
+pub use security::{SaslConfig, SecurityConfig, SecurityProtocol, TlsConfig, TlsVersions};

@@ -5,8 +5,12 @@
 //! Both the Java client's property names and librdkafka's are accepted (see the table below);
 //! where both name the same setting, the one given last wins, so a `-X` after a file
 //! overrides it. A property kseek doesn't know is an error naming it, never silently ignored;
-//! a few that are common in client files but mean nothing to a reader are accepted and
-//! ignored (producer, consumer-group membership and Schema Registry settings).
+//! those common in client files that mean nothing to a reader are accepted and ignored
+//! (producer, consumer-group membership, fetch tuning and Schema Registry settings), and
+//! listed by [`Properties::ignored`], so a Java `consumer.properties` works as it is. Its
+//! `group.id` is ignored too: a commit goes only to a group named where it is used, never to
+//! an application's group by accident. Security settings are honoured or refused with the
+//! reason, never dropped.
 //!
 //! A value may take a secret from the environment with `${env:NAME}` (the syntax of Kafka's
 //! `EnvVarConfigProvider`; kseek needs no `config.providers` line for it, and accepts one that
@@ -25,6 +29,7 @@
 //! | client key | `ssl.keystore.location` (type PEM), `ssl.keystore.key` | `ssl.key.location`, `ssl.key.pem` |
 //! | key password | `ssl.key.password` | `ssl.key.password` |
 //! | hostname verification | `ssl.endpoint.identification.algorithm` (`https`, or empty for off) | the same (`https`, `none`) |
+//! | TLS versions (1.2, 1.3) | `ssl.enabled.protocols`, `ssl.protocol` | |
 //! | request timeout | `request.timeout.ms` | `socket.timeout.ms` |
 //! | connect timeout | `socket.connection.setup.timeout.ms` | the same |
 //! | metadata max age | `metadata.max.age.ms` | the same |
@@ -44,11 +49,23 @@ use std::time::Duration;
 use crate::client::ClientConfig;
 use crate::security::{
     PemSource, SaslConfig, ScramMechanism, Secret, SecurityConfig, SecurityProtocol, TlsConfig,
-    TokenSource, TrustAnchors,
+    TlsVersions, TokenSource, TrustAnchors,
 };
 
 /// A `Result` whose error is a configuration [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A property accepted but not used ([`Properties::ignored`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Ignored {
+    /// Where it was set: `file:line` or `-X`.
+    pub origin: String,
+    /// The property.
+    pub key: String,
+    /// Why it is ignored, when that is worth a line every time (`group.id`).
+    pub notice: Option<&'static str>,
+}
 
 /// A property that can't be used. Each names where it came from (`client.properties:12`,
 /// `-X`) and the property, never a secret value.
@@ -206,7 +223,13 @@ impl Properties {
 
     fn push(&mut self, key: String, value: String, origin: String) -> Result<()> {
         match lookup(&key) {
-            Some(Known::Setting(_) | Known::Ignored | Known::DnsLookup | Known::Provider) => {}
+            Some(
+                Known::Setting(_)
+                | Known::Ignored
+                | Known::Noticed(_)
+                | Known::DnsLookup
+                | Known::Provider,
+            ) => {}
             Some(Known::Rejected(reason)) => {
                 return Err(Error::Unsupported {
                     origin,
@@ -260,6 +283,27 @@ impl Properties {
             }
         }
         Settings(values).apply(config)
+    }
+
+    /// The properties accepted but not used, in the order given: producer, consumer-group
+    /// and Schema Registry settings, and client plumbing kseek doesn't have. A command line
+    /// tool lists them on request; those with a [`Ignored::notice`] deserve a line every time.
+    pub fn ignored(&self) -> Vec<Ignored> {
+        self.entries
+            .iter()
+            .filter_map(|e| {
+                let notice = match lookup(&e.key)? {
+                    Known::Ignored => None,
+                    Known::Noticed(why) => Some(why),
+                    _ => return None,
+                };
+                Some(Ignored {
+                    origin: e.origin.clone(),
+                    key: e.key.clone(),
+                    notice,
+                })
+            })
+            .collect()
     }
 
     /// The provider names that read the environment: `env`, and any declared with
@@ -320,6 +364,8 @@ enum Setting {
     KeyPassword,
     EndpointIdentification,
     CertificateVerification,
+    EnabledProtocols,
+    Protocol,
     RequestTimeout,
     ConnectTimeout,
     MetadataMaxAge,
@@ -332,6 +378,8 @@ enum Known {
     Setting(Setting),
     /// Accepted and ignored.
     Ignored,
+    /// Accepted and ignored, with a notice worth showing every time (the reason).
+    Noticed(&'static str),
     /// `client.dns.lookup`: accepted when its value is what kseek does.
     DnsLookup,
     /// Known, and refused with this reason.
@@ -368,6 +416,8 @@ fn lookup(key: &str) -> Option<Known> {
         "ssl.key.password" => S::KeyPassword,
         "ssl.endpoint.identification.algorithm" => S::EndpointIdentification,
         "enable.ssl.certificate.verification" => S::CertificateVerification,
+        "ssl.enabled.protocols" => S::EnabledProtocols,
+        "ssl.protocol" => S::Protocol,
         "request.timeout.ms" | "socket.timeout.ms" => S::RequestTimeout,
         "socket.connection.setup.timeout.ms" => S::ConnectTimeout,
         "metadata.max.age.ms" => S::MetadataMaxAge,
@@ -397,9 +447,23 @@ fn ignored_or_rejected(key: &str) -> Option<Known> {
         | "schema.registry.basic.auth.user.info" => Known::Ignored,
         // kseek tries every address a name resolves to; the value is checked.
         "client.dns.lookup" => Known::DnsLookup,
-        "group.id" => Known::Rejected(
-            "a consumer group is not taken from configuration: name it where it is used (kseek's --group), so a commit never goes to an application's group by accident",
+        // Accepted so a consumer.properties works as it is, but never used: a commit must
+        // not go to an application's group by accident, so a group is named where it is used.
+        "group.id" => Known::Noticed(
+            "ignored: a consumer group is named where it is used (kseek's --group), so a commit never goes to an application's group by accident",
         ),
+        // The rest of a subscribing Java consumer's settings, and client plumbing kseek
+        // doesn't have (metrics, interceptors, rack-aware fetching, socket buffers).
+        "group.instance.id" | "group.protocol" | "group.remote.assignor"
+        | "partition.assignment.strategy" | "auto.commit.interval.ms"
+        | "allow.auto.create.topics" | "exclude.internal.topics" | "check.crcs"
+        | "client.rack" | "fetch.min.bytes" | "fetch.max.bytes" | "fetch.max.wait.ms"
+        | "max.partition.fetch.bytes" | "receive.buffer.bytes" | "send.buffer.bytes"
+        | "reconnect.backoff.ms" | "reconnect.backoff.max.ms"
+        | "connections.max.idle.ms" | "socket.connection.setup.timeout.max.ms"
+        | "interceptor.classes" | "metric.reporters" | "metrics.num.samples"
+        | "metrics.recording.level" | "metrics.sample.window.ms" | "enable.metrics.push"
+        | "auto.include.jmx.reporter" | "security.providers" => Known::Ignored,
         "isolation.level" => Known::Rejected(
             "the isolation level is chosen per read (kseek's --isolation), not in configuration",
         ),
@@ -827,6 +891,8 @@ impl Settings {
             S::KeyPassword,
             S::EndpointIdentification,
             S::CertificateVerification,
+            S::EnabledProtocols,
+            S::Protocol,
         ];
         let first = TLS.iter().find_map(|s| self.get(*s));
         if !protocol.uses_tls() {
@@ -959,6 +1025,7 @@ impl Settings {
                 }
             };
         }
+        tls.versions = self.tls_versions()?;
         if let Some(v) = self.get(S::CertificateVerification) {
             match v.trimmed().to_ascii_lowercase().as_str() {
                 "true" => {}
@@ -969,6 +1036,50 @@ impl Settings {
             }
         }
         Ok(Some(tls))
+    }
+
+    /// The TLS versions of `ssl.enabled.protocols` (a list) and `ssl.protocol` (Java's
+    /// SSLContext protocol: the highest version). Versions rustls doesn't speak (TLSv1.1 and
+    /// older) are left out of a list that names a supported one too, since offering fewer old
+    /// versions is never weaker; a setting that leaves no supported version is refused.
+    fn tls_versions(&self) -> Result<TlsVersions> {
+        use Setting as S;
+        let mut versions = TlsVersions::default();
+        if let Some(v) = self.get(S::EnabledProtocols) {
+            let (mut tls12, mut tls13) = (false, false);
+            for name in v.text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                match name.to_ascii_uppercase().as_str() {
+                    "TLSV1.2" => tls12 = true,
+                    "TLSV1.3" => tls13 = true,
+                    "TLSV1.1" | "TLSV1" | "SSLV3" | "SSLV2HELLO" => {}
+                    _ => return Err(v.invalid("a list of TLSv1.2 and TLSv1.3")),
+                }
+            }
+            if !(tls12 || tls13) {
+                return Err(v.unsupported(
+                    "kseek speaks TLSv1.2 and TLSv1.3 only (rustls); add one of them",
+                ));
+            }
+            versions = TlsVersions { tls12, tls13 };
+        }
+        if let Some(v) = self.get(S::Protocol) {
+            match v.trimmed().to_ascii_uppercase().as_str() {
+                "TLS" | "TLSV1.3" => {}
+                "TLSV1.2" => versions.tls13 = false,
+                "TLSV1.1" | "TLSV1" | "SSL" | "SSLV3" => {
+                    return Err(v.unsupported(
+                        "kseek speaks TLSv1.2 and TLSv1.3 only (rustls); set TLSv1.3 or TLSv1.2",
+                    ))
+                }
+                _ => return Err(v.invalid("TLSv1.3, TLSv1.2 or TLS")),
+            }
+            if !(versions.tls12 || versions.tls13) {
+                return Err(v.unsupported(
+                    "ssl.enabled.protocols allows TLSv1.3 only, and this TLSv1.2: no version is left",
+                ));
+            }
+        }
+        Ok(versions)
     }
 
     /// Whether `ssl.truststore.type` / `ssl.keystore.type` says PEM; an error for the store
@@ -1605,11 +1716,6 @@ mod tests {
             error("bootstrap.servers=a:1\nbootstrap.server=a:1"),
             "client.properties:2: unknown property \"bootstrap.server\""
         );
-        let err = error("group.id=my-app");
-        assert!(
-            err.starts_with("client.properties:1: group.id: a consumer group is not taken"),
-            "{err}"
-        );
         assert!(error("isolation.level=read_committed").contains("--isolation"));
         assert!(error("ssl.truststore.password=changeit").contains("JKS and PKCS12"));
         assert!(error("sasl.login.callback.handler.class=x.Y").contains("Java classes"));
@@ -1618,6 +1724,91 @@ mod tests {
                 .contains("tries every address")
         );
         assert!(error("client.dns.lookup=bogus").contains("expected use_all_dns_ips"));
+    }
+
+    #[test]
+    fn a_java_consumer_properties_file_works_as_it_is() {
+        let text = "bootstrap.servers=b:9092\n\
+            group.id=my-app\n\
+            client.id=reports\n\
+            auto.offset.reset=earliest\n\
+            enable.auto.commit=false\n\
+            key.deserializer=org.apache.kafka.common.serialization.StringDeserializer\n\
+            value.deserializer=org.apache.kafka.common.serialization.StringDeserializer\n\
+            max.poll.records=500\n\
+            session.timeout.ms=45000\n\
+            heartbeat.interval.ms=3000\n\
+            fetch.min.bytes=1\n\
+            max.partition.fetch.bytes=1048576\n\
+            partition.assignment.strategy=org.apache.kafka.clients.consumer.CooperativeStickyAssignor\n\
+            security.protocol=SSL\n\
+            ssl.truststore.location=/etc/kafka/ca.pem\n\
+            ssl.truststore.type=PEM\n\
+            ssl.enabled.protocols=TLSv1.2,TLSv1.3\n\
+            ssl.protocol=TLSv1.3\n\
+            ssl.endpoint.identification.algorithm=https\n";
+        let mut props = Properties::new();
+        props.add_text(text, "consumer.properties").unwrap();
+        let mut config = ClientConfig::default();
+        props.apply_with_env(&mut config, &env).unwrap();
+        assert_eq!(config.bootstrap, ["b:9092"]);
+        assert_eq!(
+            config.connection.security.tls.versions,
+            TlsVersions::default()
+        );
+        let ignored = props.ignored();
+        let keys: Vec<&str> = ignored.iter().map(|i| i.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "group.id",
+                "auto.offset.reset",
+                "enable.auto.commit",
+                "key.deserializer",
+                "value.deserializer",
+                "max.poll.records",
+                "session.timeout.ms",
+                "heartbeat.interval.ms",
+                "fetch.min.bytes",
+                "max.partition.fetch.bytes",
+                "partition.assignment.strategy",
+            ]
+        );
+        // Only the group says why, every time: it never becomes a commit's group.
+        assert_eq!(ignored[0].origin, "consumer.properties:2");
+        assert!(ignored[0].notice.unwrap().contains("--group"));
+        assert!(ignored[1..].iter().all(|i| i.notice.is_none()));
+    }
+
+    #[test]
+    fn tls_versions_are_honoured_or_refused_with_the_reason() {
+        let versions = |lines: &str| {
+            load(&format!("security.protocol=SSL\n{lines}"))
+                .map(|c| c.connection.security.tls.versions)
+                .map_err(|e| e.to_string())
+        };
+        let v = |tls12, tls13| Ok(TlsVersions { tls12, tls13 });
+        assert_eq!(versions(""), v(true, true));
+        assert_eq!(versions("ssl.enabled.protocols=TLSv1.3"), v(false, true));
+        assert_eq!(versions("ssl.enabled.protocols=tlsv1.2"), v(true, false));
+        // Older versions beside a supported one are not offered: never weaker.
+        assert_eq!(
+            versions("ssl.enabled.protocols=TLSv1.1,TLSv1.2"),
+            v(true, false)
+        );
+        assert_eq!(versions("ssl.protocol=TLSv1.2"), v(true, false));
+        assert_eq!(versions("ssl.protocol=TLS"), v(true, true));
+        let err = versions("ssl.enabled.protocols=TLSv1.1").unwrap_err();
+        assert!(err.contains("TLSv1.2 and TLSv1.3 only"), "{err}");
+        let err = versions("ssl.protocol=TLSv1.1").unwrap_err();
+        assert!(err.contains("TLSv1.2 and TLSv1.3 only"), "{err}");
+        let err = versions("ssl.enabled.protocols=TLSv1.3\nssl.protocol=TLSv1.2").unwrap_err();
+        assert!(err.contains("no version is left"), "{err}");
+        let err = versions("ssl.enabled.protocols=TLSv9").unwrap_err();
+        assert!(
+            err.contains("expected a list of TLSv1.2 and TLSv1.3"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -189,13 +189,37 @@ pub struct TlsConfig {
     pub client_cert: Option<PemSource>,
     /// The private key (PEM, PKCS#8, PKCS#1 or SEC1) of [`TlsConfig::client_cert`].
     pub client_key: Option<PemSource>,
-    /// The password of an encrypted client key (`ssl.key.password`); encrypted keys are not
-    /// supported yet, and setting one is an error.
+    /// The password of an encrypted client key (`ssl.key.password`). Encrypted keys are not
+    /// supported yet: with an encrypted key, setting one is an error; with a key that is not
+    /// encrypted (a store converted to PEM, the password line left in the file, as Java
+    /// users do), it is ignored.
     pub client_key_password: Option<Secret>,
     /// Whether the broker's certificate must name the host connected to (Kafka's
     /// `ssl.endpoint.identification.algorithm=https`, the default). Turning it off logs a
     /// warning on every connection.
     pub verify_hostname: bool,
+    /// The TLS versions offered (`ssl.enabled.protocols`, `ssl.protocol`): TLS 1.2 and 1.3 by
+    /// default, as Java's client.
+    pub versions: TlsVersions,
+}
+
+/// The TLS versions a connection may use; at least one is on. rustls speaks 1.2 and 1.3 only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TlsVersions {
+    /// TLS 1.2.
+    pub tls12: bool,
+    /// TLS 1.3.
+    pub tls13: bool,
+}
+
+impl Default for TlsVersions {
+    fn default() -> Self {
+        TlsVersions {
+            tls12: true,
+            tls13: true,
+        }
+    }
 }
 
 impl Default for TlsConfig {
@@ -206,6 +230,7 @@ impl Default for TlsConfig {
             client_key: None,
             client_key_password: None,
             verify_hostname: true,
+            versions: TlsVersions::default(),
         }
     }
 }

@@ -19,7 +19,7 @@ use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureSc
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 
-use crate::security::{PemSource, TlsConfig, TrustAnchors};
+use crate::security::{PemSource, TlsConfig, TlsVersions, TrustAnchors};
 
 /// The built rustls configuration of the last [`TlsConfig`] seen, shared by clones of a
 /// connection config (building one reads the system's certificate store).
@@ -57,12 +57,15 @@ fn provider() -> Arc<CryptoProvider> {
 
 /// Builds the rustls configuration: trust anchors, the verifier, the client certificate.
 fn client_config(tls: &TlsConfig) -> Result<rustls::ClientConfig, String> {
-    if tls.client_key_password.is_some() {
-        return Err(
-            "encrypted client keys (ssl.key.password) are not supported: decrypt the key \
-             (openssl pkcs8 -in key.pem -out plain.pem) and leave the password out"
-                .to_owned(),
-        );
+    // A password for a key that is not encrypted is ignored, as Java's client does.
+    if let (Some(_), Some(key)) = (&tls.client_key_password, &tls.client_key) {
+        if is_encrypted(key)? {
+            return Err(
+                "encrypted client keys (ssl.key.password) are not supported: decrypt the key \
+                 (openssl pkcs8 -in key.pem -out plain.pem) and leave the password out"
+                    .to_owned(),
+            );
+        }
     }
     let roots = Arc::new(root_store(&tls.trust)?);
     let webpki = WebPkiServerVerifier::builder_with_provider(roots, provider())
@@ -72,8 +75,17 @@ fn client_config(tls: &TlsConfig) -> Result<rustls::ClientConfig, String> {
         webpki,
         verify_hostname: tls.verify_hostname,
     });
+    let versions: &[&rustls::SupportedProtocolVersion] = match tls.versions {
+        TlsVersions {
+            tls12: true,
+            tls13: true,
+        } => &[&rustls::version::TLS13, &rustls::version::TLS12],
+        TlsVersions { tls13: true, .. } => &[&rustls::version::TLS13],
+        TlsVersions { tls12: true, .. } => &[&rustls::version::TLS12],
+        _ => return Err("no TLS version is enabled: enable TLSv1.2 or TLSv1.3".to_owned()),
+    };
     let builder = rustls::ClientConfig::builder_with_provider(provider())
-        .with_safe_default_protocol_versions()
+        .with_protocol_versions(versions)
         .map_err(|e| format!("TLS setup failed: {e}"))?
         .dangerous()
         .with_custom_certificate_verifier(verifier);
@@ -164,6 +176,18 @@ fn certificates(source: &PemSource, what: &str) -> Result<Vec<CertificateDer<'st
         ));
     }
     Ok(certs)
+}
+
+/// Whether a PEM key is encrypted: PKCS#8 `ENCRYPTED PRIVATE KEY`, or OpenSSL's legacy
+/// `Proc-Type: 4,ENCRYPTED` header. Errors never show the key.
+fn is_encrypted(source: &PemSource) -> Result<bool, String> {
+    let text = match source {
+        PemSource::File(path) => std::fs::read(path)
+            .map_err(|e| format!("the client key {} cannot be read: {e}", describe(source)))?,
+        PemSource::Inline(text) => text.expose().as_bytes().to_vec(),
+    };
+    let has = |needle: &[u8]| text.windows(needle.len()).any(|w| w == needle);
+    Ok(has(b"-----BEGIN ENCRYPTED PRIVATE KEY-----") || has(b"Proc-Type: 4,ENCRYPTED"))
 }
 
 /// The private key of a PEM source. Errors never show the key.
@@ -436,6 +460,7 @@ fn dn(mut name: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::security::Secret;
 
     #[test]
     fn server_names_from_addresses() {
@@ -463,6 +488,33 @@ mod tests {
         // A length that claims more than there is.
         assert_eq!(der_item(&[0x30, 0x84, 0xff, 0xff, 0xff, 0xff]), None);
         assert_eq!(der_item(&[0x30, 0x05, 1, 2]), None);
+    }
+
+    #[test]
+    fn a_key_password_matters_only_for_an_encrypted_key() {
+        let inline = |text: &str| PemSource::Inline(Secret::new(text.to_owned()));
+        let plain = "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n";
+        assert_eq!(is_encrypted(&inline(plain)), Ok(false));
+        let pkcs8 =
+            "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIE\n-----END ENCRYPTED PRIVATE KEY-----\n";
+        assert_eq!(is_encrypted(&inline(pkcs8)), Ok(true));
+        let legacy = "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-256-CBC,00\n\nMIIE\n-----END RSA PRIVATE KEY-----\n";
+        assert_eq!(is_encrypted(&inline(legacy)), Ok(true));
+        // With an encrypted key the password is refused with what to do; with a plain one
+        // it is ignored and the error (a junk key here) is about the key itself.
+        let tls = |key: &str| TlsConfig {
+            client_cert: Some(inline(
+                "-----BEGIN CERTIFICATE-----\nMIIE\n-----END CERTIFICATE-----\n",
+            )),
+            client_key: Some(inline(key)),
+            client_key_password: Some(Secret::new("changeit".to_owned())),
+            trust: TrustAnchors::Pem(String::new()),
+            ..TlsConfig::default()
+        };
+        let err = client_config(&tls(pkcs8)).unwrap_err();
+        assert!(err.contains("openssl pkcs8"), "{err}");
+        let err = client_config(&tls(plain)).unwrap_err();
+        assert!(!err.contains("ssl.key.password"), "{err}");
     }
 
     #[test]

@@ -654,6 +654,64 @@ mod cli {
         }
     }
 
+    /// A Java consumer's consumer.properties as users keep it: group and deserializer settings,
+    /// TLS versions, and `ssl.key.password` left in after the keystore was converted to PEM.
+    /// It works unchanged over mTLS; the group is ignored with one notice and never committed
+    /// to; `-v` lists what was not used.
+    #[test]
+    fn a_consumer_properties_file_works_as_it_is() {
+        let broker = secure_broker();
+        let (topic, written) = window_topic(broker);
+        let (from, to) = (rfc3339(TEN), rfc3339(TEN + 5 * MINUTE));
+        let expected = written
+            .iter()
+            .filter(|r| (TEN..TEN + 5 * MINUTE).contains(&r.timestamp))
+            .count();
+        let spec = broker.client(Listener::Ssl);
+        let group = support::unique_name("app-group");
+        let text = format!(
+            "{}group.id={group}\n\
+             client.id=reports\n\
+             auto.offset.reset=earliest\n\
+             enable.auto.commit=false\n\
+             key.deserializer=org.apache.kafka.common.serialization.StringDeserializer\n\
+             value.deserializer=org.apache.kafka.common.serialization.StringDeserializer\n\
+             max.poll.records=500\n\
+             session.timeout.ms=45000\n\
+             ssl.enabled.protocols=TLSv1.2,TLSv1.3\n\
+             ssl.protocol=TLSv1.3\n\
+             ssl.key.password=changeit\n",
+            spec.java_properties()
+        );
+        let file = std::env::temp_dir().join(support::unique_name("consumer.properties"));
+        std::fs::write(&file, text).unwrap();
+        let file_arg = file.display().to_string();
+        let mut args = window_args(&topic, &from, &to);
+        args.extend(["--config", file_arg.as_str(), "-v"]);
+        let run = kseek(&args, &[]);
+        // The file's group.id does not stand in for --group: --commit still needs one named.
+        args.push("--commit");
+        let commit = kseek(&args, &[]);
+        let _ = std::fs::remove_file(&file);
+        assert_eq!(commit.code, Some(2), "{}", commit.stderr);
+        assert!(commit.stderr.contains("--group"), "{}", commit.stderr);
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        assert_eq!(run.stdout.lines().count(), expected, "{}", run.stdout);
+        let notices: Vec<&str> = run
+            .stderr
+            .lines()
+            .filter(|l| l.contains("group.id"))
+            .collect();
+        assert_eq!(notices.len(), 2, "{}", run.stderr);
+        assert!(notices[0].contains(": group.id: ignored"), "{}", run.stderr);
+        assert!(
+            notices[1].starts_with("kseek: properties accepted but not used by a reader: group.id")
+                && notices[1].contains("max.poll.records"),
+            "{}",
+            run.stderr
+        );
+    }
+
     #[test]
     fn secrets_come_from_the_environment_and_never_show_in_errors() {
         let broker = secure_broker();

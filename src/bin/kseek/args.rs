@@ -59,6 +59,10 @@ pub(crate) struct Cli {
     /// before -X). Repeatable
     #[arg(long = "config", short = 'F', global = true, value_name = "FILE", help_heading = CONNECTION)]
     pub(crate) config_file: Vec<std::path::PathBuf>,
+    /// Also list the properties of --config and -X that are accepted but not used (a Java
+    /// consumer's group, deserializer and fetch settings)
+    #[arg(long, short = 'v', global = true, help_heading = CONNECTION)]
+    pub(crate) verbose: bool,
     #[command(subcommand)]
     pub(crate) command: Command,
 }
@@ -132,7 +136,24 @@ impl Cli {
         }
         properties
             .apply(config)
-            .map_err(|e| Fail::usage(e.to_string()))
+            .map_err(|e| Fail::usage(e.to_string()))?;
+        let ignored = properties.ignored();
+        for i in &ignored {
+            if let Some(why) = i.notice {
+                crate::output::note(&format!("kseek: {}: {}: {why}", i.origin, i.key));
+            }
+        }
+        if self.verbose && !ignored.is_empty() {
+            let list: Vec<String> = ignored
+                .iter()
+                .map(|i| format!("{} ({})", i.key, i.origin))
+                .collect();
+            crate::output::note(&format!(
+                "kseek: properties accepted but not used by a reader: {}",
+                list.join(", ")
+            ));
+        }
+        Ok(())
     }
 }
 
