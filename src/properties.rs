@@ -474,9 +474,10 @@ fn ignored_or_rejected(key: &str) -> Option<Known> {
         "sasl.oauthbearer.token.endpoint.url" => Known::Rejected(
             "fetching OAuth tokens from an endpoint is not supported; print a token with sasl.oauthbearer.token.command",
         ),
-        "ssl.truststore.password" | "ssl.keystore.password" => Known::Rejected(
-            "store passwords are for JKS and PKCS12 stores, which kseek doesn't read; convert the store to PEM and remove this",
-        ),
+        // Passwords of JKS and PKCS12 stores: such a store is refused with the command that
+        // converts it (the error that helps, whatever the order of the lines); beside a PEM
+        // store, a password left in the file protects nothing and is ignored.
+        "ssl.truststore.password" | "ssl.keystore.password" => Known::Ignored,
         "config.providers" => Known::Provider,
         _ if key.starts_with("config.providers.") && key.ends_with(".class") => Known::Provider,
         _ => return None,
@@ -1082,17 +1083,22 @@ impl Settings {
         Ok(versions)
     }
 
-    /// Whether `ssl.truststore.type` / `ssl.keystore.type` says PEM; an error for the store
-    /// types kseek doesn't read, whether or not a store file is given.
+    /// Whether `ssl.truststore.type` / `ssl.keystore.type` says PEM. A JKS or PKCS12 type is
+    /// an error here only when no store file is given (with a file, [`Self::check_pem_store`]
+    /// names the file in its error, the one that helps).
     fn store_type(&self, setting: Setting, store: &str) -> Result<bool> {
         let Some(v) = self.get(setting) else {
             return Ok(false);
         };
+        let location = match store {
+            "truststore" => Setting::TruststoreLocation,
+            _ => Setting::KeystoreLocation,
+        };
         match v.trimmed().to_ascii_uppercase().as_str() {
             "PEM" => Ok(true),
+            "JKS" | "PKCS12" if self.get(location).is_some() => Ok(false),
             t @ ("JKS" | "PKCS12") => Err(v.unsupported(format!(
-                "{t} {store}s are not supported; {}, and set {}=PEM",
-                conversion_hint(store),
+                "{t} {store}s are not read; convert the store to PEM and set {}=PEM",
                 v.key
             ))),
             _ => Err(v.invalid("PEM")),
@@ -1100,7 +1106,9 @@ impl Settings {
     }
 
     /// A store file needs type PEM; without a type, a `.pem`, `.crt` or `.cer` file is taken
-    /// as PEM (Java would read it as JKS, its default).
+    /// as PEM (Java would read it as JKS, its default). Any other store is refused with one
+    /// line that names the file and gives the command that converts it, and the properties
+    /// to set instead.
     fn check_pem_store(
         &self,
         location: &Value,
@@ -1111,34 +1119,59 @@ impl Settings {
         if pem_type {
             return Ok(());
         }
-        let path = location.trimmed().to_ascii_lowercase();
+        let path = location.trimmed();
+        let lower = path.to_ascii_lowercase();
         if [".pem", ".crt", ".cer"]
             .iter()
-            .any(|ext| path.ends_with(ext))
+            .any(|ext| lower.ends_with(ext))
         {
             return Ok(());
         }
-        if [".jks", ".p12", ".pfx", ".keystore", ".truststore"]
-            .iter()
-            .any(|ext| path.ends_with(ext))
-        {
-            return Err(location.unsupported(format!(
-                "JKS and PKCS12 {store}s are not supported; {}, and set {type_key}=PEM",
-                conversion_hint(store)
-            )));
-        }
+        let declared = self
+            .get(if store == "truststore" {
+                Setting::TruststoreType
+            } else {
+                Setting::KeystoreType
+            })
+            .map(|v| v.trimmed().to_ascii_uppercase());
+        let pkcs12 = match declared.as_deref() {
+            Some("PKCS12") => true,
+            Some(_) => false,
+            None if [".p12", ".pfx"].iter().any(|ext| lower.ends_with(ext)) => true,
+            None if [".jks", ".keystore", ".truststore"].iter().any(|ext| lower.ends_with(ext)) => {
+                false
+            }
+            None => {
+                return Err(location.unsupported(format!(
+                    "{path} has no {type_key}, and Java's default, JKS, is not read; if the file is PEM, set {type_key}=PEM, else {}",
+                    conversion(store, path, false)
+                )))
+            }
+        };
+        let kind = if pkcs12 { "PKCS12" } else { "JKS" };
         Err(location.unsupported(format!(
-            "{type_key} is not set, and Java's default, JKS, is not supported; if the file is PEM, set {type_key}=PEM"
+            "{path} is a {kind} {store}, which kseek doesn't read; {}",
+            conversion(store, path, pkcs12)
         )))
     }
 }
 
-/// How to turn a JKS or PKCS12 store into the PEM kseek reads.
-fn conversion_hint(store: &str) -> &'static str {
-    if store == "truststore" {
-        "convert it with `keytool -list -rfc -keystore FILE > ca.pem` (or remove it to trust the system's CA certificates)"
-    } else {
-        "convert it with `keytool -importkeystore -srckeystore FILE -destkeystore client.p12 -deststoretype PKCS12` and `openssl pkcs12 -in client.p12 -nodes -out client.pem`"
+/// The exact commands that turn the JKS or PKCS12 store `path` into the PEM file kseek
+/// reads, and the properties to set then.
+fn conversion(store: &str, path: &str, pkcs12: bool) -> String {
+    match (store, pkcs12) {
+        ("truststore", false) => format!(
+            "convert it with `keytool -list -rfc -keystore {path} > ca.pem`, then set ssl.truststore.location=ca.pem and ssl.truststore.type=PEM (or remove both to trust the system's CA certificates)"
+        ),
+        ("truststore", true) => format!(
+            "convert it with `openssl pkcs12 -in {path} -nokeys -out ca.pem`, then set ssl.truststore.location=ca.pem and ssl.truststore.type=PEM (or remove both to trust the system's CA certificates)"
+        ),
+        (_, false) => format!(
+            "convert it with `keytool -importkeystore -srckeystore {path} -destkeystore client.p12 -deststoretype PKCS12` and `openssl pkcs12 -in client.p12 -nodes -out client.pem`, then set ssl.keystore.location=client.pem and ssl.keystore.type=PEM"
+        ),
+        (_, true) => format!(
+            "convert it with `openssl pkcs12 -in {path} -nodes -out client.pem`, then set ssl.keystore.location=client.pem and ssl.keystore.type=PEM"
+        ),
     }
 }
 
@@ -1717,7 +1750,6 @@ mod tests {
             "client.properties:2: unknown property \"bootstrap.server\""
         );
         assert!(error("isolation.level=read_committed").contains("--isolation"));
-        assert!(error("ssl.truststore.password=changeit").contains("JKS and PKCS12"));
         assert!(error("sasl.login.callback.handler.class=x.Y").contains("Java classes"));
         assert!(
             error("client.dns.lookup=resolve_canonical_bootstrap_servers_only")
@@ -1888,19 +1920,24 @@ mod tests {
             ),
             (
                 "security.protocol=SSL\nssl.truststore.location=/t.jks\nssl.truststore.type=JKS",
-                "client.properties:3: ssl.truststore.type: JKS truststores are not supported; convert it with `keytool -list -rfc -keystore FILE > ca.pem` (or remove it to trust the system's CA certificates), and set ssl.truststore.type=PEM",
+                "client.properties:2: ssl.truststore.location: /t.jks is a JKS truststore, which kseek doesn't read; convert it with `keytool -list -rfc -keystore /t.jks > ca.pem`, then set ssl.truststore.location=ca.pem and ssl.truststore.type=PEM (or remove both to trust the system's CA certificates)",
             ),
             (
-                "security.protocol=SSL\nssl.truststore.location=/t.jks",
-                "client.properties:2: ssl.truststore.location: JKS and PKCS12 truststores are not supported; convert it with `keytool -list -rfc -keystore FILE > ca.pem` (or remove it to trust the system's CA certificates), and set ssl.truststore.type=PEM",
+                // The password line first, as Java users write it: the error is about the store.
+                "security.protocol=SSL\nssl.truststore.password=changeit\nssl.truststore.location=/t.p12",
+                "client.properties:3: ssl.truststore.location: /t.p12 is a PKCS12 truststore, which kseek doesn't read; convert it with `openssl pkcs12 -in /t.p12 -nokeys -out ca.pem`, then set ssl.truststore.location=ca.pem and ssl.truststore.type=PEM (or remove both to trust the system's CA certificates)",
             ),
             (
-                "security.protocol=SSL\nssl.keystore.location=/k.p12\nssl.keystore.type=PKCS12",
-                "client.properties:3: ssl.keystore.type: PKCS12 keystores are not supported; convert it with `keytool -importkeystore -srckeystore FILE -destkeystore client.p12 -deststoretype PKCS12` and `openssl pkcs12 -in client.p12 -nodes -out client.pem`, and set ssl.keystore.type=PEM",
+                "security.protocol=SSL\nssl.keystore.password=changeit\nssl.keystore.location=/k.p12\nssl.keystore.type=PKCS12",
+                "client.properties:3: ssl.keystore.location: /k.p12 is a PKCS12 keystore, which kseek doesn't read; convert it with `openssl pkcs12 -in /k.p12 -nodes -out client.pem`, then set ssl.keystore.location=client.pem and ssl.keystore.type=PEM",
+            ),
+            (
+                "security.protocol=SSL\nssl.keystore.location=/k.jks",
+                "client.properties:2: ssl.keystore.location: /k.jks is a JKS keystore, which kseek doesn't read; convert it with `keytool -importkeystore -srckeystore /k.jks -destkeystore client.p12 -deststoretype PKCS12` and `openssl pkcs12 -in client.p12 -nodes -out client.pem`, then set ssl.keystore.location=client.pem and ssl.keystore.type=PEM",
             ),
             (
                 "security.protocol=SSL\nssl.truststore.location=/etc/truststore",
-                "client.properties:2: ssl.truststore.location: ssl.truststore.type is not set, and Java's default, JKS, is not supported; if the file is PEM, set ssl.truststore.type=PEM",
+                "client.properties:2: ssl.truststore.location: /etc/truststore has no ssl.truststore.type, and Java's default, JKS, is not read; if the file is PEM, set ssl.truststore.type=PEM, else convert it with `keytool -list -rfc -keystore /etc/truststore > ca.pem`, then set ssl.truststore.location=ca.pem and ssl.truststore.type=PEM (or remove both to trust the system's CA certificates)",
             ),
             (
                 "security.protocol=SSL\nenable.ssl.certificate.verification=false",
@@ -2113,7 +2150,7 @@ mod tests {
         assert!(!tls.verify_hostname);
         let err =
             error("security.protocol=SSL\nssl.truststore.type=JKS\nssl.truststore.certificates=x");
-        assert!(err.contains("JKS truststores are not supported"), "{err}");
+        assert!(err.contains("JKS truststores are not read"), "{err}");
     }
 
     proptest::proptest! {

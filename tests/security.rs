@@ -712,6 +712,90 @@ mod cli {
         );
     }
 
+    /// A Java client's truststore as users have it (JKS, its password line first): the one
+    /// error names the file and the exact command that converts it; running that command and
+    /// setting the properties it names makes the read work.
+    #[test]
+    fn a_jks_truststore_gets_the_command_that_converts_it_and_that_command_works() {
+        let broker = secure_broker();
+        let (topic, written) = window_topic(broker);
+        let (from, to) = (rfc3339(TEN), rfc3339(TEN + 5 * MINUTE));
+        let expected = written
+            .iter()
+            .filter(|r| (TEN..TEN + 5 * MINUTE).contains(&r.timestamp))
+            .count();
+        let spec = broker.client(Listener::Ssl);
+        let dir = std::env::temp_dir().join(support::unique_name("kseek-jks"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let jks = dir.join("client.truststore.jks");
+        let made = Command::new("keytool")
+            .args([
+                "-importcert",
+                "-noprompt",
+                "-alias",
+                "ca",
+                "-storetype",
+                "JKS",
+            ])
+            .args(["-storepass", "changeit", "-keystore"])
+            .arg(&jks)
+            .arg("-file")
+            .arg(spec.ca_file())
+            .output()
+            .unwrap();
+        assert!(
+            made.status.success(),
+            "{}",
+            String::from_utf8_lossy(&made.stderr)
+        );
+        let others: String = spec
+            .java_properties()
+            .lines()
+            .filter(|l| !l.starts_with("ssl.truststore."))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let properties = |trust: &str| {
+            let file = dir.join(support::unique_name("client.properties"));
+            std::fs::write(&file, format!("{trust}{others}")).unwrap();
+            file.display().to_string()
+        };
+        let file = properties(&format!(
+            "ssl.truststore.password=changeit\nssl.truststore.location={}\n",
+            jks.display()
+        ));
+        let mut args = window_args(&topic, &from, &to);
+        args.extend(["--config", file.as_str()]);
+        let run = kseek(&args, &[]);
+        assert_eq!(run.code, Some(2), "{}", run.stderr);
+        let line = run.stderr.trim_end();
+        assert_eq!(line.lines().count(), 1, "{line}");
+        assert!(
+            line.contains(&format!("{} is a JKS truststore", jks.display())),
+            "{line}"
+        );
+        assert!(!line.contains("changeit"), "{line}");
+        // Run the command exactly as printed, then set what it says.
+        let command = line.split('`').nth(1).expect("a command in backticks");
+        let converted = Command::new("sh")
+            .arg("-c")
+            .arg(format!("printf 'changeit\\n' | {command}"))
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(converted.status.success(), "{command}: {converted:?}");
+        assert!(line.contains("set ssl.truststore.location=ca.pem and ssl.truststore.type=PEM"));
+        let file = properties(&format!(
+            "ssl.truststore.location={}\nssl.truststore.type=PEM\n",
+            dir.join("ca.pem").display()
+        ));
+        let mut args = window_args(&topic, &from, &to);
+        args.extend(["--config", file.as_str()]);
+        let run = kseek(&args, &[]);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        assert_eq!(run.stdout.lines().count(), expected, "{}", run.stdout);
+    }
+
     #[test]
     fn secrets_come_from_the_environment_and_never_show_in_errors() {
         let broker = secure_broker();
