@@ -12,8 +12,6 @@
 
 use std::time::{Duration, Instant};
 
-use crate::client::ClientConfig;
-
 /// A retry schedule: waits doubling from `initial` up to `max`, tries until `deadline`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Backoff {
@@ -31,16 +29,6 @@ impl Backoff {
             max: max.max(initial),
             deadline,
         }
-    }
-
-    /// The schedule of [`ClientConfig::retry_backoff`], [`ClientConfig::retry_backoff_max`]
-    /// and [`ClientConfig::retry_deadline`].
-    pub(crate) fn from_config(config: &ClientConfig) -> Self {
-        Backoff::new(
-            config.retry_backoff,
-            config.retry_backoff_max,
-            config.retry_deadline,
-        )
     }
 
     /// The wait after the `failures`-th failure in a row (1 for the first).

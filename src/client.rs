@@ -18,9 +18,7 @@
 //! docs/reading-by-time.md point 9.
 
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use kseek_protocol::messages::metadata::{MetadataRequest, MetadataResponse};
@@ -31,6 +29,7 @@ use crate::cluster::{cluster_from_response, partitions_of, ClusterMetadata, Topi
 use crate::conn::{Connection, ConnectionConfig};
 use crate::error::{ErrorKind, Result};
 use crate::few::{self, FewMap};
+use crate::task::BoxFuture;
 
 /// Settings of a [`Client`]. [`ClientConfig::new`] and the builder-style setters make one (new
 /// fields may be added, so it can't be built as a struct literal):
@@ -85,6 +84,16 @@ impl Default for ClientConfig {
 }
 
 impl ClientConfig {
+    /// The retry schedule of [`ClientConfig::retry_backoff`],
+    /// [`ClientConfig::retry_backoff_max`] and [`ClientConfig::retry_deadline`].
+    pub(crate) fn backoff(&self) -> Backoff {
+        Backoff::new(
+            self.retry_backoff,
+            self.retry_backoff_max,
+            self.retry_deadline,
+        )
+    }
+
     /// The defaults, with these bootstrap servers.
     pub fn new(bootstrap: impl IntoIterator<Item = impl Into<String>>) -> Self {
         ClientConfig {
@@ -173,41 +182,6 @@ impl std::fmt::Debug for Client {
             .field("bootstrap", &self.inner.config.bootstrap)
             .finish_non_exhaustive()
     }
-}
-
-/// A boxed future. The futures every path shares (connecting, Metadata, the connection to a
-/// broker) are returned boxed from non-generic `#[inline(never)]` functions, so each is
-/// compiled once: an `async fn` is instantiated, and inlined, anew in every calling crate and
-/// every caller's state machine, and these sit under the connect, resolve, read and commit
-/// paths alike.
-pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// Polls every future of `pending` once, in the calling task, and hands the output of each
-/// that is done to `done`, taking it out of `pending`. Requests to several brokers wait on
-/// one another this way without being spawned: each spawned future type compiles tokio's
-/// task machinery once more. Dropping `pending` cancels what is left of it.
-pub(crate) fn poll_each<T>(
-    pending: &mut Vec<BoxFuture<'_, T>>,
-    cx: &mut Context<'_>,
-    mut done: impl FnMut(T),
-) {
-    let mut at = 0;
-    while at < pending.len() {
-        match pending[at].as_mut().poll(cx) {
-            Poll::Ready(output) => {
-                drop(pending.swap_remove(at));
-                done(output);
-            }
-            Poll::Pending => at += 1,
-        }
-    }
-}
-
-/// Spawns one of kseek's background tasks (a connection's socket owner, a read's driver) on
-/// the current runtime. Every such task is the same boxed future type, so tokio's per-task
-/// code (poll, harness, join handle) is compiled once for all of them.
-pub(crate) fn spawn(task: BoxFuture<'static, ()>) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(task)
 }
 
 /// A broker's connection, once opened; locked while it is being opened.
@@ -609,7 +583,7 @@ impl Client {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T>>,
     {
-        let backoff = Backoff::from_config(&self.inner.config);
+        let backoff = &self.inner.config.backoff();
         // Counted from the first try, so a slow first failure counts against the deadline.
         let mut failing = Some(Failing {
             since: Instant::now(),

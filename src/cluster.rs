@@ -1,8 +1,7 @@
 //! What the cluster metadata says: topics, partitions with their leaders, brokers.
 //!
-//! These are plain values, as a Metadata answer describes the cluster; the [`Client`] keeps
-//! them cached per topic (see `client.rs`). [`Client`] and [`ClientConfig`] are re-exported
-//! here, where they lived before.
+//! These are plain values, as a Metadata answer describes the cluster; the
+//! [`Client`](crate::Client) keeps them cached per topic (see `client.rs`).
 //!
 //! # References
 //! <https://kafka.apache.org/protocol#The_Messages_Metadata>
@@ -11,8 +10,6 @@ use kseek_protocol::messages::metadata::{MetadataResponse, MetadataResponseParti
 use kseek_protocol::{ErrorCode, Uuid};
 
 use crate::few;
-
-pub use crate::client::{Client, ClientConfig};
 
 /// One topic as the cluster metadata describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,7 +57,7 @@ pub struct BrokerMetadata {
 }
 
 /// The whole cluster as one Metadata answer for every topic describes it
-/// ([`Client::cluster_metadata`]).
+/// ([`Client::cluster_metadata`](crate::Client::cluster_metadata)).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClusterMetadata {
     /// The cluster id (Metadata v2+), where the broker gave one.

@@ -41,10 +41,10 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, Sleep};
 
-use crate::client::BoxFuture;
 use crate::error::{Dur, Error, ErrorKind, Result};
 use crate::few::FewMap;
 use crate::security::SecurityConfig;
+use crate::task::BoxFuture;
 
 #[cfg(feature = "sasl")]
 mod authenticate;
@@ -243,7 +243,7 @@ impl Connection {
     }
 
     /// [`Connection::connect`], boxed: compiled once however many callers (and crates) await
-    /// it (see `client::BoxFuture`).
+    /// it (see `task::BoxFuture`).
     #[inline(never)]
     pub(crate) fn open(
         broker: &str,
@@ -300,7 +300,7 @@ impl Connection {
             max_in_flight,
             answer_grace: config.request_timeout,
         };
-        let task = crate::client::spawn(Box::pin(io.run()));
+        let task = crate::task::spawn(Box::pin(io.run()));
         let mut conn = Connection {
             shared,
             requests,

@@ -65,13 +65,14 @@ use kseek_protocol::messages::list_offsets::{
 use kseek_protocol::negotiate::ApiVersionMap;
 use kseek_protocol::{ApiKey, ErrorCode, Uuid};
 
-use crate::client::{poll_each, BoxFuture, Client};
+use crate::client::Client;
 use crate::cluster::TopicMetadata;
 use crate::error::{ErrorKind, Result};
 use crate::few::{self, find_from, FewMap};
 #[cfg(feature = "group")]
 use crate::group::CommittedOffset;
 use crate::plan::{Adjusted, End, IsolationLevel, PartitionPlan, Plan, ReadSpec, Start};
+use crate::task::{poll_each, BoxFuture};
 
 /// A (topic, partition) pair.
 type Key = (String, i32);
@@ -260,7 +261,7 @@ impl Client {
 
     /// One ListOffsets to `leader` for `partitions`; returns each one's offset with its index,
     /// in the order asked (boxed: one copy serves the snapshot, the lookups and the read's
-    /// log-start queries; see `client::BoxFuture`).
+    /// log-start queries; see `task::BoxFuture`).
     #[inline(never)]
     fn list_offsets_of(
         &self,

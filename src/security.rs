@@ -115,7 +115,7 @@ pub struct SecurityConfig {
     pub sasl: Option<SaslConfig>,
     /// The rustls configuration built from `tls`, shared by clones.
     #[cfg(feature = "tls")]
-    pub(crate) tls_cache: crate::tls::TlsCache,
+    pub(crate) tls_cache: TlsCache,
 }
 
 impl SecurityConfig {
@@ -299,6 +299,23 @@ impl SaslConfig {
             } => "SCRAM-SHA-512",
             SaslConfig::OAuthBearer { .. } => "OAUTHBEARER",
         }
+    }
+}
+
+/// The built rustls configuration of the last [`TlsConfig`] seen, shared by clones of a
+/// connection config (building one reads the system's certificate store).
+#[cfg(feature = "tls")]
+#[derive(Clone, Default)]
+pub(crate) struct TlsCache(pub(crate) std::sync::Arc<std::sync::Mutex<Option<Built>>>);
+
+/// A rustls configuration and the settings it was built from.
+#[cfg(feature = "tls")]
+type Built = (TlsConfig, std::sync::Arc<rustls::ClientConfig>);
+
+#[cfg(feature = "tls")]
+impl std::fmt::Debug for TlsCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TlsCache")
     }
 }
 

@@ -7,8 +7,7 @@
 //! [`TlsConfig::verify_hostname`] off, only the name check is skipped (the chain is still
 //! verified), and every handshake logs a warning.
 
-use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
@@ -19,21 +18,7 @@ use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureSc
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 
-use crate::security::{PemSource, TlsConfig, TlsVersions, TrustAnchors};
-
-/// The built rustls configuration of the last [`TlsConfig`] seen, shared by clones of a
-/// connection config (building one reads the system's certificate store).
-#[derive(Clone, Default)]
-pub(crate) struct TlsCache(Arc<Mutex<Option<Built>>>);
-
-/// A rustls configuration and the settings it was built from.
-type Built = (TlsConfig, Arc<rustls::ClientConfig>);
-
-impl fmt::Debug for TlsCache {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("TlsCache")
-    }
-}
+use crate::security::{PemSource, TlsCache, TlsConfig, TlsVersions, TrustAnchors};
 
 impl TlsCache {
     /// The rustls configuration for `tls`, built now unless the cached one is for an equal

@@ -21,8 +21,7 @@ use kseek_protocol::messages::fetch::{FetchRequest, FetchResponse};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::backoff::Backoff;
-use crate::client::{poll_each, BoxFuture, Client};
+use crate::client::Client;
 use crate::cluster::TopicMetadata;
 use crate::error::{ErrorKind, Result};
 use crate::plan::{IsolationLevel, Plan};
@@ -32,6 +31,7 @@ use crate::read::machine::{
 };
 use crate::read::options::ReadOptions;
 use crate::read::stream::Budget;
+use crate::task::{poll_each, BoxFuture};
 
 /// A request that came back, with the id the machine gave it.
 enum Answer {
@@ -77,7 +77,7 @@ impl Driver {
         // The broker may hold a Fetch for max wait: stay well inside the request timeout.
         let request_timeout = client.config().connection.request_timeout;
         options.max_wait = options.max_wait.min(request_timeout / 2);
-        let backoff = Backoff::from_config(client.config());
+        let backoff = client.config().backoff();
         let machine = ReadMachine::new(plan, &options, backoff, Instant::now().into_std());
         Driver {
             client,

@@ -55,8 +55,8 @@ use crate::cluster::TopicMetadata;
 use crate::error::{Error, ErrorKind, Result};
 use crate::few::{find_from, FewMap};
 use crate::plan::{IsolationLevel, Plan};
+use crate::read::batch::{DataLoss, FetchedBatch, PartitionPosition};
 use crate::read::options::{OutOfRange, ReadOptions};
-use crate::read::stream::{DataLoss, FetchedBatch, PartitionPosition};
 
 /// A request the driver must make for the machine, or a side effect it must apply.
 #[derive(Debug, Clone, PartialEq, Eq)]

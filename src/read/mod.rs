@@ -62,6 +62,7 @@
 //! (transactions), KIP-320 (leader epoch fencing), KIP-516 (topic ids in Fetch v13+);
 //! docs/reading-by-time.md.
 
+mod batch;
 mod driver;
 pub(crate) mod machine;
 mod options;
@@ -78,10 +79,9 @@ use crate::plan::Plan;
 use driver::Driver;
 use stream::Budget;
 
+pub use batch::{BatchRecords, DataLoss, FetchedBatch, PartitionPosition, ReadRecord};
 pub use options::{OutOfRange, ReadOptions, TimeFilter};
-pub use stream::{
-    BatchRecords, BatchStream, DataLoss, FetchedBatch, PartitionPosition, ReadRecord, RecordStream,
-};
+pub use stream::{BatchStream, RecordStream};
 
 impl Client {
     /// Reads `plan`: every partition from its start to its end (exclusive), or forever for
@@ -131,7 +131,7 @@ impl Client {
             None
         } else {
             let driver = Driver::new(self.clone(), &plan, options, tx, budget.clone());
-            Some(crate::client::spawn(Box::pin(driver.run())))
+            Some(crate::task::spawn(Box::pin(driver.run())))
         };
         BatchStream::new(rx, driver, budget, positions)
     }
