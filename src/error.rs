@@ -514,7 +514,10 @@ mod tests {
             .add_text("security.protocol=SSL\nbogus.key=1\n", "client.properties")
             .unwrap_err()
             .into();
-        assert!(matches!(error.kind(), ErrorKind::Config { .. }), "{error:?}");
+        assert!(
+            matches!(error.kind(), ErrorKind::Config { .. }),
+            "{error:?}"
+        );
         assert_eq!(
             error.to_string(),
             "invalid connection settings: client.properties:2: unknown property \"bogus.key\""

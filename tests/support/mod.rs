@@ -47,10 +47,7 @@ impl Proxy {
     pub(crate) fn start(broker: &Broker, options: &[&str]) -> Proxy {
         let dir = std::env::temp_dir().join(unique_name("kseek-proxy"));
         let mut child = Command::new("python3")
-            .arg(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/tests/golden/proxy.py"
-            ))
+            .arg(repo_root().join("tests/golden/proxy.py"))
             .args(["0", broker.bootstrap()])
             .arg(&dir)
             .args(options)
@@ -815,9 +812,18 @@ pub(crate) struct CommittedOffset {
 
 /// `tests/kafka/<name>` in this repository.
 fn kafka_script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/kafka")
-        .join(name)
+    repo_root().join("tests/kafka").join(name)
+}
+
+/// The repository's root: the package's folder, or the first folder above it (for the
+/// workspace's other crates, whose tests include this module) that has `tests/kafka`.
+pub(crate) fn repo_root() -> PathBuf {
+    let package = Path::new(env!("CARGO_MANIFEST_DIR"));
+    package
+        .ancestors()
+        .find(|dir| dir.join("tests/kafka/broker").exists())
+        .unwrap_or(package)
+        .to_path_buf()
 }
 
 fn json_lines(out: &str) -> impl Iterator<Item = Value> + '_ {

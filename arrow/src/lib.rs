@@ -1,0 +1,362 @@
+//! Kafka records read by [kseek] as Apache Arrow record batches.
+//!
+//! One schema for a Kafka record, the same wherever kseek hands out columns (the command
+//! line's Parquet and Arrow IPC output, SQL, Python, Spark), with the names and types of
+//! Spark's Kafka source so its users recognise them ([`schema`]):
+//!
+//! | column | Arrow type | nullable | what |
+//! |---|---|---|---|
+//! | `key` | `Binary` | yes | the record's key; null when the record has none |
+//! | `value` | `Binary` | yes | the record's value; null for a tombstone |
+//! | `topic` | `Utf8` | no | the topic |
+//! | `partition` | `Int32` | no | the partition |
+//! | `offset` | `Int64` | no | the record's offset |
+//! | `timestamp` | `Timestamp(Microsecond, "UTC")` | no | the record's timestamp (Kafka's milliseconds × 1000) |
+//! | `timestampType` | `Int32` | no | 0 CreateTime, 1 LogAppendTime, -1 none (magic 0 messages), as Spark's |
+//! | `headers` | `List<Struct<key: Utf8, value: Binary>>` | no | the headers in order; a header's value may be null |
+//!
+//! The timestamp is in microseconds, UTC: Spark's `TimestampType` and DataFusion read it
+//! without a cast. A record without a timestamp (legacy magic 0 messages: -1 ms) is -1000 µs,
+//! as the Java client's -1, never made up. Header keys are Kafka strings; a key that is not
+//! UTF-8 is converted as Java's `new String(bytes, UTF_8)` does, with U+FFFD for each invalid
+//! sequence.
+//!
+//! # Building batches without a copy per record
+//!
+//! [`RecordBatchBuilder`] appends the records of kseek's [`FetchedBatch`]es, which are views
+//! into the fetched buffer, straight into Arrow's buffers: per column one offsets buffer and
+//! one values buffer that grow by bulk copies, no `Vec` or `String` per record. A batch is
+//! finished when it reaches a target number of rows or of key, value and header bytes
+//! ([`BatchLimits`]), so memory is bounded by those targets whatever the size of the window.
+//! [`ArrowStream`] does this over a read's [`BatchStream`].
+//!
+//! ```no_run
+//! use kseek::{End, ReadOptions, ReadSpec, Start};
+//! use kseek_arrow::{ArrowStream, BatchLimits};
+//!
+//! # async fn example(client: kseek::Client) -> kseek::Result<()> {
+//! let spec = ReadSpec::new(["events"], Start::Timestamp(1_764_460_800_000), End::Latest);
+//! let plan = client.resolve(&spec).await?;
+//! let mut batches = ArrowStream::new(client.read(plan, ReadOptions::default()), BatchLimits::default());
+//! while let Some(batch) = batches.next().await {
+//!     let batch = batch?;
+//!     println!("{} rows", batch.num_rows());
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # References
+//! Spark's Kafka source schema: <https://spark.apache.org/docs/latest/structured-streaming-kafka-integration.html>;
+//! the Arrow columnar format: <https://arrow.apache.org/docs/format/Columnar.html>.
+//!
+//! [kseek]: https://docs.rs/kseek
+
+use std::future::poll_fn;
+use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
+
+use arrow_array::builder::{
+    BinaryBuilder, Int32Builder, Int64Builder, ListBuilder, StringBuilder, StructBuilder,
+    TimestampMicrosecondBuilder,
+};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
+use futures_core::Stream;
+use kseek::protocol::records::TimestampType;
+use kseek::{BatchStream, FetchedBatch, PartitionPosition};
+
+/// The Kafka record schema (see the [crate documentation](crate)); one shared instance.
+pub fn schema() -> SchemaRef {
+    static SCHEMA: OnceLock<SchemaRef> = OnceLock::new();
+    SCHEMA
+        .get_or_init(|| {
+            Arc::new(Schema::new(vec![
+                Field::new("key", DataType::Binary, true),
+                Field::new("value", DataType::Binary, true),
+                Field::new("topic", DataType::Utf8, false),
+                Field::new("partition", DataType::Int32, false),
+                Field::new("offset", DataType::Int64, false),
+                Field::new("timestamp", timestamp_type(), false),
+                Field::new("timestampType", DataType::Int32, false),
+                Field::new("headers", DataType::List(header_item()), false),
+            ]))
+        })
+        .clone()
+}
+
+/// `timestamp`'s type: microseconds since the epoch, UTC.
+pub fn timestamp_type() -> DataType {
+    DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
+}
+
+/// The fields of one header: `key` (UTF-8) and `value` (binary, nullable).
+fn header_fields() -> Fields {
+    Fields::from(vec![
+        Field::new("key", DataType::Utf8, false),
+        Field::new("value", DataType::Binary, true),
+    ])
+}
+
+/// The list item of `headers`: a non-null struct of [`header_fields`].
+fn header_item() -> Arc<Field> {
+    Arc::new(Field::new(
+        "element",
+        DataType::Struct(header_fields()),
+        false,
+    ))
+}
+
+/// When a record batch is finished: at `rows` rows, or once its key, value and header bytes
+/// reach `bytes`, whichever comes first (a single record larger than `bytes` still makes a
+/// batch of its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BatchLimits {
+    /// The most rows in one record batch.
+    pub rows: usize,
+    /// The key, value and header bytes after which a record batch is finished.
+    pub bytes: usize,
+}
+
+impl Default for BatchLimits {
+    /// 8192 rows (DataFusion's default batch size) or 8 MiB.
+    fn default() -> Self {
+        BatchLimits {
+            rows: 8192,
+            bytes: 8 << 20,
+        }
+    }
+}
+
+impl BatchLimits {
+    /// Limits of `rows` rows and `bytes` bytes, each at least 1.
+    pub fn new(rows: usize, bytes: usize) -> Self {
+        BatchLimits {
+            rows: rows.max(1),
+            bytes: bytes.max(1),
+        }
+    }
+}
+
+/// Appends Kafka records to Arrow columns, and finishes them into [`RecordBatch`]es of the
+/// [`schema`] within [`BatchLimits`].
+#[derive(Debug)]
+pub struct RecordBatchBuilder {
+    limits: BatchLimits,
+    key: BinaryBuilder,
+    value: BinaryBuilder,
+    topic: StringBuilder,
+    partition: Int32Builder,
+    offset: Int64Builder,
+    timestamp: TimestampMicrosecondBuilder,
+    timestamp_type: Int32Builder,
+    headers: ListBuilder<StructBuilder>,
+    rows: usize,
+    bytes: usize,
+}
+
+impl RecordBatchBuilder {
+    /// An empty builder that finishes batches at `limits`.
+    pub fn new(limits: BatchLimits) -> Self {
+        let headers = StructBuilder::from_fields(header_fields(), 0);
+        RecordBatchBuilder {
+            limits,
+            key: BinaryBuilder::new(),
+            value: BinaryBuilder::new(),
+            topic: StringBuilder::new(),
+            partition: Int32Builder::new(),
+            offset: Int64Builder::new(),
+            timestamp: TimestampMicrosecondBuilder::new().with_timezone("UTC"),
+            timestamp_type: Int32Builder::new(),
+            headers: ListBuilder::new(headers).with_field(header_item()),
+            rows: 0,
+            bytes: 0,
+        }
+    }
+
+    /// The rows appended since the last [`RecordBatchBuilder::finish`].
+    pub fn len(&self) -> usize {
+        self.rows
+    }
+
+    /// Whether no row was appended since the last [`RecordBatchBuilder::finish`].
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+
+    /// Whether the rows appended reach a limit: time to [`finish`](Self::finish).
+    pub fn is_full(&self) -> bool {
+        self.rows >= self.limits.rows || self.bytes >= self.limits.bytes
+    }
+
+    /// Appends the records of `batch` after its first `skip` ones, until the builder
+    /// [`is_full`](Self::is_full) or the batch ends. Returns how many it appended, and
+    /// `None` when that was the rest of the batch, or `Some(skip + appended)`: where to
+    /// continue after [`finish`](Self::finish).
+    ///
+    /// # Errors
+    /// A record that can't be decoded ([`kseek::ErrorKind::CorruptRecords`]): the rows of
+    /// this batch appended before it stay, so a caller that stops here keeps what was read.
+    pub fn append(&mut self, batch: &FetchedBatch, skip: usize) -> kseek::Result<Option<usize>> {
+        let timestamp_type = match batch.timestamp_type() {
+            TimestampType::CreateTime => 0,
+            TimestampType::LogAppendTime => 1,
+            _ => -1,
+        };
+        for (at, record) in (skip..).zip(batch.records().skip(skip)) {
+            if self.is_full() {
+                return Ok(Some(at));
+            }
+            let record = record?;
+            let (key, value) = (record.key(), record.value());
+            self.key.append_option(key);
+            self.value.append_option(value);
+            self.topic.append_value(batch.topic());
+            self.partition.append_value(batch.partition());
+            self.offset.append_value(record.offset());
+            self.timestamp
+                .append_value(record.timestamp().saturating_mul(1000));
+            self.timestamp_type.append_value(timestamp_type);
+            let mut bytes = key.map_or(0, <[u8]>::len) + value.map_or(0, <[u8]>::len);
+            let items = self.headers.values();
+            for header in record.headers() {
+                let (name, value) = (header.key(), header.value());
+                bytes += name.len() + value.map_or(0, <[u8]>::len);
+                let name = String::from_utf8_lossy(name);
+                header_key(items).append_value(name.as_ref());
+                header_value(items).append_option(value);
+                items.append(true);
+            }
+            self.headers.append(true);
+            self.rows += 1;
+            self.bytes += bytes;
+        }
+        Ok(None)
+    }
+
+    /// The rows appended so far as one [`RecordBatch`] of the [`schema`]; the builder is
+    /// empty again.
+    pub fn finish(&mut self) -> RecordBatch {
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(self.key.finish()),
+            Arc::new(self.value.finish()),
+            Arc::new(self.topic.finish()),
+            Arc::new(self.partition.finish()),
+            Arc::new(self.offset.finish()),
+            Arc::new(self.timestamp.finish()),
+            Arc::new(self.timestamp_type.finish()),
+            Arc::new(self.headers.finish()),
+        ];
+        self.rows = 0;
+        self.bytes = 0;
+        RecordBatch::try_new(schema(), columns)
+            .expect("every column is built to the schema with one entry per row")
+    }
+}
+
+/// The key builder of the headers' struct.
+fn header_key(items: &mut StructBuilder) -> &mut StringBuilder {
+    items
+        .field_builder::<StringBuilder>(0)
+        .expect("the header struct's first field is a UTF-8 key")
+}
+
+/// The value builder of the headers' struct.
+fn header_value(items: &mut StructBuilder) -> &mut BinaryBuilder {
+    items
+        .field_builder::<BinaryBuilder>(1)
+        .expect("the header struct's second field is a binary value")
+}
+
+/// The records of a read as Arrow [`RecordBatch`]es of the [`schema`], each within
+/// [`BatchLimits`]: a [`Stream`] of `kseek::Result<RecordBatch>`, also with an inherent
+/// [`ArrowStream::next`].
+///
+/// Record batches follow the read's order: the records of one partition in offset order,
+/// partitions interleaved as the read hands them out. The stream ends after the read's last
+/// batch (never for an unbounded read, though batches keep coming) or after the first error;
+/// the rows appended before an error come first, as a last batch.
+#[derive(Debug)]
+pub struct ArrowStream {
+    batches: BatchStream,
+    builder: RecordBatchBuilder,
+    /// A fetched batch only partly appended, and how many of its records were.
+    pending: Option<(FetchedBatch, usize)>,
+    /// The error to hand out after the rows before it.
+    failed: Option<kseek::Error>,
+    done: bool,
+}
+
+impl ArrowStream {
+    /// Record batches of `batches` (a [`kseek::Client::read`]) within `limits`.
+    pub fn new(batches: BatchStream, limits: BatchLimits) -> Self {
+        ArrowStream {
+            batches,
+            builder: RecordBatchBuilder::new(limits),
+            pending: None,
+            failed: None,
+            done: false,
+        }
+    }
+
+    /// The next record batch; `None` once the read has ended.
+    pub async fn next(&mut self) -> Option<kseek::Result<RecordBatch>> {
+        poll_fn(|cx| self.poll_batch(cx)).await
+    }
+
+    /// Where the read is in each partition after the rows handed out so far, except that
+    /// rows of a fetched batch still being split into record batches count once that batch
+    /// is handed out whole: commit these after writing every record batch taken.
+    pub fn positions(&self) -> &[PartitionPosition] {
+        self.batches.positions()
+    }
+
+    /// The read underneath, for its data-loss reports and positions.
+    pub fn batch_stream(&self) -> &BatchStream {
+        &self.batches
+    }
+
+    fn poll_batch(&mut self, cx: &mut Context<'_>) -> Poll<Option<kseek::Result<RecordBatch>>> {
+        loop {
+            if let Some((batch, skip)) = self.pending.take() {
+                match self.builder.append(&batch, skip) {
+                    Ok(Some(next)) => self.pending = Some((batch, next)),
+                    Ok(None) => {}
+                    Err(e) => {
+                        self.failed = Some(e);
+                        self.done = true;
+                    }
+                }
+            }
+            if self.builder.is_full() || (self.done && !self.builder.is_empty()) {
+                return Poll::Ready(Some(Ok(self.builder.finish())));
+            }
+            if self.done {
+                return Poll::Ready(self.failed.take().map(Err));
+            }
+            match Pin::new(&mut self.batches).poll_next(cx) {
+                Poll::Ready(Some(Ok(batch))) => self.pending = Some((batch, 0)),
+                Poll::Ready(Some(Err(e))) => {
+                    self.failed = Some(e);
+                    self.done = true;
+                }
+                Poll::Ready(None) => self.done = true,
+                // Nothing more for now: hand out what there is rather than wait with it.
+                Poll::Pending if !self.builder.is_empty() => {
+                    return Poll::Ready(Some(Ok(self.builder.finish())));
+                }
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+}
+
+impl Stream for ArrowStream {
+    type Item = kseek::Result<RecordBatch>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.get_mut().poll_batch(cx)
+    }
+}
