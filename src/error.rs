@@ -47,17 +47,6 @@ impl From<ErrorKind> for Error {
     }
 }
 
-/// A properties file or `-X` setting that can't be used becomes [`ErrorKind::Config`], with
-/// the same one-line message (where it was set, the property; never a secret value).
-impl From<crate::properties::Error> for Error {
-    fn from(error: crate::properties::Error) -> Self {
-        ErrorKind::Config {
-            message: error.to_string(),
-        }
-        .into()
-    }
-}
-
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&*self.0, f)
@@ -506,24 +495,6 @@ impl fmt::Display for Partitions<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_properties_error_becomes_a_config_error_with_its_line() {
-        let mut props = crate::properties::Properties::new();
-        let error: Error = props
-            .add_text("security.protocol=SSL\nbogus.key=1\n", "client.properties")
-            .unwrap_err()
-            .into();
-        assert!(
-            matches!(error.kind(), ErrorKind::Config { .. }),
-            "{error:?}"
-        );
-        assert_eq!(
-            error.to_string(),
-            "invalid connection settings: client.properties:2: unknown property \"bogus.key\""
-        );
-        assert!(!error.is_retriable());
-    }
 
     #[test]
     fn an_error_is_one_pointer_and_keeps_its_kinds_text_and_source() {

@@ -1175,6 +1175,17 @@ fn conversion(store: &str, path: &str, pkcs12: bool) -> String {
     }
 }
 
+/// A properties file or `-X` setting that can't be used becomes [`crate::ErrorKind::Config`], with
+/// the same one-line message (where it was set, the property; never a secret value).
+impl From<Error> for crate::Error {
+    fn from(error: Error) -> Self {
+        crate::ErrorKind::Config {
+            message: error.to_string(),
+        }
+        .into()
+    }
+}
+
 /// What a `sasl.jaas.config` says.
 enum Jaas {
     /// `PlainLoginModule` or `ScramLoginModule` with `username` and `password`.
@@ -1756,6 +1767,24 @@ mod tests {
                 .contains("tries every address")
         );
         assert!(error("client.dns.lookup=bogus").contains("expected use_all_dns_ips"));
+    }
+
+    #[test]
+    fn a_properties_error_becomes_a_config_error_with_its_line() {
+        let mut props = Properties::new();
+        let error: crate::Error = props
+            .add_text("security.protocol=SSL\nbogus.key=1\n", "client.properties")
+            .unwrap_err()
+            .into();
+        assert!(
+            matches!(error.kind(), crate::ErrorKind::Config { .. }),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "invalid connection settings: client.properties:2: unknown property \"bogus.key\""
+        );
+        assert!(!error.is_retriable());
     }
 
     #[test]
