@@ -57,14 +57,14 @@ use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 
-use arrow_array::builder::{
-    BinaryBuilder, Int32Builder, Int64Builder, ListBuilder, StringBuilder, StructBuilder,
-    TimestampMicrosecondBuilder,
+use arrow_array::{
+    ArrayRef, BinaryArray, Int32Array, Int64Array, ListArray, RecordBatch, StringArray,
+    StructArray, TimestampMicrosecondArray,
 };
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use futures_core::Stream;
-use kseek::protocol::records::TimestampType;
+use kseek::protocol::records::{Record, TimestampType};
 use kseek::{BatchStream, FetchedBatch, PartitionPosition};
 
 /// The Kafka record schema (see the [crate documentation](crate)); one shared instance.
@@ -140,134 +140,250 @@ impl BatchLimits {
     }
 }
 
+/// A variable-length binary column being built: offsets, bytes, and validity.
+#[derive(Debug, Default)]
+struct Bytes {
+    offsets: Vec<i32>,
+    data: Vec<u8>,
+    valid: Vec<bool>,
+    nulls: usize,
+}
+
+impl Bytes {
+    fn with_capacity(rows: usize, bytes: usize) -> Bytes {
+        let mut offsets = Vec::with_capacity(rows + 1);
+        offsets.push(0);
+        Bytes {
+            offsets,
+            data: Vec::with_capacity(bytes),
+            valid: Vec::with_capacity(rows),
+            nulls: 0,
+        }
+    }
+
+    fn push(&mut self, value: Option<&[u8]>) {
+        if let Some(v) = value {
+            self.data.extend_from_slice(v);
+        } else {
+            self.nulls += 1;
+        }
+        self.valid.push(value.is_some());
+        self.offsets.push(offset_at(self.data.len()));
+    }
+
+    /// The column so far as (offsets, values, nulls); empty again, with as much room.
+    fn take(&mut self) -> (OffsetBuffer<i32>, Buffer, Option<NullBuffer>) {
+        let rows = self.valid.len();
+        let next = Bytes::with_capacity(rows, self.data.len());
+        let Bytes {
+            offsets,
+            data,
+            valid,
+            nulls,
+        } = std::mem::replace(self, next);
+        let nulls = (nulls > 0).then(|| NullBuffer::from(valid));
+        (
+            OffsetBuffer::new(ScalarBuffer::from(offsets)),
+            Buffer::from_vec(data),
+            nulls,
+        )
+    }
+
+    fn binary(&mut self) -> BinaryArray {
+        let (offsets, values, nulls) = self.take();
+        BinaryArray::new(offsets, values, nulls)
+    }
+
+    fn utf8(&mut self) -> StringArray {
+        let (offsets, values, nulls) = self.take();
+        // Only `&str`s are pushed into the UTF-8 columns.
+        StringArray::new(offsets, values, nulls)
+    }
+}
+
+/// An Arrow 32-bit offset: a record batch's column holds less than 2 GiB, which
+/// [`BatchLimits::bytes`] keeps it under unless one record alone is that large.
+fn offset_at(len: usize) -> i32 {
+    i32::try_from(len).expect("a record batch column holds less than 2 GiB")
+}
+
 /// Appends Kafka records to Arrow columns, and finishes them into [`RecordBatch`]es of the
 /// [`schema`] within [`BatchLimits`].
+///
+/// Each column is plain vectors (offsets, bytes, values, validity) that the records' fields
+/// are copied into, turned into Arrow arrays without a copy at [`finish`](Self::finish).
 #[derive(Debug)]
 pub struct RecordBatchBuilder {
     limits: BatchLimits,
-    key: BinaryBuilder,
-    value: BinaryBuilder,
-    topic: StringBuilder,
-    partition: Int32Builder,
-    offset: Int64Builder,
-    timestamp: TimestampMicrosecondBuilder,
-    timestamp_type: Int32Builder,
-    headers: ListBuilder<StructBuilder>,
-    rows: usize,
+    key: Bytes,
+    value: Bytes,
+    topic: Bytes,
+    partition: Vec<i32>,
+    offset: Vec<i64>,
+    timestamp: Vec<i64>,
+    timestamp_type: Vec<i32>,
+    /// Per row, where its headers end in `header_keys` / `header_values`.
+    header_offsets: Vec<i32>,
+    header_keys: Bytes,
+    header_values: Bytes,
     bytes: usize,
 }
 
 impl RecordBatchBuilder {
     /// An empty builder that finishes batches at `limits`.
     pub fn new(limits: BatchLimits) -> Self {
-        let headers = StructBuilder::from_fields(header_fields(), 0);
+        // Room for a first batch of up to 1024 rows; later batches start with the room the
+        // previous one ended with (see `finish`), so buffers stop growing by copies.
+        let rows = limits.rows.min(1024);
         RecordBatchBuilder {
             limits,
-            key: BinaryBuilder::new(),
-            value: BinaryBuilder::new(),
-            topic: StringBuilder::new(),
-            partition: Int32Builder::new(),
-            offset: Int64Builder::new(),
-            timestamp: TimestampMicrosecondBuilder::new().with_timezone("UTC"),
-            timestamp_type: Int32Builder::new(),
-            headers: ListBuilder::new(headers).with_field(header_item()),
-            rows: 0,
+            key: Bytes::with_capacity(rows, 0),
+            value: Bytes::with_capacity(rows, 0),
+            topic: Bytes::with_capacity(rows, 0),
+            partition: Vec::with_capacity(rows),
+            offset: Vec::with_capacity(rows),
+            timestamp: Vec::with_capacity(rows),
+            timestamp_type: Vec::with_capacity(rows),
+            header_offsets: vec![0],
+            header_keys: Bytes::with_capacity(rows, 0),
+            header_values: Bytes::with_capacity(rows, 0),
             bytes: 0,
         }
     }
 
     /// The rows appended since the last [`RecordBatchBuilder::finish`].
     pub fn len(&self) -> usize {
-        self.rows
+        self.offset.len()
     }
 
     /// Whether no row was appended since the last [`RecordBatchBuilder::finish`].
     pub fn is_empty(&self) -> bool {
-        self.rows == 0
+        self.offset.is_empty()
     }
 
     /// Whether the rows appended reach a limit: time to [`finish`](Self::finish).
     pub fn is_full(&self) -> bool {
-        self.rows >= self.limits.rows || self.bytes >= self.limits.bytes
+        self.len() >= self.limits.rows || self.bytes >= self.limits.bytes
     }
 
     /// Appends the records of `batch` after its first `skip` ones, until the builder
-    /// [`is_full`](Self::is_full) or the batch ends. Returns how many it appended, and
-    /// `None` when that was the rest of the batch, or `Some(skip + appended)`: where to
-    /// continue after [`finish`](Self::finish).
+    /// [`is_full`](Self::is_full) or the batch ends. Returns `None` when that was the rest of
+    /// the batch, or `Some(next)`: the `skip` to continue with after
+    /// [`finish`](Self::finish).
     ///
     /// # Errors
     /// A record that can't be decoded ([`kseek::ErrorKind::CorruptRecords`]): the rows of
     /// this batch appended before it stay, so a caller that stops here keeps what was read.
     pub fn append(&mut self, batch: &FetchedBatch, skip: usize) -> kseek::Result<Option<usize>> {
-        let timestamp_type = match batch.timestamp_type() {
+        self.append_records(
+            batch.topic(),
+            batch.partition(),
+            batch.timestamp_type(),
+            batch.records(),
+            skip,
+        )
+    }
+
+    /// [`append`](Self::append) for records from elsewhere (a record batch decoded with
+    /// `kseek-protocol`, say): the records of one partition of `topic`, with their batch's
+    /// timestamp type, each a zero-copy view. Stops at the first error, returning it.
+    ///
+    /// # Errors
+    /// The first error `records` yields; the rows before it stay appended.
+    pub fn append_records<'a, E>(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        timestamp_type: TimestampType,
+        records: impl Iterator<Item = Result<Record<'a>, E>>,
+        skip: usize,
+    ) -> Result<Option<usize>, E> {
+        let timestamp_type = match timestamp_type {
             TimestampType::CreateTime => 0,
             TimestampType::LogAppendTime => 1,
             _ => -1,
         };
-        for (at, record) in (skip..).zip(batch.records().skip(skip)) {
+        for (at, record) in (skip..).zip(records.skip(skip)) {
             if self.is_full() {
                 return Ok(Some(at));
             }
             let record = record?;
             let (key, value) = (record.key(), record.value());
-            self.key.append_option(key);
-            self.value.append_option(value);
-            self.topic.append_value(batch.topic());
-            self.partition.append_value(batch.partition());
-            self.offset.append_value(record.offset());
-            self.timestamp
-                .append_value(record.timestamp().saturating_mul(1000));
-            self.timestamp_type.append_value(timestamp_type);
+            self.key.push(key);
+            self.value.push(value);
+            self.topic.push(Some(topic.as_bytes()));
+            self.partition.push(partition);
+            self.offset.push(record.offset());
+            self.timestamp.push(record.timestamp().saturating_mul(1000));
+            self.timestamp_type.push(timestamp_type);
             let mut bytes = key.map_or(0, <[u8]>::len) + value.map_or(0, <[u8]>::len);
-            let items = self.headers.values();
             for header in record.headers() {
                 let (name, value) = (header.key(), header.value());
                 bytes += name.len() + value.map_or(0, <[u8]>::len);
-                let name = String::from_utf8_lossy(name);
-                header_key(items).append_value(name.as_ref());
-                header_value(items).append_option(value);
-                items.append(true);
+                match std::str::from_utf8(name) {
+                    Ok(name) => self.header_keys.push(Some(name.as_bytes())),
+                    Err(_) => self
+                        .header_keys
+                        .push(Some(String::from_utf8_lossy(name).as_bytes())),
+                }
+                self.header_values.push(value);
             }
-            self.headers.append(true);
-            self.rows += 1;
+            self.header_offsets
+                .push(offset_at(self.header_keys.valid.len()));
             self.bytes += bytes;
         }
         Ok(None)
     }
 
     /// The rows appended so far as one [`RecordBatch`] of the [`schema`]; the builder is
-    /// empty again.
+    /// empty again, with room for as much.
     pub fn finish(&mut self) -> RecordBatch {
+        let rows = self.len();
+        let items = StructArray::new(
+            header_fields(),
+            vec![
+                Arc::new(self.header_keys.utf8()) as ArrayRef,
+                Arc::new(self.header_values.binary()),
+            ],
+            None,
+        );
+        let mut header_offsets = Vec::with_capacity(rows + 1);
+        header_offsets.push(0);
+        let header_offsets = std::mem::replace(&mut self.header_offsets, header_offsets);
+        let headers = ListArray::new(
+            header_item(),
+            OffsetBuffer::new(ScalarBuffer::from(header_offsets)),
+            Arc::new(items),
+            None,
+        );
+        let take = |v: &mut Vec<i64>| std::mem::replace(v, Vec::with_capacity(rows));
+        let take32 = |v: &mut Vec<i32>| std::mem::replace(v, Vec::with_capacity(rows));
+        let timestamp =
+            TimestampMicrosecondArray::new(ScalarBuffer::from(take(&mut self.timestamp)), None)
+                .with_timezone("UTC");
         let columns: Vec<ArrayRef> = vec![
-            Arc::new(self.key.finish()),
-            Arc::new(self.value.finish()),
-            Arc::new(self.topic.finish()),
-            Arc::new(self.partition.finish()),
-            Arc::new(self.offset.finish()),
-            Arc::new(self.timestamp.finish()),
-            Arc::new(self.timestamp_type.finish()),
-            Arc::new(self.headers.finish()),
+            Arc::new(self.key.binary()),
+            Arc::new(self.value.binary()),
+            Arc::new(self.topic.utf8()),
+            Arc::new(Int32Array::new(
+                ScalarBuffer::from(take32(&mut self.partition)),
+                None,
+            )),
+            Arc::new(Int64Array::new(
+                ScalarBuffer::from(take(&mut self.offset)),
+                None,
+            )),
+            Arc::new(timestamp),
+            Arc::new(Int32Array::new(
+                ScalarBuffer::from(take32(&mut self.timestamp_type)),
+                None,
+            )),
+            Arc::new(headers),
         ];
-        self.rows = 0;
         self.bytes = 0;
         RecordBatch::try_new(schema(), columns)
             .expect("every column is built to the schema with one entry per row")
     }
-}
-
-/// The key builder of the headers' struct.
-fn header_key(items: &mut StructBuilder) -> &mut StringBuilder {
-    items
-        .field_builder::<StringBuilder>(0)
-        .expect("the header struct's first field is a UTF-8 key")
-}
-
-/// The value builder of the headers' struct.
-fn header_value(items: &mut StructBuilder) -> &mut BinaryBuilder {
-    items
-        .field_builder::<BinaryBuilder>(1)
-        .expect("the header struct's second field is a binary value")
 }
 
 /// The records of a read as Arrow [`RecordBatch`]es of the [`schema`], each within
