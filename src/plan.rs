@@ -257,4 +257,119 @@ impl Plan {
     pub fn is_empty(&self) -> bool {
         self.partitions.iter().all(PartitionPlan::is_empty)
     }
+
+    /// Cuts the plan into splits: plans of one partition each, whose ranges hold at most
+    /// `max_offsets` offsets (at least 1), in plan order. Reading every split, in any order, on
+    /// any client, gives exactly the records of reading the whole plan: a range's records are
+    /// those whose offsets lie in it, whatever batches, transaction markers, aborted records or
+    /// compaction gaps surround its ends (a read_committed split that starts inside an aborted
+    /// transaction still drops that transaction's records: the broker lists it with the first
+    /// fetch), and each split keeps the plan's isolation level; a read's `ReadOptions` (an
+    /// exact-time filter, say) apply to each split as to the whole. Empty ranges give no split;
+    /// an unbounded range gives one unbounded split from its start. So one hot partition can
+    /// be read by many workers (Spark's `minPartitions`, Trino's messages per split).
+    pub fn splits(&self, max_offsets: u64) -> Vec<Plan> {
+        let step = i64::try_from(max_offsets.max(1)).unwrap_or(i64::MAX);
+        let mut splits = Vec::new();
+        for p in &self.partitions {
+            let one = |start: i64, end: Option<i64>, adjusted: Option<Adjusted>| Plan {
+                partitions: vec![PartitionPlan {
+                    start,
+                    end,
+                    adjusted,
+                    ..p.clone()
+                }],
+                isolation: self.isolation,
+            };
+            let Some(end) = p.end else {
+                splits.push(one(p.start, None, p.adjusted));
+                continue;
+            };
+            let mut start = p.start;
+            while start < end {
+                let stop = start.saturating_add(step).min(end);
+                // A notice about the range's start belongs to its first split only.
+                let adjusted = if start == p.start { p.adjusted } else { None };
+                splits.push(one(start, Some(stop), adjusted));
+                start = stop;
+            }
+        }
+        splits
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn partition(partition: i32, start: i64, end: Option<i64>) -> PartitionPlan {
+        PartitionPlan {
+            topic: "t".into(),
+            topic_id: Uuid::ZERO,
+            partition,
+            start,
+            end,
+            log_start_offset: 0,
+            last_fetchable_offset: 100,
+            leader_epoch: 3,
+            adjusted: None,
+        }
+    }
+
+    fn ranges(splits: &[Plan]) -> Vec<(i32, i64, Option<i64>)> {
+        splits
+            .iter()
+            .map(|s| {
+                assert_eq!(s.partitions.len(), 1);
+                assert_eq!(s.isolation, IsolationLevel::READ_COMMITTED);
+                let p = &s.partitions[0];
+                (p.partition, p.start, p.end)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn splits_cover_each_range_exactly_once_in_pieces_of_at_most_n_offsets() {
+        let mut first = partition(0, 10, Some(35));
+        first.adjusted = Some(Adjusted::BelowLogStart { requested: 4 });
+        let plan = Plan {
+            partitions: vec![
+                first,
+                partition(1, 7, Some(7)),
+                partition(2, 0, Some(10)),
+                partition(3, 50, None),
+            ],
+            isolation: IsolationLevel::READ_COMMITTED,
+        };
+        let splits = plan.splits(10);
+        assert_eq!(
+            ranges(&splits),
+            [
+                (0, 10, Some(20)),
+                (0, 20, Some(30)),
+                (0, 30, Some(35)),
+                (2, 0, Some(10)),
+                (3, 50, None),
+            ]
+        );
+        // The notice stays with the first split of its range; the rest of the plan is kept.
+        assert_eq!(
+            splits[0].partitions[0].adjusted,
+            plan.partitions[0].adjusted
+        );
+        assert_eq!(splits[1].partitions[0].adjusted, None);
+        assert!(splits.iter().all(|s| s.partitions[0].leader_epoch == 3));
+        // The offsets add up to the plan's.
+        let total: u64 = splits.iter().filter_map(Plan::max_records).sum();
+        assert_eq!(
+            Some(total),
+            plan.partitions[..3]
+                .iter()
+                .map(PartitionPlan::max_records)
+                .sum()
+        );
+        // One offset a split, or one split a range.
+        assert_eq!(plan.splits(0).len(), 25 + 10 + 1);
+        assert_eq!(ranges(&plan.splits(u64::MAX))[0], (0, 10, Some(35)));
+    }
 }
