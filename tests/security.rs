@@ -654,6 +654,17 @@ mod cli {
         }
     }
 
+    /// A new window topic, its first five minutes as `--from`/`--to`, and how many records
+    /// they hold.
+    fn five_minutes(broker: &SecureBroker) -> (String, String, String, usize) {
+        let (topic, written) = window_topic(broker);
+        let expected = written
+            .iter()
+            .filter(|r| (TEN..TEN + 5 * MINUTE).contains(&r.timestamp))
+            .count();
+        (topic, rfc3339(TEN), rfc3339(TEN + 5 * MINUTE), expected)
+    }
+
     /// A Java consumer's consumer.properties as users keep it: group and deserializer settings,
     /// TLS versions, and `ssl.key.password` left in after the keystore was converted to PEM.
     /// It works unchanged over mTLS; the group is ignored with one notice and never committed
@@ -661,12 +672,7 @@ mod cli {
     #[test]
     fn a_consumer_properties_file_works_as_it_is() {
         let broker = secure_broker();
-        let (topic, written) = window_topic(broker);
-        let (from, to) = (rfc3339(TEN), rfc3339(TEN + 5 * MINUTE));
-        let expected = written
-            .iter()
-            .filter(|r| (TEN..TEN + 5 * MINUTE).contains(&r.timestamp))
-            .count();
+        let (topic, from, to, expected) = five_minutes(broker);
         let spec = broker.client(Listener::Ssl);
         let group = support::unique_name("app-group");
         let text = format!(
@@ -718,12 +724,7 @@ mod cli {
     #[test]
     fn a_jks_truststore_gets_the_command_that_converts_it_and_that_command_works() {
         let broker = secure_broker();
-        let (topic, written) = window_topic(broker);
-        let (from, to) = (rfc3339(TEN), rfc3339(TEN + 5 * MINUTE));
-        let expected = written
-            .iter()
-            .filter(|r| (TEN..TEN + 5 * MINUTE).contains(&r.timestamp))
-            .count();
+        let (topic, from, to, expected) = five_minutes(broker);
         let spec = broker.client(Listener::Ssl);
         let dir = std::env::temp_dir().join(support::unique_name("kseek-jks"));
         std::fs::create_dir_all(&dir).unwrap();
