@@ -910,7 +910,8 @@ impl Settings {
         let mut tls = TlsConfig::default();
 
         // Where the CA certificates come from.
-        let truststore_type = self.store_type(S::TruststoreType, "truststore")?;
+        let truststore_type =
+            self.store_type(S::TruststoreType, S::TruststoreLocation, "truststore")?;
         let trust = self.one_of(
             &[
                 S::TruststoreLocation,
@@ -935,7 +936,7 @@ impl Settings {
         }
 
         // The client certificate and key (mTLS).
-        let keystore_type = self.store_type(S::KeystoreType, "keystore")?;
+        let keystore_type = self.store_type(S::KeystoreType, S::KeystoreLocation, "keystore")?;
         let cert = self.one_of(
             &[
                 S::KeystoreLocation,
@@ -1083,26 +1084,27 @@ impl Settings {
         Ok(versions)
     }
 
-    /// Whether `ssl.truststore.type` / `ssl.keystore.type` says PEM. A JKS or PKCS12 type is
+    /// The type `ssl.truststore.type` / `ssl.keystore.type` declares. A JKS or PKCS12 type is
     /// an error here only when no store file is given (with a file, [`Self::check_pem_store`]
     /// names the file in its error, the one that helps).
-    fn store_type(&self, setting: Setting, store: &str) -> Result<bool> {
+    fn store_type(&self, setting: Setting, location: Setting, store: &str) -> Result<StoreType> {
         let Some(v) = self.get(setting) else {
-            return Ok(false);
+            return Ok(StoreType::Unset);
         };
-        let location = match store {
-            "truststore" => Setting::TruststoreLocation,
-            _ => Setting::KeystoreLocation,
+        let declared = match v.trimmed().to_ascii_uppercase().as_str() {
+            "PEM" => StoreType::Pem,
+            "JKS" => StoreType::Jks,
+            "PKCS12" => StoreType::Pkcs12,
+            _ => return Err(v.invalid("PEM")),
         };
-        match v.trimmed().to_ascii_uppercase().as_str() {
-            "PEM" => Ok(true),
-            "JKS" | "PKCS12" if self.get(location).is_some() => Ok(false),
-            t @ ("JKS" | "PKCS12") => Err(v.unsupported(format!(
-                "{t} {store}s are not read; convert the store to PEM and set {}=PEM",
+        if matches!(declared, StoreType::Jks | StoreType::Pkcs12) && self.get(location).is_none() {
+            return Err(v.unsupported(format!(
+                "{} {store}s are not read; convert the store to PEM and set {}=PEM",
+                v.trimmed().to_ascii_uppercase(),
                 v.key
-            ))),
-            _ => Err(v.invalid("PEM")),
+            )));
         }
+        Ok(declared)
     }
 
     /// A store file needs type PEM; without a type, a `.pem`, `.crt` or `.cer` file is taken
@@ -1112,36 +1114,21 @@ impl Settings {
     fn check_pem_store(
         &self,
         location: &Value,
-        pem_type: bool,
+        declared: StoreType,
         type_key: &str,
         store: &str,
     ) -> Result<()> {
-        if pem_type {
-            return Ok(());
-        }
         let path = location.trimmed();
         let lower = path.to_ascii_lowercase();
-        if [".pem", ".crt", ".cer"]
-            .iter()
-            .any(|ext| lower.ends_with(ext))
-        {
-            return Ok(());
-        }
-        let declared = self
-            .get(if store == "truststore" {
-                Setting::TruststoreType
-            } else {
-                Setting::KeystoreType
-            })
-            .map(|v| v.trimmed().to_ascii_uppercase());
-        let pkcs12 = match declared.as_deref() {
-            Some("PKCS12") => true,
-            Some(_) => false,
-            None if [".p12", ".pfx"].iter().any(|ext| lower.ends_with(ext)) => true,
-            None if [".jks", ".keystore", ".truststore"].iter().any(|ext| lower.ends_with(ext)) => {
-                false
-            }
-            None => {
+        let has = |exts: &[&str]| exts.iter().any(|ext| lower.ends_with(ext));
+        let pkcs12 = match declared {
+            StoreType::Pem => return Ok(()),
+            StoreType::Unset if has(&[".pem", ".crt", ".cer"]) => return Ok(()),
+            StoreType::Pkcs12 => true,
+            StoreType::Jks => false,
+            StoreType::Unset if has(&[".p12", ".pfx"]) => true,
+            StoreType::Unset if has(&[".jks", ".keystore", ".truststore"]) => false,
+            StoreType::Unset => {
                 return Err(location.unsupported(format!(
                     "{path} has no {type_key}, and Java's default, JKS, is not read; if the file is PEM, set {type_key}=PEM, else {}",
                     conversion(store, path, false)
@@ -1154,6 +1141,16 @@ impl Settings {
             conversion(store, path, pkcs12)
         )))
     }
+}
+
+/// The type a truststore or keystore setting declares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StoreType {
+    /// No `ssl.*store.type`: Java's default is JKS.
+    Unset,
+    Pem,
+    Jks,
+    Pkcs12,
 }
 
 /// The exact commands that turn the JKS or PKCS12 store `path` into the PEM file kseek
