@@ -583,7 +583,7 @@ impl Client {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T>>,
     {
-        let backoff = &self.inner.config.backoff();
+        let backoff = self.inner.config.backoff();
         // Counted from the first try, so a slow first failure counts against the deadline.
         let mut failing = Some(Failing {
             since: Instant::now(),

@@ -167,9 +167,12 @@ fn certificates(source: &PemSource, what: &str) -> Result<Vec<CertificateDer<'st
 /// `Proc-Type: 4,ENCRYPTED` header. Errors never show the key.
 fn is_encrypted(source: &PemSource) -> Result<bool, String> {
     let text = match source {
-        PemSource::File(path) => std::fs::read(path)
-            .map_err(|e| format!("the client key {} cannot be read: {e}", describe(source)))?,
-        PemSource::Inline(text) => text.expose().as_bytes().to_vec(),
+        PemSource::File(path) => std::borrow::Cow::Owned(
+            std::fs::read(path)
+                .map_err(|e| format!("the client key {} cannot be read: {e}", describe(source)))?,
+        ),
+        // Not copied: a copy of a secret would outlive its owner's care.
+        PemSource::Inline(text) => std::borrow::Cow::Borrowed(text.expose().as_bytes()),
     };
     let has = |needle: &[u8]| text.windows(needle.len()).any(|w| w == needle);
     Ok(has(b"-----BEGIN ENCRYPTED PRIVATE KEY-----") || has(b"Proc-Type: 4,ENCRYPTED"))
