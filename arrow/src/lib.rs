@@ -65,7 +65,7 @@ use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use futures_core::Stream;
 use kseek::protocol::records::{Record, TimestampType};
-use kseek::{BatchStream, FetchedBatch, PartitionPosition};
+use kseek::{BatchStream, FetchedBatch};
 
 /// The Kafka record schema (see the [crate documentation](crate)); one shared instance.
 pub fn schema() -> SchemaRef {
@@ -142,18 +142,18 @@ impl BatchLimits {
 
 /// A variable-length binary column being built: offsets, bytes, and validity.
 #[derive(Debug, Default)]
-struct Bytes {
+struct ByteColumn {
     offsets: Vec<i32>,
     data: Vec<u8>,
     valid: Vec<bool>,
     nulls: usize,
 }
 
-impl Bytes {
-    fn with_capacity(rows: usize, bytes: usize) -> Bytes {
+impl ByteColumn {
+    fn with_capacity(rows: usize, bytes: usize) -> ByteColumn {
         let mut offsets = Vec::with_capacity(rows + 1);
         offsets.push(0);
-        Bytes {
+        ByteColumn {
             offsets,
             data: Vec::with_capacity(bytes),
             valid: Vec::with_capacity(rows),
@@ -174,8 +174,8 @@ impl Bytes {
     /// The column so far as (offsets, values, nulls); empty again, with as much room.
     fn take(&mut self) -> (OffsetBuffer<i32>, Buffer, Option<NullBuffer>) {
         let rows = self.valid.len();
-        let next = Bytes::with_capacity(rows, self.data.len());
-        let Bytes {
+        let next = ByteColumn::with_capacity(rows, self.data.len());
+        let ByteColumn {
             offsets,
             data,
             valid,
@@ -215,17 +215,17 @@ fn offset_at(len: usize) -> i32 {
 #[derive(Debug)]
 pub struct RecordBatchBuilder {
     limits: BatchLimits,
-    key: Bytes,
-    value: Bytes,
-    topic: Bytes,
+    key: ByteColumn,
+    value: ByteColumn,
+    topic: ByteColumn,
     partition: Vec<i32>,
     offset: Vec<i64>,
     timestamp: Vec<i64>,
     timestamp_type: Vec<i32>,
     /// Per row, where its headers end in `header_keys` / `header_values`.
     header_offsets: Vec<i32>,
-    header_keys: Bytes,
-    header_values: Bytes,
+    header_keys: ByteColumn,
+    header_values: ByteColumn,
     bytes: usize,
 }
 
@@ -237,16 +237,16 @@ impl RecordBatchBuilder {
         let rows = limits.rows.min(1024);
         RecordBatchBuilder {
             limits,
-            key: Bytes::with_capacity(rows, 0),
-            value: Bytes::with_capacity(rows, 0),
-            topic: Bytes::with_capacity(rows, 0),
+            key: ByteColumn::with_capacity(rows, 0),
+            value: ByteColumn::with_capacity(rows, 0),
+            topic: ByteColumn::with_capacity(rows, 0),
             partition: Vec::with_capacity(rows),
             offset: Vec::with_capacity(rows),
             timestamp: Vec::with_capacity(rows),
             timestamp_type: Vec::with_capacity(rows),
             header_offsets: vec![0],
-            header_keys: Bytes::with_capacity(rows, 0),
-            header_values: Bytes::with_capacity(rows, 0),
+            header_keys: ByteColumn::with_capacity(rows, 0),
+            header_values: ByteColumn::with_capacity(rows, 0),
             bytes: 0,
         }
     }
@@ -422,14 +422,9 @@ impl ArrowStream {
         poll_fn(|cx| self.poll_batch(cx)).await
     }
 
-    /// Where the read is in each partition after the rows handed out so far, except that
-    /// rows of a fetched batch still being split into record batches count once that batch
-    /// is handed out whole: commit these after writing every record batch taken.
-    pub fn positions(&self) -> &[PartitionPosition] {
-        self.batches.positions()
-    }
-
-    /// The read underneath, for its data-loss reports and positions.
+    /// The read underneath, for its data-loss reports and positions. Its positions count
+    /// every fetched batch this stream has taken, rows still waiting in the builder included:
+    /// they are what to commit once this stream has ended, not before.
     pub fn batch_stream(&self) -> &BatchStream {
         &self.batches
     }
