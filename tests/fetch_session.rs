@@ -303,7 +303,10 @@ async fn foreign_session_use(steal_epoch: bool) {
         .unwrap();
     let spec = ReadSpec::new([topic.as_str()], Start::Earliest, End::Latest);
     let plan = client.resolve(&spec).await.unwrap();
-    let mut stream = client.read(plan, small_fetches()).records();
+    // At most about two Fetch answers wait for the caller, so that after 300 records of 900
+    // the engine still has Fetches to send: the meddling must reach one of them.
+    let options = small_fetches().max_buffered_bytes(8 * 1024);
+    let mut stream = client.read(plan, options).records();
     let mut read = Vec::new();
     let mut meddled = None;
     tokio::time::timeout(READ_LIMIT, async {
