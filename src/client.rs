@@ -421,6 +421,59 @@ impl Client {
         })
     }
 
+    /// [`Client::refresh`] from a broker other than those in `avoid` (leaders whose
+    /// Fetches went unanswered: a frozen broker would hold the request to its timeout):
+    /// one it is connected to if it can, else the first known one it can connect to.
+    /// Without another known broker, from any connection.
+    #[inline(never)]
+    pub(crate) fn refresh_avoiding<'a>(
+        &'a self,
+        topics: &'a [String],
+        avoid: &'a [i32],
+    ) -> BoxFuture<'a, Result<Vec<TopicMetadata>>> {
+        Box::pin(async move {
+            let mut others: Vec<i32> = {
+                let state = self.state();
+                state
+                    .brokers
+                    .iter()
+                    .map(|(id, _)| *id)
+                    .filter(|id| !avoid.contains(id))
+                    .collect()
+            };
+            few::sort(&mut others);
+            let connected = |id: &i32| {
+                let connections = self
+                    .inner
+                    .connections
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
+                let slot = connections.get(id).cloned();
+                slot.is_some_and(|slot| {
+                    slot.try_lock()
+                        .is_ok_and(|c| c.as_ref().is_some_and(|c| c.closed_reason().is_none()))
+                })
+            };
+            // Connected brokers first, in node id order.
+            few::sort_by_key(&mut others, |id| !connected(id));
+            let mut last = None;
+            for id in others {
+                match self.connection(id).await {
+                    Ok(conn) => {
+                        let request = MetadataRequest::for_topics(topics.iter().cloned());
+                        let response = conn.send(&request).await?;
+                        return self.apply_metadata(conn.broker(), topics, response);
+                    }
+                    Err(e) => last = Some(e),
+                }
+            }
+            match last {
+                Some(e) => Err(e),
+                None => self.refresh(topics).await,
+            }
+        })
+    }
+
     fn apply_metadata(
         &self,
         broker: &str,

@@ -96,6 +96,11 @@ impl<K: PartialEq, V> FewMap<K, V> {
     pub(crate) fn values(&self) -> impl Iterator<Item = &V> {
         self.0.iter().map(|(_, v)| v)
     }
+
+    /// The values, mutable, in no particular order.
+    pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
+        self.0.iter_mut().map(|(_, v)| v)
+    }
 }
 
 impl<K: PartialEq, V> FromIterator<(K, V)> for FewMap<K, V> {

@@ -50,7 +50,9 @@ use crate::backoff::Backoff;
 use crate::cluster::{PartitionMetadata, TopicMetadata};
 use crate::error::{Error, ErrorKind, Result};
 use crate::plan::{IsolationLevel, PartitionPlan, Plan};
-use crate::read::machine::{build_fetch, fetch_version, Output, ReadMachine, Transmit};
+use crate::read::machine::{
+    build_fetch, fetch_version, Output, ReadMachine, Transmit, OVERDUE_AFTER,
+};
 use crate::read::{OutOfRange, ReadOptions};
 
 /// The topic every simulated read reads.
@@ -59,6 +61,9 @@ pub(crate) const TOPIC: &str = "sim";
 pub(crate) const TOPIC_ID: Uuid = Uuid([7; 16]);
 /// How long the simulated connections wait for an answer.
 pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The max wait of the simulated reads.
+const SIM_MAX_WAIT: Duration = Duration::from_millis(500);
 /// The first leader epoch of partition 0 (partition `p` starts at `FIRST_EPOCH + p`).
 const FIRST_EPOCH: i32 = 5;
 /// The base timestamp of the logs.
@@ -1790,6 +1795,8 @@ struct InFlight {
     fetch_to: Option<i32>,
     /// The partitions it is about (Fetch and ListOffsets).
     partitions: Vec<i32>,
+    /// When it was sent.
+    sent: Duration,
 }
 
 impl Answer {
@@ -1830,7 +1837,7 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
         .partition_max_bytes(schedule.partition_max_bytes)
         .fetch_max_bytes(schedule.fetch_max_bytes)
         .out_of_range(schedule.out_of_range)
-        .max_wait(Duration::from_millis(500))
+        .max_wait(SIM_MAX_WAIT)
         .max_buffered_bytes(
             schedule
                 .max_buffered_bytes
@@ -1903,6 +1910,7 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
                             answer: Answer::Metadata(id, Ok(metadata.clone())),
                             fetch_to: None,
                             partitions: Vec::new(),
+                            sent: now,
                         },
                         None => {
                             let d = cluster.metadata(now, &topics);
@@ -1921,7 +1929,7 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
                         .iter()
                         .map(|r| (r.partition, Some(r.position)))
                         .collect();
-                    let found = violations(&in_flight, &plan, Some(leader), &asked);
+                    let found = violations(&in_flight, &plan, Some(leader), &asked, now);
                     outcome.violations.extend(found);
                     if machine.is_waiting_for_room() {
                         outcome.violations.push(format!(
@@ -1950,18 +1958,26 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
                         Some(t.partition(partition)?.leader_id).filter(|l| *l >= 0)
                     });
                     let leader = cached.unwrap_or_else(|| cluster.leader(partition));
-                    let found = violations(&in_flight, &plan, None, &[(partition, None)]);
+                    let found = violations(&in_flight, &plan, None, &[(partition, None)], now);
                     outcome.violations.extend(found);
                     let d = cluster.list_earliest(now, leader, &topic, partition);
                     let mut f = in_flight_of(d, seq, |r| Answer::ListEarliest(id, r));
                     f.partitions = vec![partition];
                     f
                 }
+                // The sim's Metadata comes from any broker up; which one the client would
+                // avoid (the leaders of overdue Fetches) makes no difference to its answer.
+                Transmit::LeaderCheck { id, topics, .. } => {
+                    let d = cluster.metadata(now, &topics);
+                    in_flight_of(d, seq, |r| Answer::Metadata(id, r))
+                }
                 Transmit::Invalidate { .. } => {
                     cache = None;
                     continue;
                 }
             };
+            let mut sent = sent;
+            sent.sent = now;
             in_flight.push(sent);
         }
         let timeout = machine
@@ -2044,17 +2060,25 @@ fn in_flight_of<T>(d: Delivery<T>, seq: u64, answer: impl FnOnce(Result<T>) -> A
         answer: answer(d.result),
         fetch_to: None,
         partitions: Vec::new(),
+        sent: Duration::ZERO,
     }
 }
 
-/// What the machine's contract forbids in a request about to go out: a second Fetch to one
-/// leader, a partition in two requests at once, a fetch outside the plan's range.
+/// What the machine's contract forbids in a request about to go out at `now`: a second
+/// Fetch to one leader, a partition in two requests at once, a fetch outside the plan's
+/// range. A partition may be in a Fetch to its new leader (or a ListOffsets) while a Fetch to
+/// its old one is overdue (sent more than the max wait and `OVERDUE_AFTER` ago): the machine took it out of
+/// that one after a leader check.
 fn violations(
     in_flight: &[InFlight],
     plan: &Plan,
     fetch_to: Option<i32>,
     partitions: &[(i32, Option<i64>)],
+    now: Duration,
 ) -> Vec<String> {
+    let overdue = SIM_MAX_WAIT + OVERDUE_AFTER;
+    let detached =
+        |f: &InFlight| f.fetch_to.is_some() && f.fetch_to != fetch_to && now >= f.sent + overdue;
     let mut found = Vec::new();
     if let Some(leader) = fetch_to {
         if in_flight.iter().any(|f| f.fetch_to == Some(leader)) {
@@ -2062,7 +2086,10 @@ fn violations(
         }
     }
     for &(partition, offset) in partitions {
-        if in_flight.iter().any(|f| f.partitions.contains(&partition)) {
+        if in_flight
+            .iter()
+            .any(|f| f.partitions.contains(&partition) && !detached(f))
+        {
             found.push(format!("partition {partition} in two requests at once"));
         }
         let range = plan

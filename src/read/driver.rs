@@ -188,6 +188,12 @@ impl Driver {
                 partition,
                 isolation,
             } => Box::pin(list_earliest(client, id, topic, partition, isolation)),
+            Transmit::LeaderCheck { id, topics, avoid } => {
+                let topics: Vec<String> = topics.iter().map(|t| t.to_string()).collect();
+                Box::pin(async move {
+                    Answer::Metadata(id, client.refresh_avoiding(&topics, &avoid).await)
+                })
+            }
             Transmit::Invalidate { topic } => return self.client.invalidate(&topic),
         };
         self.requests.push(request);

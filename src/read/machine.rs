@@ -42,7 +42,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use kseek_protocol::messages::fetch::{
     FetchPartition, FetchRequest, FetchResponse, FetchTopic, ForgottenTopic, PartitionData,
@@ -89,6 +89,38 @@ pub(crate) enum Transmit {
     },
     /// Mark `topic`'s cached metadata stale (its leader may have moved). No answer.
     Invalidate { topic: Arc<str> },
+    /// Metadata for `topics`, asked of a broker other than those in `avoid` (the leaders
+    /// of overdue Fetches: a frozen broker would not answer it either), updating the
+    /// client's cache. Answer with [`ReadMachine::handle_metadata`].
+    LeaderCheck {
+        id: u64,
+        topics: Vec<Arc<str>>,
+        avoid: Vec<i32>,
+    },
+}
+
+/// How long past its max wait a Fetch may go unanswered before the machine checks, in
+/// Metadata from another broker, whether its partitions' leaders moved (a frozen or
+/// unreachable leader answers nothing until the request timeout, 30 s by default).
+pub(crate) const OVERDUE_AFTER: Duration = Duration::from_millis(500);
+
+/// How often that check is made while a Fetch stays overdue.
+pub(crate) const LEADER_CHECK_EVERY: Duration = Duration::from_millis(250);
+
+/// A Fetch in flight.
+#[derive(Debug)]
+struct InFlightFetch {
+    leader: i32,
+    /// The partitions it still stands for: those whose leader moved while it was overdue
+    /// are taken out (and fetched from their new leader), so its answer no longer applies
+    /// to them.
+    requested: Vec<Requested>,
+    session: SessionRequest,
+    /// When it becomes overdue (sent, plus the max wait, plus [`OVERDUE_AFTER`]).
+    overdue_at: Instant,
+    /// Partitions were taken out: the session with the leader no longer matches what we
+    /// hold of it, so it starts over after the answer.
+    detached: bool,
 }
 
 /// What the read hands out, in order.
@@ -381,8 +413,12 @@ pub(crate) struct ReadMachine {
     metadata: Option<(u64, Vec<Arc<str>>)>,
     /// The Metadata request of partition discovery in flight.
     discovery: Option<u64>,
-    /// Fetches in flight: their leader, partitions and session fields.
-    fetches: FewMap<u64, (i32, Vec<Requested>, SessionRequest)>,
+    /// Fetches in flight.
+    fetches: FewMap<u64, InFlightFetch>,
+    /// The leader check in flight ([`Transmit::LeaderCheck`]).
+    leader_check: Option<u64>,
+    /// No leader check before this.
+    next_leader_check: Option<Instant>,
     /// Fetch sessions per leader broker (when [`ReadOptions::fetch_sessions`] is on).
     sessions: FewMap<i32, FetchSession>,
     /// ListOffsets in flight.
@@ -454,6 +490,8 @@ impl ReadMachine {
             metadata: None,
             discovery: None,
             fetches: FewMap::new(),
+            leader_check: None,
+            next_leader_check: None,
             sessions: FewMap::new(),
             listings: FewMap::new(),
             transmits: VecDeque::new(),
@@ -525,6 +563,9 @@ impl ReadMachine {
                 refresh: true,
             });
         }
+        if let Some(t) = self.leader_check(now) {
+            return Some(t);
+        }
         // Fetching ahead stops while the budget of waiting bytes is used up.
         if self.metadata.is_none() && self.has_room() {
             let mut topics: Vec<Arc<str>> = Vec::new();
@@ -559,7 +600,81 @@ impl ReadMachine {
             .filter(|p| self.metadata.is_none() && !p.done && !p.in_flight && !p.parked)
             .filter_map(|p| p.not_before);
         let discovery = self.next_discovery.filter(|_| self.discovery.is_none());
-        backoffs.chain(discovery).min()
+        let check = self.next_leader_check_at();
+        backoffs.chain(discovery).chain(check).min()
+    }
+
+    /// When a leader check will be due: the earliest time a Fetch with partitions is
+    /// overdue, not before the next check may go.
+    fn next_leader_check_at(&self) -> Option<Instant> {
+        if self.leader_check.is_some() {
+            return None;
+        }
+        let overdue = self
+            .fetches
+            .values()
+            .filter(|f| !f.requested.is_empty())
+            .map(|f| f.overdue_at)
+            .min()?;
+        Some(self.next_leader_check.map_or(overdue, |t| t.max(overdue)))
+    }
+
+    /// A [`Transmit::LeaderCheck`] for the topics of the overdue Fetches at `now`, if one is
+    /// due.
+    fn leader_check(&mut self, now: Instant) -> Option<Transmit> {
+        if self.next_leader_check_at().is_none_or(|t| t > now) {
+            return None;
+        }
+        let mut topics: Vec<Arc<str>> = Vec::new();
+        let mut avoid = Vec::new();
+        for f in self.fetches.values() {
+            if f.requested.is_empty() || f.overdue_at > now {
+                continue;
+            }
+            avoid.push(f.leader);
+            for r in &f.requested {
+                if !topics.contains(&r.topic) {
+                    topics.push(r.topic.clone());
+                }
+            }
+        }
+        let id = self.next_id();
+        self.leader_check = Some(id);
+        self.next_leader_check = Some(now + LEADER_CHECK_EVERY);
+        crate::log::debug!(leaders = ?avoid, "fetch overdue; checking its partitions' leaders");
+        Some(Transmit::LeaderCheck { id, topics, avoid })
+    }
+
+    /// The answer to a leader check: the partitions of overdue Fetches whose leader moved
+    /// are taken out of them, to be fetched from their new leader at once. (The broker
+    /// that was leader can no longer serve them; a Fetch of them it answers late is
+    /// ignored.)
+    fn leaders_checked(&mut self, now: Instant, result: Result<Vec<TopicMetadata>>) {
+        let Ok(metadata) = result else {
+            return; // Checked again after LEADER_CHECK_EVERY.
+        };
+        let parts = &mut self.parts;
+        for f in self.fetches.values_mut() {
+            if f.overdue_at > now {
+                continue;
+            }
+            let leader = f.leader;
+            let before = f.requested.len();
+            f.requested.retain(|r| {
+                let moved = metadata
+                    .iter()
+                    .find(|t| *t.name == *r.topic)
+                    .and_then(|t| t.partition(r.partition))
+                    .is_some_and(|pm| pm.leader_id >= 0 && pm.leader_id != leader);
+                if moved {
+                    crate::log::debug!(topic = %r.topic, partition = r.partition, leader,
+                        "leader moved while its fetch was overdue; fetching from the new one");
+                    parts[r.idx].in_flight = false;
+                }
+                !moved
+            });
+            f.detached |= f.requested.len() != before;
+        }
     }
 
     /// Time passed: backoffs that ended at `now` are over (the partitions are due).
@@ -586,6 +701,11 @@ impl ReadMachine {
             self.discovered(result);
             return;
         }
+        if self.leader_check == Some(id) {
+            self.leader_check = None;
+            self.leaders_checked(now, result);
+            return;
+        }
         let Some((_, topics)) = self.metadata.take_if(|(m, _)| *m == id) else {
             return;
         };
@@ -602,7 +722,14 @@ impl ReadMachine {
         id: u64,
         result: Result<(Arc<str>, i16, FetchResponse)>,
     ) {
-        let Some((leader, requested, session)) = self.fetches.remove(&id) else {
+        let Some(InFlightFetch {
+            leader,
+            requested,
+            session,
+            detached,
+            ..
+        }) = self.fetches.remove(&id)
+        else {
             return;
         };
         // The leader is free again: partitions waiting for it are due.
@@ -617,6 +744,11 @@ impl ReadMachine {
         }
         if let Err(e) = self.fetched(now, leader, &requested, &session, result) {
             self.fail(e);
+        }
+        if detached {
+            if let Some(s) = self.sessions.get_mut(&leader) {
+                s.reset(true);
+            }
         }
     }
 
@@ -678,7 +810,7 @@ impl ReadMachine {
             // and are asked for again once the caller makes room.
             return Ok(());
         }
-        let busy: Vec<i32> = self.fetches.values().map(|(leader, ..)| *leader).collect();
+        let busy: Vec<i32> = self.fetches.values().map(|f| f.leader).collect();
         let mut groups: Vec<(i32, Vec<Requested>)> = Vec::new();
         for idx in due {
             let p = &self.parts[idx];
@@ -742,8 +874,18 @@ impl ReadMachine {
             }
             let session = self.session_request(leader, &mut requested);
             let id = self.next_id();
-            self.fetches
-                .insert(id, (leader, requested.clone(), session.clone()));
+            let max_wait =
+                Duration::from_millis(u64::try_from(self.params.max_wait_ms).unwrap_or(0));
+            self.fetches.insert(
+                id,
+                InFlightFetch {
+                    leader,
+                    requested: requested.clone(),
+                    session: session.clone(),
+                    overdue_at: now + max_wait + OVERDUE_AFTER,
+                    detached: false,
+                },
+            );
             self.transmits.push_back(Transmit::Fetch {
                 id,
                 leader,
@@ -1821,6 +1963,94 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn partitions_of_an_overdue_fetch_whose_leader_moved_are_fetched_from_the_new_leader() {
+        let t0 = virtual_epoch();
+        let options = ReadOptions::default().max_wait(500 * MS);
+        let mut m = machine(&plan(&[(0, 0, Some(10)), (1, 0, Some(10))]), &options, t0);
+        let id = metadata_id(&transmits(&mut m, t0));
+        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1), (1, 1)])));
+        let (old, positions) = one_fetch(&transmits(&mut m, t0));
+        assert_eq!(positions, [(0, 0), (1, 0)]);
+        // Broker 1 holds the Fetch past its max wait: overdue after 500 + 500 ms.
+        let overdue = t0 + 1000 * MS;
+        assert_eq!(m.poll_timeout(), Some(overdue));
+        assert!(transmits(&mut m, overdue - MS).is_empty());
+        m.handle_timeout(overdue);
+        let check = match &transmits(&mut m, overdue)[..] {
+            [Transmit::LeaderCheck { id, topics, avoid }] => {
+                assert_eq!((&topics[..], &avoid[..]), (&[Arc::from("t")][..], &[1][..]));
+                *id
+            }
+            other => panic!("expected a leader check, got {other:?}"),
+        };
+        // Nothing moved yet: checked again 250 ms later, the Fetch still stands.
+        m.handle_metadata(overdue, check, Ok(metadata(&[(0, 1), (1, 1)])));
+        assert!(transmits(&mut m, overdue).is_empty());
+        let again = overdue + LEADER_CHECK_EVERY;
+        assert_eq!(m.poll_timeout(), Some(again));
+        m.handle_timeout(again);
+        let check = match &transmits(&mut m, again)[..] {
+            [Transmit::LeaderCheck { id, .. }] => *id,
+            other => panic!("expected a leader check, got {other:?}"),
+        };
+        // Partition 0 moved to broker 2: fetched from it at once; partition 1 stays with
+        // the overdue Fetch.
+        m.handle_metadata(again, check, Ok(metadata(&[(0, 2), (1, 1)])));
+        let id = metadata_id(&transmits(&mut m, again));
+        m.handle_metadata(again, id, Ok(metadata(&[(0, 2), (1, 1)])));
+        let new = fetches(&transmits(&mut m, again));
+        assert_eq!(new.len(), 1, "{new:?}");
+        assert_eq!((new[0].1, &new[0].2[..]), (2, &[(0, 0)][..]));
+        m.handle_fetch(
+            again,
+            new[0].0,
+            answer(vec![records_of(0, wire(&[batch(0, 4)]))]),
+        );
+        assert!(matches!(
+            &outputs(&mut m)[..],
+            [Output::Chunk {
+                idx: 0,
+                position: 4,
+                ..
+            }]
+        ));
+        // Broker 1 answers late, opening session 7, with partition 0 from offset 0 too:
+        // only partition 1's records are taken, partition 0's are not handed out twice.
+        let late = answer(vec![
+            records_of(0, wire(&[batch(0, 4)])),
+            records_of(1, wire(&[batch(0, 3)])),
+        ])
+        .map(|(broker, version, response)| {
+            let response = FetchResponse {
+                session_id: 7,
+                ..response
+            };
+            (broker, version, response)
+        });
+        m.handle_fetch(again, old, late);
+        assert!(matches!(
+            &outputs(&mut m)[..],
+            [Output::Chunk {
+                idx: 1,
+                position: 3,
+                ..
+            }]
+        ));
+        // Session 7 does not hold partition 0 as we would think: the session with broker 1
+        // starts over, its next Fetch is a full one (epoch 0) closing session 7.
+        let id = metadata_id(&transmits(&mut m, again));
+        m.handle_metadata(again, id, Ok(metadata(&[(0, 2), (1, 1)])));
+        let next = transmits(&mut m, again);
+        let to_1 = next.iter().find_map(|t| match t {
+            Transmit::Fetch {
+                leader: 1, session, ..
+            } => Some((session.id, session.epoch)),
+            _ => None,
+        });
+        assert_eq!(to_1, Some((7, 0)), "{next:?}");
+    }
+
+    #[test]
     fn fetching_ahead_pauses_while_the_budget_is_used_up_and_resumes_when_the_caller_takes() {
         let t0 = virtual_epoch();
         let first = wire(&[batch(0, 2)]);
@@ -2284,7 +2514,11 @@ pub(crate) mod tests {
     #[test]
     fn discovery_adds_new_partitions_of_an_unbounded_read_at_their_log_start() {
         let t0 = virtual_epoch();
-        let options = ReadOptions::default().partition_discovery(Some(30_000 * MS));
+        // A max wait of a minute: partition 0's Fetch stays out past the discovery, without
+        // going overdue (that would add leader checks, tested on their own).
+        let options = ReadOptions::default()
+            .partition_discovery(Some(30_000 * MS))
+            .max_wait(60_000 * MS);
         let mut m = machine(&plan(&[(0, 0, None)]), &options, t0);
         let id = metadata_id(&transmits(&mut m, t0));
         m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
