@@ -354,6 +354,9 @@ pub(crate) struct PartState {
     pub(crate) not_before: Option<Instant>,
     /// The failures in a row since the last success.
     pub(crate) failing: Option<Failing>,
+    /// While it backs off after a Fetch to this leader failed for it: that leader. A leader
+    /// check that finds another leader ends the backoff.
+    pub(crate) failed_at: Option<i32>,
     /// The partition max bytes to ask for: raised when a batch larger than the default was
     /// cut off.
     pub(crate) max_bytes: i32,
@@ -374,6 +377,7 @@ impl PartState {
             parked: false,
             not_before: None,
             failing: None,
+            failed_at: None,
             max_bytes: 0,
             first: false,
         }
@@ -605,7 +609,8 @@ impl ReadMachine {
     }
 
     /// When a leader check will be due: the earliest time a Fetch with partitions is
-    /// overdue, not before the next check may go.
+    /// overdue, or now if a partition backs off after its leader failed it; not before the
+    /// next check may go.
     fn next_leader_check_at(&self) -> Option<Instant> {
         if self.leader_check.is_some() {
             return None;
@@ -615,8 +620,20 @@ impl ReadMachine {
             .values()
             .filter(|f| !f.requested.is_empty())
             .map(|f| f.overdue_at)
-            .min()?;
-        Some(self.next_leader_check.map_or(overdue, |t| t.max(overdue)))
+            .min();
+        let backing_off = self.parts.iter().any(|p| self.waits_for_leader(p));
+        let due = match (overdue, self.next_leader_check) {
+            (_, Some(next)) if backing_off => next,
+            (None, _) if backing_off => return self.next_leader_check,
+            (None, _) => return None,
+            (Some(overdue), next) => next.map_or(overdue, |t| t.max(overdue)),
+        };
+        Some(due)
+    }
+
+    /// Whether `p` backs off after its leader failed it (and no request for it is out).
+    fn waits_for_leader(&self, p: &PartState) -> bool {
+        !p.done && !p.in_flight && p.not_before.is_some() && p.failed_at.is_some()
     }
 
     /// A [`Transmit::LeaderCheck`] for the topics of the overdue Fetches at `now`, if one is
@@ -627,11 +644,21 @@ impl ReadMachine {
         }
         let mut topics: Vec<Arc<str>> = Vec::new();
         let mut avoid = Vec::new();
+        for p in self.parts.iter().filter(|p| self.waits_for_leader(p)) {
+            if !topics.contains(&p.topic) {
+                topics.push(p.topic.clone());
+            }
+            if let Some(leader) = p.failed_at.filter(|l| !avoid.contains(l)) {
+                avoid.push(leader);
+            }
+        }
         for f in self.fetches.values() {
             if f.requested.is_empty() || f.overdue_at > now {
                 continue;
             }
-            avoid.push(f.leader);
+            if !avoid.contains(&f.leader) {
+                avoid.push(f.leader);
+            }
             for r in &f.requested {
                 if !topics.contains(&r.topic) {
                     topics.push(r.topic.clone());
@@ -653,6 +680,28 @@ impl ReadMachine {
         let Ok(metadata) = result else {
             return; // Checked again after LEADER_CHECK_EVERY.
         };
+        let leader_of = |topic: &str, partition: i32| {
+            metadata
+                .iter()
+                .find(|t| *t.name == *topic)
+                .and_then(|t| t.partition(partition))
+                .map(|pm| pm.leader_id)
+                .filter(|l| *l >= 0)
+        };
+        // Partitions backing off after their leader failed them: due at once if another
+        // broker leads them now.
+        for i in 0..self.parts.len() {
+            let p = &self.parts[i];
+            if !self.waits_for_leader(p) {
+                continue;
+            }
+            let moved = leader_of(&p.topic, p.partition).is_some_and(|l| Some(l) != p.failed_at);
+            if moved {
+                let p = &mut self.parts[i];
+                p.not_before = None;
+                p.failed_at = None;
+            }
+        }
         let parts = &mut self.parts;
         for f in self.fetches.values_mut() {
             if f.overdue_at > now {
@@ -661,11 +710,7 @@ impl ReadMachine {
             let leader = f.leader;
             let before = f.requested.len();
             f.requested.retain(|r| {
-                let moved = metadata
-                    .iter()
-                    .find(|t| *t.name == *r.topic)
-                    .and_then(|t| t.partition(r.partition))
-                    .is_some_and(|pm| pm.leader_id >= 0 && pm.leader_id != leader);
+                let moved = leader_of(&r.topic, r.partition).is_some_and(|l| l != leader);
                 if moved {
                     crate::log::debug!(topic = %r.topic, partition = r.partition, leader,
                         "leader moved while its fetch was overdue; fetching from the new one");
@@ -744,6 +789,15 @@ impl ReadMachine {
         }
         if let Err(e) = self.fetched(now, leader, &requested, &session, result) {
             self.fail(e);
+        }
+        let mut leader_failed = false;
+        for r in &requested {
+            let p = &mut self.parts[r.idx];
+            p.failed_at = p.not_before.is_some().then_some(leader);
+            leader_failed |= p.failed_at.is_some();
+        }
+        if leader_failed && self.next_leader_check.is_none_or(|t| t <= now) {
+            self.next_leader_check = Some(now + LEADER_CHECK_EVERY);
         }
         if detached {
             if let Some(s) = self.sessions.get_mut(&leader) {
@@ -2333,8 +2387,9 @@ pub(crate) mod tests {
         let mut m = machine(&plan(&[(0, 0, Some(10))]), &ReadOptions::default(), t0);
         let mut now = t0;
         let mut waits = Vec::new();
+        let mut checks = 0;
+        let mut id = metadata_id(&transmits(&mut m, now));
         let error = loop {
-            let id = metadata_id(&transmits(&mut m, now));
             m.handle_metadata(now, id, Ok(metadata(&[(0, 1)])));
             let sent = fetches(&transmits(&mut m, now));
             assert_eq!(sent.len(), 1);
@@ -2352,18 +2407,32 @@ pub(crate) mod tests {
                     topic: Arc::from("t")
                 }]
             );
-            let wake = m.poll_timeout().expect("a backoff to wait for");
-            waits.push(wake - now);
-            // Nothing is fetched before the backoff ends.
-            assert_eq!(transmits(&mut m, wake - MS), []);
-            now = wake;
-            m.handle_timeout(now);
+            // Until the backoff ends nothing is fetched; leader checks go out every 250 ms
+            // and find broker 1 still leading, so the backoff runs its course.
+            let failed = now;
+            id = loop {
+                now = m.poll_timeout().expect("a backoff to wait for");
+                m.handle_timeout(now);
+                match &transmits(&mut m, now)[..] {
+                    [Transmit::LeaderCheck { id, avoid, .. }] => {
+                        assert_eq!(avoid[..], [1]);
+                        m.handle_metadata(now, *id, Ok(metadata(&[(0, 1)])));
+                        checks += 1;
+                    }
+                    [Transmit::Metadata {
+                        id, refresh: false, ..
+                    }] => break *id,
+                    other => panic!("unexpected {other:?}"),
+                }
+            };
+            waits.push(now - failed);
         };
         assert_eq!(
             waits,
             [100 * MS, 200 * MS, 400 * MS, 800 * MS, 1000 * MS],
             "the next wait, 1 s at 2.5 s, would end past the 3 s deadline"
         );
+        assert!(checks >= 4, "{checks} leader checks");
         match error.kind() {
             ErrorKind::RetriesExhausted {
                 attempts, elapsed, ..
@@ -2372,6 +2441,61 @@ pub(crate) mod tests {
         }
         assert!(m.is_finished());
         assert_eq!(m.poll_transmit(now), None);
+    }
+
+    #[test]
+    fn a_partition_backing_off_after_its_leader_failed_is_fetched_once_a_check_finds_another() {
+        let t0 = virtual_epoch();
+        let mut m = machine(&plan(&[(0, 0, Some(10))]), &ReadOptions::default(), t0);
+        let refused = || -> Result<(Arc<str>, i16, FetchResponse)> {
+            Err(ErrorKind::ConnectionClosed {
+                broker: "b:1".into(),
+                reason: "refused".into(),
+            }
+            .into())
+        };
+        let mut now = t0;
+        let mut transmitted = transmits(&mut m, now);
+        // Broker 1 refuses every Fetch (retries at 0.1, 0.3, 0.7 and 1.5 s, then a 1 s
+        // backoff); from 1.6 s on, Metadata names broker 2 the leader.
+        let moved_at = t0 + 1600 * MS;
+        loop {
+            let leader = if now >= moved_at { 2 } else { 1 };
+            match &transmitted[..] {
+                [] => {}
+                [Transmit::Metadata {
+                    id, refresh: false, ..
+                }] => {
+                    m.handle_metadata(now, *id, Ok(metadata(&[(0, leader)])));
+                    let sent = fetches(&transmits(&mut m, now));
+                    if sent[0].1 == 2 {
+                        break;
+                    }
+                    m.handle_fetch(now, sent[0].0, refused());
+                }
+                [Transmit::LeaderCheck { id, avoid, .. }] => {
+                    assert_eq!(avoid[..], [1]);
+                    let backoff_ends = m.parts[0].not_before.expect("backing off");
+                    m.handle_metadata(now, *id, Ok(metadata(&[(0, leader)])));
+                    if leader == 2 {
+                        // Fetched from broker 2 at once, not when the backoff would end.
+                        assert!(backoff_ends > now + 100 * MS, "{:?}", backoff_ends - now);
+                        let id = metadata_id(&transmits(&mut m, now));
+                        m.handle_metadata(now, id, Ok(metadata(&[(0, 2)])));
+                        let sent = fetches(&transmits(&mut m, now));
+                        assert_eq!((sent[0].1, &sent[0].2[..]), (2, &[(0, 0)][..]));
+                        assert!(now - moved_at <= LEADER_CHECK_EVERY, "{:?}", now - moved_at);
+                        return;
+                    }
+                }
+                other => panic!("unexpected {other:?}"),
+            }
+            now = m.poll_timeout().expect("a backoff or a check to wait for");
+            m.handle_timeout(now);
+            transmitted = transmits(&mut m, now);
+            transmitted.retain(|t| !matches!(t, Transmit::Invalidate { .. }));
+        }
+        panic!("the partition was fetched from broker 2 by a retry, not by a leader check");
     }
 
     #[test]
