@@ -121,7 +121,7 @@
 //! (on by default) reads and commits consumer group offsets ([`Client::commit`],
 //! [`Client::committed`], [`Start::Committed`], [`End::Committed`]; without it a read that
 //! names a group is an [`ErrorKind::Config`] error); `tls` and `sasl` (off by default) reach
-//! secured clusters; `cli` builds the `kseek` command line tool.
+//! secured clusters. The `kseek` command line tool is its own crate, `kseek-cli`.
 //!
 //! The wire format lives in [`kseek_protocol`], re-exported here as [`protocol`].
 

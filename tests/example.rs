@@ -111,7 +111,9 @@ fn run(args: &[&str]) -> std::process::Output {
         ("zstd", cfg!(feature = "zstd")),
         ("zstd-c", cfg!(feature = "zstd-c")),
         ("tracing", cfg!(feature = "tracing")),
-        ("cli", cfg!(feature = "cli")),
+        ("group", cfg!(feature = "group")),
+        ("tls", cfg!(feature = "tls")),
+        ("sasl", cfg!(feature = "sasl")),
     ]
     .into_iter()
     .filter_map(|(name, on)| on.then_some(name))

@@ -26,7 +26,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::{kafka_script, unique_name, Broker, KafkaVersion};
+use super::{kafka_script, unique_name, Broker, KafkaVersion, NewRecord, Record};
 
 /// A secured listener of a [`SecureBroker`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -646,4 +646,30 @@ impl KtoolRun {
             .map(|v| super::Record::from_json(&v))
             .collect()
     }
+}
+
+/// 2026-01-01T10:00:00Z in ms: where the window of [`window_topic`] starts.
+pub(crate) const TEN: i64 = 1_767_261_600_000;
+/// A minute in ms.
+pub(crate) const MINUTE: i64 = 60_000;
+
+/// A new topic on `broker` (written through its plaintext listener): two partitions, one
+/// record a minute from 09:55 to 10:10 in each (keys `k<i>`, values `v<i>-p<p>`), as stored.
+pub(crate) fn window_topic(broker: &SecureBroker) -> (String, Vec<Record>) {
+    let plain = broker.plaintext();
+    let topic = plain.new_topic("secure", 2, &[]);
+    let input: Vec<_> = (0..16)
+        .flat_map(|i| {
+            (0..2).map(move |p| {
+                NewRecord::new()
+                    .partition(p)
+                    .timestamp(TEN - 5 * MINUTE + i * MINUTE)
+                    .key(format!("k{i}"))
+                    .value(format!("v{i}-p{p}"))
+                    .into()
+            })
+        })
+        .collect();
+    let written = plain.produce(&topic, &input);
+    (topic, written)
 }

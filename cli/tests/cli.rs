@@ -7,10 +7,9 @@
 //! Records damaged on the way (a fault no real broker produces) come from a proxy in front of
 //! the real broker (`tests/golden/proxy.py --corrupt-fetch`).
 //!
-//! Built only with the `cli` feature (`cargo test --features cli --test cli`).
+//! Run with `cargo test -p kseek-cli --test cli`.
 
-#![cfg(feature = "cli")]
-
+#[path = "../../tests/support/mod.rs"]
 mod support;
 
 use std::collections::BTreeMap;

@@ -7,10 +7,9 @@
 //! written by Kafka's Java producer inside every window the examples name (2026-11-30
 //! 10:00-11:00 UTC, two hours ago, since 1767261600000), more than 110 in partitions 0 and 2.
 //!
-//! Built only with the `cli` feature (`cargo test --features cli --test readme`).
+//! Run with `cargo test -p kseek-cli --test readme`.
 
-#![cfg(feature = "cli")]
-
+#[path = "../../tests/support/mod.rs"]
 mod support;
 
 use std::process::{Command, Stdio};
