@@ -3,6 +3,8 @@
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::table::ParquetCompression;
 use kseek::ClientConfig;
 
 use crate::fail::Fail;
@@ -321,9 +323,31 @@ pub(crate) struct ReadArgs {
     /// json, raw, or a template such as '%p %o %T %k %s\n'
     #[arg(long, short = 'f', default_value = "json", value_name = "FORMAT", help_heading = OUTPUT)]
     pub(crate) format: String,
+    /// Write to FILE instead of stdout ('-': stdout); a file is written under a temporary
+    /// name and renamed once complete
+    #[arg(long, short = 'o', value_name = "FILE", help_heading = OUTPUT)]
+    pub(crate) output: Option<std::path::PathBuf>,
+    /// text (--format), parquet, or arrow (an Arrow IPC stream) [default: parquet for a
+    /// .parquet --output, arrow for .arrow/.arrows, else text]
+    #[arg(long, value_enum, value_name = "KIND", help_heading = OUTPUT)]
+    pub(crate) output_format: Option<OutputFormat>,
+    /// Parquet page compression
+    #[arg(long, value_enum, default_value_t = ParquetCompression::Snappy, help_heading = OUTPUT)]
+    pub(crate) compression: ParquetCompression,
     /// No summary on stderr
     #[arg(long, short = 'q', help_heading = OUTPUT)]
     pub(crate) quiet: bool,
+}
+
+/// What `read` writes (`--output-format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum OutputFormat {
+    /// One line per record, as --format says (JSON by default)
+    Text,
+    /// A Parquet file (the columns of Spark's Kafka source)
+    Parquet,
+    /// An Arrow IPC stream (the same columns)
+    Arrow,
 }
 
 #[derive(Debug, Args)]

@@ -56,6 +56,17 @@ impl Fail {
         }
     }
 
+    /// The output file `path` could not be created.
+    pub(crate) fn output_to(path: &std::path::Path, error: &std::io::Error) -> Fail {
+        Fail {
+            code: OTHER,
+            message: format!(
+                "cannot write --output {}: {error}. Check the folder exists and is writable",
+                path.display()
+            ),
+        }
+    }
+
     /// A library error met while doing `doing` ("reading", "resolving the plan", ...).
     pub(crate) fn kafka(doing: &str, error: &Error) -> Fail {
         let code = exit_code(error);

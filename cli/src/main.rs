@@ -17,6 +17,7 @@ mod fail;
 mod output;
 mod position;
 mod progress;
+mod table;
 
 use args::Cli;
 use fail::Fail;

@@ -43,9 +43,9 @@ fn block(readme: &str, heading: &str, tag: &str) -> Vec<String> {
     readme[start..end].lines().map(str::to_owned).collect()
 }
 
-/// Runs `line` with bash as a user would type it, `kseek` being the binary under test and
-/// `KSEEK_BOOTSTRAP` the broker: (exit code, stdout, stderr).
-fn run(line: &str, bootstrap: &str) -> (i32, String, String) {
+/// Runs `line` with bash as a user would type it, in folder `dir`, `kseek` being the binary
+/// under test and `KSEEK_BOOTSTRAP` the broker: (exit code, stdout, stderr).
+fn run(line: &str, bootstrap: &str, dir: &std::path::Path) -> (i32, String, String) {
     let bin = std::path::Path::new(env!("CARGO_BIN_EXE_kseek"));
     let path = format!(
         "{}:{}",
@@ -54,6 +54,7 @@ fn run(line: &str, bootstrap: &str) -> (i32, String, String) {
     );
     let out = Command::new("bash")
         .args(["-c", line])
+        .current_dir(dir)
         .env("PATH", path)
         .env("KSEEK_BOOTSTRAP", bootstrap)
         .stdin(Stdio::null())
@@ -130,11 +131,13 @@ fn the_command_line_examples_run_as_printed() {
         .into_iter()
         .filter(|l| l.starts_with("kseek "))
         .collect();
-    assert!(lines.len() >= 8, "the examples: {lines:?}");
+    assert!(lines.len() >= 9, "the examples: {lines:?}");
+    let dir = std::env::temp_dir().join(support::unique_name("readme"));
+    std::fs::create_dir_all(&dir).expect("a folder to run the examples in");
     for line in &lines {
         let line = replace_word(&replace_word(line, "events", &topic), "reports", &group);
         eprintln!("$ {line}");
-        let (code, stdout, stderr) = run(&line, bootstrap);
+        let (code, stdout, stderr) = run(&line, bootstrap, &dir);
         assert_eq!(code, 0, "{line}\nstdout: {stdout}\nstderr: {stderr}");
         assert!(
             !stderr.contains("kseek:"),
@@ -142,7 +145,9 @@ fn the_command_line_examples_run_as_printed() {
         );
         // The hour of 2026-11-30 the first example reads: exactly the records written in it,
         // one JSON line each.
-        if line.contains("--from 2026-11-30T10:00:00Z --to 2026-11-30T11:00:00Z") {
+        if line.contains("--from 2026-11-30T10:00:00Z --to 2026-11-30T11:00:00Z")
+            && !line.contains(" -o ")
+        {
             let (from, to) = (NOV_30 + 600 * MINUTE, NOV_30 + 660 * MINUTE);
             let expected = records
                 .iter()
@@ -154,10 +159,19 @@ fn the_command_line_examples_run_as_printed() {
             );
             assert_eq!(stdout.lines().count(), expected, "{line}");
         }
+        if line.contains("-o window.parquet") {
+            let file = std::fs::read(dir.join("window.parquet")).expect("window.parquet written");
+            assert_eq!(&file[..4], b"PAR1", "a Parquet file");
+            assert!(
+                stderr.starts_with("read 180 records"),
+                "the hour's 180 records: {stderr}"
+            );
+        }
         if line.contains("--format raw") {
             assert_eq!(stdout.lines().count(), 10, "--count 10: {line}\n{stdout}");
         }
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -172,7 +186,7 @@ fn the_error_examples_print_what_the_readme_says() {
         };
         let expected = &pair[1];
         let command = replace_word(command, "demo", &topic);
-        let (code, stdout, stderr) = run(&command, bootstrap);
+        let (code, stdout, stderr) = run(&command, bootstrap, &std::env::temp_dir());
         assert!(code == 2 || code == 3, "{command}: exit {code}\n{stderr}");
         assert_eq!(stdout, "", "{command}");
         assert_eq!(stderr.trim_end(), expected.as_str(), "{command}");

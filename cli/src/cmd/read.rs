@@ -10,10 +10,90 @@ use futures_core::Stream;
 use kseek::read::{FetchedBatch, TimeFilter};
 use kseek::{ClientConfig, CommitOffset, Plan, ReadOptions};
 
-use crate::args::ReadArgs;
+use crate::args::{OutputFormat, ReadArgs};
 use crate::fail::Fail;
-use crate::output::{BatchFailed, RecordFormat, RecordWriter};
+use crate::output::{BatchFailed, Printed, RecordFormat, RecordWriter};
 use crate::progress::Progress;
+use crate::table::{Kind, TableWriter};
+
+/// Where `read` writes its records.
+enum Out {
+    /// Lines as --format says, to stdout or a file.
+    Text(RecordWriter<Box<dyn std::io::Write>>),
+    /// Parquet or an Arrow IPC stream (boxed: it is much larger than the text writer).
+    Table(Box<TableWriter>),
+}
+
+impl Out {
+    /// The output `args` ask for, in `format` when it is text.
+    fn open(args: &ReadArgs, format: RecordFormat) -> Result<Out, Fail> {
+        let path = args.output.as_deref();
+        let named = |ext: &[&str]| {
+            path.and_then(|p| p.extension())
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| ext.iter().any(|x| e.eq_ignore_ascii_case(x)))
+        };
+        let kind = match args.output_format {
+            Some(OutputFormat::Text) => None,
+            Some(OutputFormat::Parquet) => Some(Kind::Parquet),
+            Some(OutputFormat::Arrow) => Some(Kind::Arrow),
+            None if named(&["parquet"]) => Some(Kind::Parquet),
+            None if named(&["arrow", "arrows"]) => Some(Kind::Arrow),
+            None => None,
+        };
+        let to_stdout = path.is_none_or(|p| p == std::path::Path::new("-"));
+        let Some(kind) = kind else {
+            let out: Box<dyn std::io::Write> = match path.filter(|_| !to_stdout) {
+                None => Box::new(std::io::stdout().lock()),
+                Some(p) => Box::new(std::fs::File::create(p).map_err(|e| Fail::output_to(p, &e))?),
+            };
+            return Ok(Out::Text(RecordWriter::new(format, out)));
+        };
+        if args.format != "json" {
+            return Err(Fail::usage(format!(
+                "--format {:?} is for text output, not {}. Leave --format out, or use --output-format text.",
+                args.format,
+                if kind == Kind::Parquet { "Parquet" } else { "Arrow" }
+            )));
+        }
+        if to_stdout && std::io::stdout().is_terminal() {
+            return Err(Fail::usage(
+                "binary output to a terminal. Give --output FILE, or pipe stdout to a program (duckdb, pyarrow).".to_owned(),
+            ));
+        }
+        let path = path.unwrap_or(std::path::Path::new("-"));
+        TableWriter::create(kind, path, args.compression)
+            .map(|w| Out::Table(Box::new(w)))
+            .map_err(|e| Fail::output_to(path, &e))
+    }
+
+    fn write_batch(
+        &mut self,
+        batch: &FetchedBatch,
+        max: u64,
+    ) -> Result<Printed, BatchFailed<kseek::Error>> {
+        match self {
+            Out::Text(out) => {
+                out.write_batch(batch.topic(), batch.partition(), batch.records(), max)
+            }
+            Out::Table(out) => out.write_batch(batch, max),
+        }
+    }
+
+    fn is_dirty(&self) -> bool {
+        match self {
+            Out::Text(out) => out.is_dirty(),
+            Out::Table(out) => out.is_dirty(),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Out::Text(out) => out.flush(),
+            Out::Table(out) => out.flush(),
+        }
+    }
+}
 
 /// What the read loop saw next.
 // Boxing the batch would cost an allocation per batch; a Step lives for one loop turn.
@@ -54,7 +134,7 @@ pub(crate) async fn run(config: &ClientConfig, args: ReadArgs, now: i64) -> Resu
 
     // Records are formatted straight from each batch's record views: one await per batch,
     // then a plain loop over its records (output.rs, `RecordWriter`).
-    let mut out = RecordWriter::new(format, std::io::stdout().lock());
+    let mut out = Out::open(&args, format)?;
     let limit = args.count.unwrap_or(u64::MAX);
     let (mut count, mut bytes) = (0u64, 0u64);
     // Set when the read stopped inside the last batch handed out: the offset of its first
@@ -95,12 +175,7 @@ pub(crate) async fn run(config: &ClientConfig, args: ReadArgs, now: i64) -> Resu
             Step::Next(None) => break Ok(()),
             Step::Next(Some(Err(e))) => break Err(Stopped::Read(Fail::kafka("reading", &e))),
             Step::Next(Some(Ok(batch))) => {
-                let printed = match out.write_batch(
-                    batch.topic(),
-                    batch.partition(),
-                    batch.records(),
-                    limit - count,
-                ) {
+                let printed = match out.write_batch(&batch, limit - count) {
                     Ok(printed) => printed,
                     Err(BatchFailed::Output(e)) => {
                         break Err(Stopped::Output(crate::output::output_failed(e)))
@@ -131,8 +206,25 @@ pub(crate) async fn run(config: &ClientConfig, args: ReadArgs, now: i64) -> Resu
         p.clear();
     }
     // What was printed goes out before anything else happens, also after a failed read.
-    let flushed = out.flush().map_err(crate::output::output_failed);
-    drop(out);
+    // A Parquet file or an Arrow stream is completed (a file renamed to its name) only
+    // after a read that did not fail: then all of it is what the range holds up to the
+    // last record written (Ctrl-C and --count included).
+    let flushed = match out {
+        Out::Text(mut out) => out.flush().map_err(crate::output::output_failed),
+        Out::Table(out) => {
+            if result.is_ok() {
+                bytes = out.bytes();
+                out.finish().map_err(crate::output::output_failed)
+            } else {
+                out.abandon();
+                if let Err(Stopped::Read(fail)) = result {
+                    // Nothing was written under the file's name: nothing to commit.
+                    return Err(fail);
+                }
+                Ok(())
+            }
+        }
+    };
     let failed = match result {
         // Nothing is committed: the records may not have reached the reader.
         Err(Stopped::Output(fail)) => return Err(fail),
@@ -197,9 +289,21 @@ pub(crate) async fn run(config: &ClientConfig, args: ReadArgs, now: i64) -> Resu
         ));
     }
     if interrupted && !args.select.follow {
+        let message = match args
+            .output
+            .as_deref()
+            .filter(|p| *p != std::path::Path::new("-"))
+        {
+            Some(path) => format!(
+                "interrupted before the end of the range; {} holds the {} read",
+                path.display(),
+                plural(count, "record")
+            ),
+            None => "interrupted before the end of the range".to_owned(),
+        };
         return Err(Fail {
             code: crate::fail::INTERRUPTED,
-            message: "interrupted before the end of the range".to_owned(),
+            message,
         });
     }
     Ok(())

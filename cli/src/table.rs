@@ -1,0 +1,299 @@
+//! `kseek read --output-format parquet|arrow`: the records as typed columns (kseek-arrow's
+//! schema, the one of Spark's Kafka source), to a Parquet file or an Arrow IPC stream.
+//!
+//! Records go from each fetched batch's zero-copy views into a [`RecordBatchBuilder`], and
+//! from there, a record batch at a time, into the Parquet writer (which flushes a row group
+//! whenever one reaches [`ROW_GROUP_BYTES`] or [`ROW_GROUP_ROWS`], so memory does not grow
+//! with the window) or the IPC stream writer. A file is written under a temporary name
+//! beside the final one and renamed only once it is complete; a read that fails removes it.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use arrow_array::{Array, BinaryArray, RecordBatch};
+use kseek::read::FetchedBatch;
+use kseek_arrow::{BatchLimits, RecordBatchBuilder};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, GzipLevel};
+use parquet::file::properties::WriterProperties;
+
+use crate::output::Printed;
+
+/// A Parquet row group is flushed once its encoded size reaches this.
+const ROW_GROUP_BYTES: usize = 64 * 1024 * 1024;
+/// ... or once it holds this many rows.
+const ROW_GROUP_ROWS: usize = 1024 * 1024;
+/// Record batches handed to the writers: at most this many rows ...
+const BATCH_ROWS: usize = 8192;
+/// ... and about this many bytes of keys, values and headers.
+const BATCH_BYTES: usize = 8 * 1024 * 1024;
+
+/// What `read` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Parquet,
+    /// An Arrow IPC stream.
+    Arrow,
+}
+
+/// Parquet's page compression (`--compression`): pure Rust codecs only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ParquetCompression {
+    Snappy,
+    Lz4,
+    Gzip,
+    None,
+}
+
+impl ParquetCompression {
+    fn parquet(self) -> Compression {
+        match self {
+            ParquetCompression::Snappy => Compression::SNAPPY,
+            ParquetCompression::Lz4 => Compression::LZ4_RAW,
+            ParquetCompression::Gzip => Compression::GZIP(GzipLevel::default()),
+            ParquetCompression::None => Compression::UNCOMPRESSED,
+        }
+    }
+}
+
+/// Where the bytes go: stdout, or a file being written under a temporary name.
+enum Target {
+    Stdout(BufWriter<io::Stdout>),
+    File {
+        file: BufWriter<File>,
+        temporary: PathBuf,
+        path: PathBuf,
+    },
+}
+
+impl Write for Target {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Target::Stdout(w) => w.write(buf),
+            Target::File { file, .. } => file.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Target::Stdout(w) => w.flush(),
+            Target::File { file, .. } => file.flush(),
+        }
+    }
+}
+
+impl Target {
+    /// Stdout for `-`, else a new file beside `path` named `.<name>.kseek-<pid>.tmp`.
+    fn open(path: &Path) -> io::Result<Target> {
+        if path == Path::new("-") {
+            return Ok(Target::Stdout(BufWriter::new(io::stdout())));
+        }
+        let name = path
+            .file_name()
+            .ok_or_else(|| io::Error::other("names a directory, not a file"))?;
+        let mut hidden = std::ffi::OsString::from(".");
+        hidden.push(name);
+        hidden.push(format!(".kseek-{}.tmp", std::process::id()));
+        let temporary = path.with_file_name(hidden);
+        let file = File::create(&temporary)?;
+        Ok(Target::File {
+            file: BufWriter::new(file),
+            temporary,
+            path: path.to_owned(),
+        })
+    }
+
+    /// Flushes, syncs a file to disk and gives it its final name.
+    fn complete(self) -> io::Result<()> {
+        match self {
+            Target::Stdout(mut w) => w.flush(),
+            Target::File {
+                file,
+                temporary,
+                path,
+            } => {
+                let file = file.into_inner().map_err(io::IntoInnerError::into_error)?;
+                file.sync_all()?;
+                std::fs::rename(&temporary, &path)
+            }
+        }
+    }
+
+    /// Removes a file's temporary name; nothing for stdout.
+    fn abandon(self) {
+        if let Target::File { temporary, .. } = self {
+            let _ = std::fs::remove_file(temporary);
+        }
+    }
+}
+
+/// The writer of one format.
+enum Sink {
+    Parquet(ArrowWriter<Target>),
+    Arrow(arrow_ipc::writer::StreamWriter<Target>),
+}
+
+/// Writes the records of fetched batches as Parquet or an Arrow IPC stream.
+pub(crate) struct TableWriter {
+    builder: RecordBatchBuilder,
+    sink: Option<Sink>,
+    /// Key and value bytes of the rows handed to the sink.
+    bytes: u64,
+}
+
+fn io_error(e: impl std::fmt::Display) -> io::Error {
+    io::Error::other(e.to_string())
+}
+
+impl TableWriter {
+    /// A writer of `kind` to `path` (`-` for stdout); Parquet pages compressed with
+    /// `compression`.
+    pub(crate) fn create(
+        kind: Kind,
+        path: &Path,
+        compression: ParquetCompression,
+    ) -> io::Result<TableWriter> {
+        let target = Target::open(path)?;
+        let schema = kseek_arrow::schema();
+        let sink = match kind {
+            Kind::Parquet => {
+                let properties = WriterProperties::builder()
+                    .set_compression(compression.parquet())
+                    .set_max_row_group_bytes(Some(ROW_GROUP_BYTES))
+                    .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+                    .build();
+                Sink::Parquet(
+                    ArrowWriter::try_new(target, schema, Some(properties)).map_err(io_error)?,
+                )
+            }
+            Kind::Arrow => Sink::Arrow(
+                arrow_ipc::writer::StreamWriter::try_new(target, &schema).map_err(io_error)?,
+            ),
+        };
+        Ok(TableWriter {
+            builder: RecordBatchBuilder::new(BatchLimits::new(BATCH_ROWS, BATCH_BYTES)),
+            sink: Some(sink),
+            bytes: 0,
+        })
+    }
+
+    /// Appends at most `max` records of `batch`, handing record batches to the writer as
+    /// they fill. What was appended when a record fails to decode stays appended.
+    pub(crate) fn write_batch(
+        &mut self,
+        batch: &FetchedBatch,
+        max: u64,
+    ) -> Result<Printed, crate::output::BatchFailed<kseek::Error>> {
+        use crate::output::BatchFailed;
+        let max = usize::try_from(max).unwrap_or(usize::MAX);
+        let mut skip = 0;
+        let mut appended = 0;
+        loop {
+            let before = self.builder.len();
+            let records = batch.records().take(max);
+            let step = self.builder.append_records(
+                batch.topic(),
+                batch.partition(),
+                batch.timestamp_type(),
+                records,
+                skip,
+            );
+            appended += self.builder.len() - before;
+            match step {
+                Ok(Some(next)) => {
+                    self.hand_over().map_err(BatchFailed::Output)?;
+                    skip = next;
+                }
+                Ok(None) => break,
+                Err(e) => return Err(BatchFailed::Read(e)),
+            }
+        }
+        // With --count, the offset of the first record left out, if any.
+        let stopped_before = batch
+            .records()
+            .nth(max)
+            .and_then(Result::ok)
+            .map(|r| r.offset());
+        if self.builder.is_full() {
+            self.hand_over().map_err(BatchFailed::Output)?;
+        }
+        Ok(Printed {
+            records: appended as u64,
+            bytes: 0,
+            stopped_before,
+        })
+    }
+
+    /// Whether rows wait in the builder (handed over at the next [`TableWriter::flush`]).
+    pub(crate) fn is_dirty(&self) -> bool {
+        !self.builder.is_empty()
+    }
+
+    /// Hands the rows appended so far to the writer; for an Arrow stream, writes them out.
+    pub(crate) fn flush(&mut self) -> io::Result<()> {
+        self.hand_over()?;
+        if let Some(Sink::Arrow(w)) = self.sink.as_mut() {
+            w.flush().map_err(io_error)?;
+        }
+        Ok(())
+    }
+
+    /// The key and value bytes written.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Finishes the file or stream (Parquet's footer, the IPC end marker) and gives a file
+    /// its final name.
+    pub(crate) fn finish(mut self) -> io::Result<()> {
+        self.hand_over()?;
+        let target = match self.sink.take() {
+            Some(Sink::Parquet(w)) => w.into_inner().map_err(io_error)?,
+            Some(Sink::Arrow(mut w)) => {
+                w.finish().map_err(io_error)?;
+                w.into_inner().map_err(io_error)?
+            }
+            None => return Ok(()),
+        };
+        target.complete()
+    }
+
+    /// Gives up: a file is removed, never left under its final name.
+    pub(crate) fn abandon(mut self) {
+        let target = match self.sink.take() {
+            Some(Sink::Parquet(w)) => w.into_inner().ok(),
+            Some(Sink::Arrow(w)) => w.into_inner().ok(),
+            None => None,
+        };
+        if let Some(target) = target {
+            target.abandon();
+        }
+    }
+
+    fn hand_over(&mut self) -> io::Result<()> {
+        if self.builder.is_empty() {
+            return Ok(());
+        }
+        let batch = self.builder.finish();
+        self.bytes += key_value_bytes(&batch);
+        match self.sink.as_mut() {
+            Some(Sink::Parquet(w)) => w.write(&batch).map_err(io_error),
+            Some(Sink::Arrow(w)) => w.write(&batch).map_err(io_error),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The bytes of the key and value columns of `batch`.
+fn key_value_bytes(batch: &RecordBatch) -> u64 {
+    ["key", "value"]
+        .iter()
+        .filter_map(|name| batch.column_by_name(name))
+        .filter_map(|c| c.as_any().downcast_ref::<BinaryArray>())
+        .map(|c| {
+            let offsets = c.value_offsets();
+            (offsets[offsets.len() - 1] - offsets[0]) as u64
+        })
+        .sum()
+}
