@@ -239,24 +239,21 @@ impl TableWriter {
         Ok(())
     }
 
-    /// The key and value bytes written.
-    pub(crate) fn bytes(&self) -> u64 {
-        self.bytes
-    }
-
     /// Finishes the file or stream (Parquet's footer, the IPC end marker) and gives a file
-    /// its final name.
-    pub(crate) fn finish(mut self) -> io::Result<()> {
+    /// its final name. Returns the key and value bytes written.
+    pub(crate) fn finish(mut self) -> io::Result<u64> {
         self.hand_over()?;
+        let bytes = self.bytes;
         let target = match self.sink.take() {
             Some(Sink::Parquet(w)) => w.into_inner().map_err(io_error)?,
             Some(Sink::Arrow(mut w)) => {
                 w.finish().map_err(io_error)?;
                 w.into_inner().map_err(io_error)?
             }
-            None => return Ok(()),
+            None => return Ok(bytes),
         };
-        target.complete()
+        target.complete()?;
+        Ok(bytes)
     }
 
     /// Gives up: a file is removed, never left under its final name.

@@ -175,9 +175,14 @@ fn parquet_and_arrow_hold_exactly_the_records_of_the_window_with_spark_s_column_
     let (code, stdout, stderr) = kseek_read(&topic, &[&window[..], &["-o", parquet_arg]].concat());
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.is_empty(), "nothing on stdout with -o FILE");
+    let bytes: usize = stored
+        .iter()
+        .filter(|r| (TEN..TEN + 15 * MINUTE).contains(&r.timestamp))
+        .map(|r| r.key.as_ref().map_or(0, Vec::len) + r.value.as_ref().map_or(0, Vec::len))
+        .sum();
     assert!(
-        stderr.starts_with("read 45 records"),
-        "the summary counts the records: {stderr}"
+        stderr.starts_with(&format!("read 45 records ({bytes} bytes of keys+values)")),
+        "the summary counts the records and their bytes: {stderr}"
     );
     assert_eq!(files(&dir), ["window.parquet"], "no temporary file is left");
     let read = read_back("parquet", &parquet);

@@ -213,8 +213,9 @@ pub(crate) async fn run(config: &ClientConfig, args: ReadArgs, now: i64) -> Resu
         Out::Text(mut out) => out.flush().map_err(crate::output::output_failed),
         Out::Table(out) => {
             if result.is_ok() {
-                bytes = out.bytes();
-                out.finish().map_err(crate::output::output_failed)
+                out.finish()
+                    .map(|written| bytes = written)
+                    .map_err(crate::output::output_failed)
             } else {
                 out.abandon();
                 if let Err(Stopped::Read(fail)) = result {
