@@ -9,20 +9,7 @@ use std::time::Duration;
 
 use kseek::read::{ReadOptions, TimeFilter};
 use kseek::{Client, End, IsolationLevel, Plan, ReadSpec, Start};
-use support::{Input, Isolation, NewRecord, ProduceOptions, Record};
-
-/// 2026-01-01T10:00:00Z in ms.
-const TEN: i64 = 1_767_261_600_000;
-
-fn record(partition: i32, second: i64, value: &str) -> Input {
-    NewRecord::new()
-        .partition(partition)
-        .timestamp(TEN + second * 1000)
-        .key(format!("k-{value}"))
-        .value(value)
-        .header("h", Some(value.as_bytes()))
-        .into()
-}
+use support::{Isolation, Record, TEN};
 
 /// Reads `plan` on a new client, sorted by partition and offset.
 async fn read(bootstrap: &str, plan: Plan, options: ReadOptions) -> Vec<Record> {
@@ -50,38 +37,7 @@ async fn read_splits(bootstrap: &str, plan: &Plan, max: u64, options: &ReadOptio
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_split_read_apart_gives_exactly_the_unsplit_read_and_the_java_consumer() {
     for broker in support::brokers_with_transactions() {
-        let topic = broker.new_topic("kseek-splits", 2, &[]);
-        let transactional = ProduceOptions {
-            transactional_id: Some(support::unique_name("txn")),
-            ..ProduceOptions::default()
-        };
-        // Both partitions: a committed transaction, an aborted one of 7 records (so splits of
-        // 3 offsets start inside it and on its abort marker), and a committed one; timestamps
-        // out of order within each.
-        let mut input = vec![Input::Begin];
-        for (p, s) in [(0, 0), (1, 1), (0, 5), (0, 2), (1, 9), (0, 3), (1, 4)] {
-            input.push(record(p, s, &format!("c1-{p}-{s}")));
-        }
-        input.extend([Input::Commit, Input::Begin]);
-        for s in 10..17 {
-            input.push(record(0, s, &format!("aborted-0-{s}")));
-            input.push(record(1, s + 1, &format!("aborted-1-{s}")));
-        }
-        input.extend([Input::Abort, Input::Begin]);
-        for (p, s) in [
-            (0, 30),
-            (0, 21),
-            (1, 25),
-            (0, 40),
-            (1, 20),
-            (1, 35),
-            (0, 22),
-        ] {
-            input.push(record(p, s, &format!("c2-{p}-{s}")));
-        }
-        input.push(Input::Commit);
-        let written = broker.produce_with(&topic, &transactional, &input);
-        assert_eq!(written.iter().filter(|w| w.aborted).count(), 14);
+        let topic = support::topic_with_an_aborted_transaction(broker, "kseek-splits");
 
         let client = Client::connect(broker.bootstrap().split(','))
             .await

@@ -67,6 +67,9 @@ use futures_core::Stream;
 use kseek::protocol::records::{Record, TimestampType};
 use kseek::{BatchStream, FetchedBatch};
 
+mod split;
+pub use split::{read_split, Split, SplitClient, SplitError};
+
 /// The Kafka record schema (see the [crate documentation](crate)); one shared instance.
 pub fn schema() -> SchemaRef {
     static SCHEMA: OnceLock<SchemaRef> = OnceLock::new();

@@ -219,6 +219,12 @@ pub(crate) enum Command {
     /// Show the resolved plan (per partition start, end, records) without reading
     #[command(after_help = OFFSETS_EXAMPLES)]
     Offsets(OffsetsArgs),
+    /// Cut the plan into splits, one JSON line each, for `read-split` elsewhere
+    #[command(after_help = SPLITS_EXAMPLES)]
+    Splits(SplitsArgs),
+    /// Read one split that `splits` printed, in this process, like `read`
+    #[command(name = "read-split", after_help = SPLITS_EXAMPLES)]
+    ReadSplit(ReadSplitArgs),
     /// Show brokers, topics, partitions and their leaders
     #[command(after_help = METADATA_EXAMPLES)]
     Metadata(MetadataArgs),
@@ -229,6 +235,19 @@ pub(crate) enum Command {
     #[command(after_help = COMMITTED_EXAMPLES)]
     Committed(CommittedArgs),
 }
+
+pub(crate) const SPLITS_EXAMPLES: &str = "\
+A split is one partition's offset range of the plan, with the read's isolation, its
+--exact-time bounds and the connection settings that are not secrets (bootstrap, client id,
+timeouts). Reading every split, in any order and in any process, gives exactly the records
+of `kseek read` with the same flags. TLS and SASL settings come from each reader's own
+--config and -X.
+
+Examples:
+  kseek splits --topic events --from 2026-11-30T10:00:00Z --to 2026-11-30T11:00:00Z \\
+      --max-offsets 100000 > splits.jsonl
+  cat -n splits.jsonl | while read -r n split; do
+      kseek read-split \"$split\" -o part-$n.parquet; done";
 
 pub(crate) const READ_EXAMPLES: &str = "\
 Positions: earliest, latest, now, 2026-11-30T10:00:00Z, 2026-11-30, 1767261600000, -2h,
@@ -317,6 +336,13 @@ pub(crate) struct ReadArgs {
     /// Also drop records whose own timestamp is outside the --from/--to times
     #[arg(long)]
     pub(crate) exact_time: bool,
+    #[command(flatten)]
+    pub(crate) out: OutputArgs,
+}
+
+/// How `read` and `read-split` write what they read.
+#[derive(Debug, Args)]
+pub(crate) struct OutputArgs {
     /// Stop after this many records
     #[arg(long, short = 'c', value_name = "N", allow_negative_numbers = true, value_parser = record_count)]
     pub(crate) count: Option<u64>,
@@ -337,6 +363,28 @@ pub(crate) struct ReadArgs {
     /// No summary on stderr
     #[arg(long, short = 'q', help_heading = OUTPUT)]
     pub(crate) quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SplitsArgs {
+    #[command(flatten)]
+    pub(crate) select: Selector,
+    /// At most this many offsets per split (a split's records may be fewer: transaction
+    /// markers and compaction take offsets)
+    #[arg(long, value_name = "N", value_parser = record_count)]
+    pub(crate) max_offsets: u64,
+    /// The splits also drop records whose own timestamp is outside the --from/--to times
+    #[arg(long)]
+    pub(crate) exact_time: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ReadSplitArgs {
+    /// A split as `kseek splits` prints it (one line of JSON)
+    #[arg(value_name = "SPLIT")]
+    pub(crate) split: String,
+    #[command(flatten)]
+    pub(crate) out: OutputArgs,
 }
 
 /// What `read` writes (`--output-format`).

@@ -920,3 +920,54 @@ pub(crate) async fn read_plan_exactly(
     out.sort();
     out
 }
+
+/// 2026-01-01T10:00:00Z in ms.
+pub(crate) const TEN: i64 = 1_767_261_600_000;
+
+/// A new topic of two partitions written by the Java producer in three transactions, the
+/// splits' test data: in both partitions a committed transaction, an aborted one of 7
+/// records (so splits of 3 offsets start inside it and on its abort marker), and a committed
+/// one; timestamps (from [`TEN`]) out of order within each. Returns its name.
+pub(crate) fn topic_with_an_aborted_transaction(broker: &Broker, prefix: &str) -> String {
+    let topic = broker.new_topic(prefix, 2, &[]);
+    let transactional = ProduceOptions {
+        transactional_id: Some(unique_name("txn")),
+        ..ProduceOptions::default()
+    };
+    let mut input = vec![Input::Begin];
+    for (p, s) in [(0, 0), (1, 1), (0, 5), (0, 2), (1, 9), (0, 3), (1, 4)] {
+        input.push(split_record(p, s, &format!("c1-{p}-{s}")));
+    }
+    input.extend([Input::Commit, Input::Begin]);
+    for s in 10..17 {
+        input.push(split_record(0, s, &format!("aborted-0-{s}")));
+        input.push(split_record(1, s + 1, &format!("aborted-1-{s}")));
+    }
+    input.extend([Input::Abort, Input::Begin]);
+    for (p, s) in [
+        (0, 30),
+        (0, 21),
+        (1, 25),
+        (0, 40),
+        (1, 20),
+        (1, 35),
+        (0, 22),
+    ] {
+        input.push(split_record(p, s, &format!("c2-{p}-{s}")));
+    }
+    input.push(Input::Commit);
+    let written = broker.produce_with(&topic, &transactional, &input);
+    assert_eq!(written.iter().filter(|w| w.aborted).count(), 14);
+    topic
+}
+
+/// A record of partition `partition` at `second`s after [`TEN`], keyed and headed by `value`.
+fn split_record(partition: i32, second: i64, value: &str) -> Input {
+    NewRecord::new()
+        .partition(partition)
+        .timestamp(TEN + second * 1000)
+        .key(format!("k-{value}"))
+        .value(value)
+        .header("h", Some(value.as_bytes()))
+        .into()
+}

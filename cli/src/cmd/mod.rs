@@ -18,6 +18,7 @@ mod committed;
 mod metadata;
 mod offsets;
 mod read;
+mod splits;
 
 /// Runs the subcommand of `cli`.
 pub(crate) async fn run(cli: Cli) -> Result<(), Fail> {
@@ -26,6 +27,8 @@ pub(crate) async fn run(cli: Cli) -> Result<(), Fail> {
     match cli.command {
         Command::Read(args) => read::run(&config, args, now).await,
         Command::Offsets(args) => offsets::run(&config, args, now).await,
+        Command::Splits(args) => splits::run(&config, args, now).await,
+        Command::ReadSplit(args) => read::run_split(&config, args).await,
         Command::Metadata(args) => metadata::run(&config, args).await,
         Command::Commit(args) => commit::run(&config, args, now).await,
         Command::Committed(args) => committed::run(&config, args).await,

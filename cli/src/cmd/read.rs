@@ -10,7 +10,7 @@ use futures_core::Stream;
 use kseek::read::{FetchedBatch, TimeFilter};
 use kseek::{ClientConfig, CommitOffset, Plan, ReadOptions};
 
-use crate::args::{OutputFormat, ReadArgs};
+use crate::args::{OutputArgs, OutputFormat, ReadArgs, ReadSplitArgs};
 use crate::fail::Fail;
 use crate::output::{BatchFailed, Printed, RecordFormat, RecordWriter};
 use crate::progress::Progress;
@@ -26,7 +26,7 @@ enum Out {
 
 impl Out {
     /// The output `args` ask for, in `format` when it is text.
-    fn open(args: &ReadArgs, format: RecordFormat) -> Result<Out, Fail> {
+    fn open(args: &OutputArgs, format: RecordFormat) -> Result<Out, Fail> {
         let path = args.output.as_deref();
         let named = |ext: &[&str]| {
             path.and_then(|p| p.extension())
@@ -118,14 +118,75 @@ enum Stopped {
 /// Runs `kseek read`.
 pub(crate) async fn run(config: &ClientConfig, args: ReadArgs, now: i64) -> Result<(), Fail> {
     let started = Instant::now();
-    let format = RecordFormat::parse(&args.format)
-        .map_err(|why| Fail::usage(format!("invalid --format {:?}: {why}", args.format)))?;
+    let format = RecordFormat::parse(&args.out.format)
+        .map_err(|why| Fail::usage(format!("invalid --format {:?}: {why}", args.out.format)))?;
     let (client, spec, plan) = super::resolve_selector(config, &args.select, now).await?;
+    let filter = TimeFilter::from_spec(&spec).filter(|_| args.exact_time);
+    let commit = args.select.group.as_deref().filter(|_| args.commit);
+    read_plan(
+        client,
+        plan,
+        filter,
+        Reading {
+            out: &args.out,
+            format,
+            commit,
+            follow: args.select.follow,
+            started,
+        },
+    )
+    .await
+}
+
+/// Runs `kseek read-split`.
+pub(crate) async fn run_split(config: &ClientConfig, args: ReadSplitArgs) -> Result<(), Fail> {
+    let started = Instant::now();
+    let format = RecordFormat::parse(&args.out.format)
+        .map_err(|why| Fail::usage(format!("invalid --format {:?}: {why}", args.out.format)))?;
+    let split = kseek_arrow::Split::from_json(args.split.trim())
+        .map_err(|e| Fail::usage(format!("{e}. Give a line that kseek splits printed")))?;
+    let plan = split
+        .plan()
+        .map_err(|e| Fail::usage(format!("{e}. Give a line that kseek splits printed")))?;
+    let client = super::connect(&split.client_config(config.clone())).await?;
+    let reading = Reading {
+        out: &args.out,
+        format,
+        commit: None,
+        follow: split.end.is_none(),
+        started,
+    };
+    read_plan(client, plan, split.time_filter(), reading).await
+}
+
+/// How a plan is read and written.
+struct Reading<'a> {
+    out: &'a OutputArgs,
+    format: RecordFormat,
+    /// The group to commit to after the output is complete.
+    commit: Option<&'a str>,
+    /// An unbounded read: Ctrl-C is its normal end.
+    follow: bool,
+    started: Instant,
+}
+
+/// Reads `plan` (keeping only the records `filter` passes) and writes it as `reading` says.
+async fn read_plan(
+    client: kseek::Client,
+    plan: Plan,
+    filter: Option<TimeFilter>,
+    reading: Reading<'_>,
+) -> Result<(), Fail> {
+    let Reading {
+        out: args,
+        format,
+        commit,
+        follow,
+        started,
+    } = reading;
     let mut options = ReadOptions::default();
-    if args.exact_time {
-        if let Some(filter) = TimeFilter::from_spec(&spec) {
-            options = options.time_filter(filter);
-        }
+    if let Some(filter) = filter {
+        options = options.time_filter(filter);
     }
     let starts: Vec<i64> = plan.partitions.iter().map(|p| p.start).collect();
     let partitions = plan.partitions.len();
@@ -134,7 +195,7 @@ pub(crate) async fn run(config: &ClientConfig, args: ReadArgs, now: i64) -> Resu
 
     // Records are formatted straight from each batch's record views: one await per batch,
     // then a plain loop over its records (output.rs, `RecordWriter`).
-    let mut out = Out::open(&args, format)?;
+    let mut out = Out::open(args, format)?;
     let limit = args.count.unwrap_or(u64::MAX);
     let (mut count, mut bytes) = (0u64, 0u64);
     // Set when the read stopped inside the last batch handed out: the offset of its first
@@ -244,12 +305,11 @@ pub(crate) async fn run(config: &ClientConfig, args: ReadArgs, now: i64) -> Resu
             loss.to
         ));
     }
-    if args.commit {
+    if let Some(group) = commit {
         // --commit requires --group (clap checks). After a failed read too: the positions stop
         // right after the last record printed (before a batch that failed to decode, which
         // prints nothing), and every record printed was flushed, so the group restarts
         // exactly where the output stopped, neither skipping nor repeating a record.
-        let group = args.select.group.as_deref().unwrap_or_default();
         let positions = match within_last {
             Some(next) => batches.positions_within_last(next),
             None => batches.positions().to_vec(),
@@ -289,7 +349,7 @@ pub(crate) async fn run(config: &ClientConfig, args: ReadArgs, now: i64) -> Resu
             started.elapsed().as_secs_f64()
         ));
     }
-    if interrupted && !args.select.follow {
+    if interrupted && !follow {
         let message = match args
             .output
             .as_deref()
