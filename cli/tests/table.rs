@@ -346,3 +346,66 @@ fn a_read_that_fails_leaves_no_file_and_commits_nothing() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn ctrl_c_ends_an_arrow_stream_whole_with_the_records_read_and_exit_130() {
+    use std::io::Read;
+    let broker = support::broker();
+    let topic = broker.new_topic("table-ctrl-c", 1, &[]);
+    let input: Vec<_> = (0..50)
+        .map(|i| {
+            NewRecord::new()
+                .partition(0)
+                .key(format!("k{i}"))
+                .value(format!("v{i}"))
+                .into()
+        })
+        .collect();
+    broker.produce(&topic, &input);
+    // The range ends at offset 1000, far past the 50 records: the read waits for more until
+    // Ctrl-C.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kseek"))
+        .args(["read", "--topic", &topic, "--to", "offset:1000"])
+        .args(["--output-format", "arrow", "-o", "-"])
+        .args(["--bootstrap", broker.bootstrap()])
+        .env_remove("KSEEK_BOOTSTRAP")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("running kseek");
+    let mut reader =
+        arrow_ipc::reader::StreamReader::try_new(child.stdout.take().unwrap(), None).unwrap();
+    // The stream is written as the records come: read record batches until all 50 are in.
+    let mut rows = 0;
+    while rows < 50 {
+        let batch = reader
+            .next()
+            .expect("a record batch before Ctrl-C")
+            .expect("a whole record batch");
+        rows += batch.num_rows();
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    // After Ctrl-C the stream ends properly (its end marker): no more batches, no error.
+    let rest: Vec<_> = reader.by_ref().collect();
+    assert!(rest.is_empty(), "{rest:?}");
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("read 50 records")
+            && stderr.contains("kseek: interrupted before the end of the range"),
+        "{stderr}"
+    );
+    assert_eq!(rows, 50);
+}
