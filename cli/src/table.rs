@@ -65,29 +65,37 @@ enum Target {
         temporary: PathBuf,
         path: PathBuf,
     },
+    /// Something that is not a regular file (`/dev/null`, a named pipe): written as it is.
+    Special(BufWriter<File>),
 }
 
 impl Write for Target {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Target::Stdout(w) => w.write(buf),
-            Target::File { file, .. } => file.write(buf),
+            Target::File { file, .. } | Target::Special(file) => file.write(buf),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Target::Stdout(w) => w.flush(),
-            Target::File { file, .. } => file.flush(),
+            Target::File { file, .. } | Target::Special(file) => file.flush(),
         }
     }
 }
 
 impl Target {
-    /// Stdout for `-`, else a new file beside `path` named `.<name>.kseek-<pid>.tmp`.
+    /// Stdout for `-`; `path` itself when it exists and is not a regular file (`/dev/null`, a
+    /// pipe: never replaced by a rename); else a new file beside `path` named
+    /// `.<name>.kseek-<pid>.tmp`.
     fn open(path: &Path) -> io::Result<Target> {
         if path == Path::new("-") {
             return Ok(Target::Stdout(BufWriter::new(io::stdout())));
+        }
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+            let file = std::fs::OpenOptions::new().write(true).open(path)?;
+            return Ok(Target::Special(BufWriter::new(file)));
         }
         let name = path
             .file_name()
@@ -108,6 +116,7 @@ impl Target {
     fn complete(self) -> io::Result<()> {
         match self {
             Target::Stdout(mut w) => w.flush(),
+            Target::Special(mut w) => w.flush(),
             Target::File {
                 file,
                 temporary,

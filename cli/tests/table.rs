@@ -409,3 +409,39 @@ fn ctrl_c_ends_an_arrow_stream_whole_with_the_records_read_and_exit_130() {
     );
     assert_eq!(rows, 50);
 }
+
+#[test]
+fn an_output_that_is_not_a_regular_file_is_written_in_place_never_replaced() {
+    use std::os::unix::fs::FileTypeExt;
+    let (topic, stored) = seed("table-fifo");
+    let dir = folder("kseek-table-fifo");
+    // A named pipe, as /dev/null or a process substitution would be: kseek must write into
+    // it, not into a temporary file renamed over it.
+    let fifo = dir.join("window.parquet");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).expect("reading the pipe"))
+    };
+    let (code, _, stderr) = kseek_read(&topic, &["-q", "-o", fifo.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{stderr}");
+    // Checked first: a pipe replaced by a file would leave the reader waiting for a writer.
+    let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(kind.is_fifo(), "the pipe is still a pipe");
+    let bytes = reader.join().unwrap();
+    assert_eq!(&bytes[..4], b"PAR1", "a Parquet file came through the pipe");
+    assert_eq!(&bytes[bytes.len() - 4..], b"PAR1", "a whole one");
+    assert_eq!(files(&dir), ["window.parquet"], "no temporary file");
+    // And the rows are all there: write the bytes out and read them back.
+    let copy = dir.join("copy.parquet");
+    std::fs::write(&copy, &bytes).unwrap();
+    assert_eq!(
+        read_back("parquet", &copy)["rows"]
+            .as_array()
+            .unwrap()
+            .len(),
+        stored.len()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
