@@ -307,7 +307,7 @@ impl Client {
             }),
         };
         // Learn the brokers (a Metadata request naming no topic).
-        client.refresh(&[]).await?;
+        client.refresh(&[], &[]).await?;
         Ok(client)
     }
 
@@ -351,7 +351,7 @@ impl Client {
     /// every topic).
     pub async fn cluster_metadata(&self) -> Result<ClusterMetadata> {
         self.retry("fetching metadata for every topic", || async {
-            let conn = self.any_connection().await?;
+            let conn = self.any_connection(&[]).await?;
             let response = conn.send(&MetadataRequest::all_topics()).await?;
             let cluster = cluster_from_response(response);
             let now = Instant::now();
@@ -384,7 +384,7 @@ impl Client {
             if let Some(cached) = self.cached(topics) {
                 return Ok(cached);
             }
-            self.refresh(topics).await
+            self.refresh(topics, &[]).await
         })
     }
 
@@ -406,71 +406,21 @@ impl Client {
     }
 
     /// Fetches metadata for `topics` (one request, no retries), updating the broker list and
-    /// the cache. With no topics, only the broker list is updated.
+    /// the cache. With no topics, only the broker list is updated. Asks on an open connection to a
+    /// broker not in `avoid` (leaders whose Fetches went unanswered: a frozen broker would hold
+    /// the request to its timeout) if there is one.
     #[inline(never)]
     pub(crate) fn refresh<'a>(
-        &'a self,
-        topics: &'a [String],
-    ) -> BoxFuture<'a, Result<Vec<TopicMetadata>>> {
-        Box::pin(async move {
-            let conn = self.any_connection().await?;
-            let response = conn
-                .send(&MetadataRequest::for_topics(topics.iter().cloned()))
-                .await?;
-            self.apply_metadata(conn.broker(), topics, response)
-        })
-    }
-
-    /// [`Client::refresh`] from a broker other than those in `avoid` (leaders whose
-    /// Fetches went unanswered: a frozen broker would hold the request to its timeout):
-    /// one it is connected to if it can, else the first known one it can connect to.
-    /// Without another known broker, from any connection.
-    #[inline(never)]
-    pub(crate) fn refresh_avoiding<'a>(
         &'a self,
         topics: &'a [String],
         avoid: &'a [i32],
     ) -> BoxFuture<'a, Result<Vec<TopicMetadata>>> {
         Box::pin(async move {
-            let mut others: Vec<i32> = {
-                let state = self.state();
-                state
-                    .brokers
-                    .iter()
-                    .map(|(id, _)| *id)
-                    .filter(|id| !avoid.contains(id))
-                    .collect()
-            };
-            few::sort(&mut others);
-            let connected = |id: &i32| {
-                let connections = self
-                    .inner
-                    .connections
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner());
-                let slot = connections.get(id).cloned();
-                slot.is_some_and(|slot| {
-                    slot.try_lock()
-                        .is_ok_and(|c| c.as_ref().is_some_and(|c| c.closed_reason().is_none()))
-                })
-            };
-            // Connected brokers first, in node id order.
-            few::sort_by_key(&mut others, |id| !connected(id));
-            let mut last = None;
-            for id in others {
-                match self.connection(id).await {
-                    Ok(conn) => {
-                        let request = MetadataRequest::for_topics(topics.iter().cloned());
-                        let response = conn.send(&request).await?;
-                        return self.apply_metadata(conn.broker(), topics, response);
-                    }
-                    Err(e) => last = Some(e),
-                }
-            }
-            match last {
-                Some(e) => Err(e),
-                None => self.refresh(topics).await,
-            }
+            let conn = self.any_connection(avoid).await?;
+            let response = conn
+                .send(&MetadataRequest::for_topics(topics.iter().cloned()))
+                .await?;
+            self.apply_metadata(conn.broker(), topics, response)
         })
     }
 
@@ -688,10 +638,14 @@ impl Client {
         }
     }
 
-    /// Any open connection, for Metadata: an existing broker connection, else the bootstrap
-    /// connection, else a new connection to a known broker or a bootstrap server.
+    /// Any open connection, for Metadata: an existing connection to a broker not in `avoid`,
+    /// else the bootstrap connection, else a new connection to a bootstrap server or a known
+    /// broker.
     #[inline(never)]
-    pub(crate) fn any_connection(&self) -> BoxFuture<'_, Result<Arc<Connection>>> {
+    pub(crate) fn any_connection<'a>(
+        &'a self,
+        avoid: &'a [i32],
+    ) -> BoxFuture<'a, Result<Arc<Connection>>> {
         Box::pin(async move {
             let open: Vec<_> = {
                 let connections = self
@@ -699,7 +653,8 @@ impl Client {
                     .connections
                     .lock()
                     .unwrap_or_else(|e| e.into_inner());
-                connections.values().cloned().collect()
+                let open = connections.iter().filter(|(id, _)| !avoid.contains(id));
+                open.map(|(_, slot)| slot.clone()).collect()
             };
             for slot in open {
                 if let Ok(slot) = slot.try_lock() {

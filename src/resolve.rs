@@ -163,7 +163,7 @@ impl Client {
         let targets = match select(spec, &metadata) {
             // The cache may predate added partitions: look once more before refusing.
             Err(e) if matches!(e.kind(), ErrorKind::UnknownPartition { .. }) => {
-                metadata = self.refresh(&spec.topics).await?;
+                metadata = self.refresh(&spec.topics, &[]).await?;
                 select(spec, &metadata)?
             }
             other => other?,

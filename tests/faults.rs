@@ -320,15 +320,23 @@ async fn assert_java_reads(broker: &'static Broker, topic: &str, expected: &[Rec
     assert!(java == expected, "the Java consumer reads what was written");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_leader_killed_mid_read_gives_the_exact_records_once() {
-    let (broker, _serial) = whole_cluster().await;
-    let started = Instant::now();
-    let (topic, expected) = blocking(move || seed(broker, "faults-kill", 3000)).await;
+/// A read of a new topic (3,000 records a partition) held still after a ninth of its
+/// records, and the leader of partition 0 (the node to fail) with the partitions it leads.
+struct Ninth {
+    topic: String,
+    expected: Vec<Record>,
+    /// The read's client (kept: the read needs it).
+    _client: Client,
+    reader: Reader,
+    victim: i32,
+    led: Vec<i32>,
+}
+
+async fn read_a_ninth(broker: &'static Broker, prefix: &'static str) -> Ninth {
+    let (topic, expected) = blocking(move || seed(broker, prefix, 3000)).await;
     let client = client(broker, Duration::from_secs(60)).await;
     let plan = plan(&client, &topic, &expected).await;
     let mut reader = Reader::new(client.read(plan, options()).records());
-
     reader.until(expected.len() / 9).await;
     let before = leaders(&client, &topic).await;
     let victim = before[0];
@@ -339,6 +347,28 @@ async fn a_leader_killed_mid_read_gives_the_exact_records_once() {
         led.iter().all(|&p| reader.unfinished(p)),
         "partitions {led:?} of node {victim} still have records to read"
     );
+    Ninth {
+        topic,
+        expected,
+        _client: client,
+        reader,
+        victim,
+        led,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_killed_mid_read_gives_the_exact_records_once() {
+    let (broker, _serial) = whole_cluster().await;
+    let started = Instant::now();
+    let Ninth {
+        topic,
+        expected,
+        mut reader,
+        victim,
+        led,
+        ..
+    } = read_a_ninth(broker, "faults-kill").await;
     // Freeze the leader and read on until a Fetch of this read sits unread at it, then kill
     // it: a kill -9 with a Fetch in flight.
     blocking(move || broker.pause_node(victim)).await;
@@ -448,18 +478,14 @@ async fn resume_after(failure: Failure) -> f64 {
         Failure::Killed => "faults-resume-kill",
         Failure::Frozen => "faults-resume-freeze",
     };
-    let (topic, expected) = blocking(move || seed(broker, prefix, 3000)).await;
-    let client = client(broker, Duration::from_secs(60)).await;
-    let plan = plan(&client, &topic, &expected).await;
-    let mut reader = Reader::new(client.read(plan, options()).records());
-
-    reader.until(expected.len() / 9).await;
-    let before = leaders(&client, &topic).await;
-    let victim = before[0];
-    let led: Vec<i32> = (0..PARTITIONS)
-        .filter(|&p| before[p as usize] == victim)
-        .collect();
-    assert!(led.iter().all(|&p| reader.unfinished(p)));
+    let Ninth {
+        topic,
+        expected,
+        mut reader,
+        victim,
+        led,
+        ..
+    } = read_a_ninth(broker, prefix).await;
     let watcher = (1..=3).find(|&n| n != victim).unwrap();
     let visible = tokio::spawn(new_leader_visible(
         broker,

@@ -161,16 +161,9 @@ impl Driver {
                 id,
                 topics,
                 refresh,
-            } => {
-                let topics: Vec<String> = topics.iter().map(|t| t.to_string()).collect();
-                Box::pin(async move {
-                    let result = if refresh {
-                        client.refresh(&topics).await
-                    } else {
-                        client.metadata_once(&topics).await
-                    };
-                    Answer::Metadata(id, result)
-                })
+            } => metadata(client, id, topics, refresh, Vec::new()),
+            Transmit::LeaderCheck { id, topics, avoid } => {
+                metadata(client, id, topics, true, avoid)
             }
             Transmit::Fetch {
                 id,
@@ -188,16 +181,30 @@ impl Driver {
                 partition,
                 isolation,
             } => Box::pin(list_earliest(client, id, topic, partition, isolation)),
-            Transmit::LeaderCheck { id, topics, avoid } => {
-                let topics: Vec<String> = topics.iter().map(|t| t.to_string()).collect();
-                Box::pin(async move {
-                    Answer::Metadata(id, client.refresh_avoiding(&topics, &avoid).await)
-                })
-            }
             Transmit::Invalidate { topic } => return self.client.invalidate(&topic),
         };
         self.requests.push(request);
     }
+}
+
+/// Metadata for `topics`: from the client's cache when fresh (unless `refresh`), else asked
+/// of a broker not in `avoid` if there is one.
+fn metadata(
+    client: Client,
+    id: u64,
+    topics: Vec<Arc<str>>,
+    refresh: bool,
+    avoid: Vec<i32>,
+) -> BoxFuture<'static, Answer> {
+    Box::pin(async move {
+        let topics: Vec<String> = topics.iter().map(|t| t.to_string()).collect();
+        let result = if refresh {
+            client.refresh(&topics, &avoid).await
+        } else {
+            client.metadata_once(&topics).await
+        };
+        Answer::Metadata(id, result)
+    })
 }
 
 /// The log start of `topic`/`partition`, by resolution's ListOffsets.

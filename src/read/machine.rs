@@ -712,8 +712,6 @@ impl ReadMachine {
             f.requested.retain(|r| {
                 let moved = leader_of(&r.topic, r.partition).is_some_and(|l| l != leader);
                 if moved {
-                    crate::log::debug!(topic = %r.topic, partition = r.partition, leader,
-                        "leader moved while its fetch was overdue; fetching from the new one");
                     parts[r.idx].in_flight = false;
                 }
                 !moved
