@@ -218,12 +218,17 @@ impl TableWriter {
                 Err(e) => return Err(BatchFailed::Read(e)),
             }
         }
-        // With --count, the offset of the first record left out, if any.
-        let stopped_before = batch
-            .records()
-            .nth(max)
-            .and_then(Result::ok)
-            .map(|r| r.offset());
+        // Stopped by --count (not by the batch's end): the offset of the first record left
+        // out, if any. Looked up only then, so a batch is decoded once.
+        let stopped_before = if appended < max {
+            None
+        } else {
+            batch
+                .records()
+                .nth(max)
+                .and_then(Result::ok)
+                .map(|r| r.offset())
+        };
         if self.builder.is_full() {
             self.hand_over().map_err(BatchFailed::Output)?;
         }
