@@ -155,6 +155,15 @@ fn io_error(e: impl std::fmt::Display) -> io::Error {
     io::Error::other(e.to_string())
 }
 
+/// An Arrow writer's error as the I/O error it wraps, if it is one (so a closed pipe stays
+/// `BrokenPipe`: the read ends quietly, as for text).
+fn arrow_error(e: arrow_schema::ArrowError) -> io::Error {
+    match e {
+        arrow_schema::ArrowError::IoError(_, e) => e,
+        other => io_error(other),
+    }
+}
+
 impl TableWriter {
     /// A writer of `kind` to `path` (`-` for stdout); Parquet pages compressed with
     /// `compression`.
@@ -177,7 +186,7 @@ impl TableWriter {
                 )
             }
             Kind::Arrow => Sink::Arrow(
-                arrow_ipc::writer::StreamWriter::try_new(target, &schema).map_err(io_error)?,
+                arrow_ipc::writer::StreamWriter::try_new(target, &schema).map_err(arrow_error)?,
             ),
         };
         Ok(TableWriter {
@@ -248,7 +257,7 @@ impl TableWriter {
     pub(crate) fn flush(&mut self) -> io::Result<()> {
         self.hand_over()?;
         if let Some(Sink::Arrow(w)) = self.sink.as_mut() {
-            w.flush().map_err(io_error)?;
+            w.flush().map_err(arrow_error)?;
         }
         Ok(())
     }
@@ -261,8 +270,8 @@ impl TableWriter {
         let target = match self.sink.take() {
             Some(Sink::Parquet(w)) => w.into_inner().map_err(io_error)?,
             Some(Sink::Arrow(mut w)) => {
-                w.finish().map_err(io_error)?;
-                w.into_inner().map_err(io_error)?
+                w.finish().map_err(arrow_error)?;
+                w.into_inner().map_err(arrow_error)?
             }
             None => return Ok(bytes),
         };
@@ -290,7 +299,7 @@ impl TableWriter {
         self.bytes += key_value_bytes(&batch);
         match self.sink.as_mut() {
             Some(Sink::Parquet(w)) => w.write(&batch).map_err(io_error),
-            Some(Sink::Arrow(w)) => w.write(&batch).map_err(io_error),
+            Some(Sink::Arrow(w)) => w.write(&batch).map_err(arrow_error),
             None => Ok(()),
         }
     }

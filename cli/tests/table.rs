@@ -445,3 +445,43 @@ fn an_output_that_is_not_a_regular_file_is_written_in_place_never_replaced() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn an_arrow_stream_to_a_pipe_closed_early_ends_quietly_with_0() {
+    use std::io::Read;
+    let broker = support::broker();
+    let topic = broker.new_topic("table-pipe", 1, &[]);
+    let value = "v".repeat(1000);
+    let input: Vec<_> = (0..3000)
+        .map(|i| {
+            NewRecord::new()
+                .partition(0)
+                .key(format!("k{i}"))
+                .value(&value)
+                .into()
+        })
+        .collect();
+    broker.produce(&topic, &input);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kseek"))
+        .args(["read", "--topic", &topic, "--output-format", "arrow"])
+        .args(["--bootstrap", broker.bootstrap()])
+        .env_remove("KSEEK_BOOTSTRAP")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("running kseek");
+    // Like `| head -c 1000`: take the start of 3 MB of records, then close the pipe.
+    let mut start = [0u8; 1000];
+    child.stdout.take().unwrap().read_exact(&mut start).unwrap();
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert_eq!(stderr, "", "nothing to say: the reader went away");
+}
