@@ -349,8 +349,8 @@ pub(crate) struct OutputArgs {
     /// json, raw, or a template such as '%p %o %T %k %s\n'
     #[arg(long, short = 'f', default_value = "json", value_name = "FORMAT", help_heading = OUTPUT)]
     pub(crate) format: String,
-    /// Write to FILE instead of stdout ('-': stdout); a file is written under a temporary
-    /// name and renamed once complete
+    /// Write to FILE instead of stdout ('-': stdout); a Parquet or Arrow file is written
+    /// under a temporary name and renamed once complete
     #[arg(long, short = 'o', value_name = "FILE", help_heading = OUTPUT)]
     pub(crate) output: Option<std::path::PathBuf>,
     /// text (--format), parquet, or arrow (an Arrow IPC stream) [default: parquet for a
