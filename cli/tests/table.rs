@@ -152,6 +152,53 @@ fn files(dir: &Path) -> Vec<String> {
     names
 }
 
+/// A new topic of one partition holding `count` records `k<i>` = `value` (or `v<i>`).
+fn one_partition(prefix: &str, count: usize, value: Option<&str>) -> String {
+    let broker = support::broker();
+    let topic = broker.new_topic(prefix, 1, &[]);
+    let input: Vec<_> = (0..count)
+        .map(|i| {
+            let value = value.map_or_else(|| format!("v{i}"), str::to_owned);
+            NewRecord::new()
+                .partition(0)
+                .key(format!("k{i}"))
+                .value(value)
+                .into()
+        })
+        .collect();
+    broker.produce(&topic, &input);
+    topic
+}
+
+/// `kseek read --topic <topic> <args>` on the shared broker, running, its stdout and stderr
+/// piped.
+fn spawn_read(topic: &str, args: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_kseek"))
+        .args(["read", "--topic", topic])
+        .args(args)
+        .args(["--bootstrap", support::broker().bootstrap()])
+        .env_remove("KSEEK_BOOTSTRAP")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("running kseek")
+}
+
+/// Waits for `child`: its exit code and stderr.
+fn finish(mut child: std::process::Child) -> (Option<i32>, String) {
+    use std::io::Read;
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    (status.code(), stderr)
+}
+
 #[test]
 fn parquet_and_arrow_hold_exactly_the_records_of_the_window_with_spark_s_column_types() {
     let (topic, stored) = seed("table");
@@ -305,18 +352,7 @@ fn count_and_commit_with_parquet_write_exactly_the_first_records_and_commit_afte
 #[test]
 fn a_read_that_fails_leaves_no_file_and_commits_nothing() {
     let broker = support::broker();
-    let topic = broker.new_topic("table-corrupt", 1, &[]);
-    let value = "x".repeat(1000);
-    let input: Vec<_> = (0..50)
-        .map(|i| {
-            NewRecord::new()
-                .partition(0)
-                .key(format!("k{i}"))
-                .value(&value)
-                .into()
-        })
-        .collect();
-    broker.produce(&topic, &input);
+    let topic = one_partition("table-corrupt", 50, Some(&"x".repeat(1000)));
     let group = support::unique_name("table-corrupt-group");
     let proxy = support::Proxy::start(broker, &["--corrupt-fetch"]);
     let dir = folder("kseek-table-corrupt");
@@ -349,31 +385,13 @@ fn a_read_that_fails_leaves_no_file_and_commits_nothing() {
 
 #[test]
 fn ctrl_c_ends_an_arrow_stream_whole_with_the_records_read_and_exit_130() {
-    use std::io::Read;
-    let broker = support::broker();
-    let topic = broker.new_topic("table-ctrl-c", 1, &[]);
-    let input: Vec<_> = (0..50)
-        .map(|i| {
-            NewRecord::new()
-                .partition(0)
-                .key(format!("k{i}"))
-                .value(format!("v{i}"))
-                .into()
-        })
-        .collect();
-    broker.produce(&topic, &input);
+    let topic = one_partition("table-ctrl-c", 50, None);
     // The range ends at offset 1000, far past the 50 records: the read waits for more until
     // Ctrl-C.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kseek"))
-        .args(["read", "--topic", &topic, "--to", "offset:1000"])
-        .args(["--output-format", "arrow", "-o", "-"])
-        .args(["--bootstrap", broker.bootstrap()])
-        .env_remove("KSEEK_BOOTSTRAP")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("running kseek");
+    let mut child = spawn_read(
+        &topic,
+        &["--to", "offset:1000", "--output-format", "arrow", "-o", "-"],
+    );
     let mut reader =
         arrow_ipc::reader::StreamReader::try_new(child.stdout.take().unwrap(), None).unwrap();
     // The stream is written as the records come: read record batches until all 50 are in.
@@ -393,15 +411,8 @@ fn ctrl_c_ends_an_arrow_stream_whole_with_the_records_read_and_exit_130() {
     // After Ctrl-C the stream ends properly (its end marker): no more batches, no error.
     let rest: Vec<_> = reader.by_ref().collect();
     assert!(rest.is_empty(), "{rest:?}");
-    let status = child.wait().unwrap();
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
-    assert_eq!(status.code(), Some(130), "{stderr}");
+    let (code, stderr) = finish(child);
+    assert_eq!(code, Some(130), "{stderr}");
     assert!(
         stderr.contains("read 50 records")
             && stderr.contains("kseek: interrupted before the end of the range"),
@@ -449,39 +460,12 @@ fn an_output_that_is_not_a_regular_file_is_written_in_place_never_replaced() {
 #[test]
 fn an_arrow_stream_to_a_pipe_closed_early_ends_quietly_with_0() {
     use std::io::Read;
-    let broker = support::broker();
-    let topic = broker.new_topic("table-pipe", 1, &[]);
-    let value = "v".repeat(1000);
-    let input: Vec<_> = (0..3000)
-        .map(|i| {
-            NewRecord::new()
-                .partition(0)
-                .key(format!("k{i}"))
-                .value(&value)
-                .into()
-        })
-        .collect();
-    broker.produce(&topic, &input);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kseek"))
-        .args(["read", "--topic", &topic, "--output-format", "arrow"])
-        .args(["--bootstrap", broker.bootstrap()])
-        .env_remove("KSEEK_BOOTSTRAP")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("running kseek");
+    let topic = one_partition("table-pipe", 3000, Some(&"v".repeat(1000)));
+    let mut child = spawn_read(&topic, &["--output-format", "arrow"]);
     // Like `| head -c 1000`: take the start of 3 MB of records, then close the pipe.
     let mut start = [0u8; 1000];
     child.stdout.take().unwrap().read_exact(&mut start).unwrap();
-    let status = child.wait().unwrap();
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
-    assert_eq!(status.code(), Some(0), "{stderr}");
+    let (code, stderr) = finish(child);
+    assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(stderr, "", "nothing to say: the reader went away");
 }
