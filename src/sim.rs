@@ -1888,7 +1888,7 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
         }
         while let Some(transmit) = machine.poll_transmit(base + now) {
             seq += 1;
-            let sent = match transmit {
+            let mut sent = match transmit {
                 Transmit::Metadata {
                     id,
                     topics,
@@ -1910,7 +1910,7 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
                             answer: Answer::Metadata(id, Ok(metadata.clone())),
                             fetch_to: None,
                             partitions: Vec::new(),
-                            sent: now,
+                            sent: Duration::ZERO,
                         },
                         None => {
                             let d = cluster.metadata(now, &topics);
@@ -1976,7 +1976,6 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
                     continue;
                 }
             };
-            let mut sent = sent;
             sent.sent = now;
             in_flight.push(sent);
         }
@@ -2067,8 +2066,8 @@ fn in_flight_of<T>(d: Delivery<T>, seq: u64, answer: impl FnOnce(Result<T>) -> A
 /// What the machine's contract forbids in a request about to go out at `now`: a second
 /// Fetch to one leader, a partition in two requests at once, a fetch outside the plan's
 /// range. A partition may be in a Fetch to its new leader (or a ListOffsets) while a Fetch to
-/// its old one is overdue (sent more than the max wait and `OVERDUE_AFTER` ago): the machine took it out of
-/// that one after a leader check.
+/// its old one is overdue (sent more than the max wait and `OVERDUE_AFTER` ago): the machine
+/// took it out of that one after a leader check.
 fn violations(
     in_flight: &[InFlight],
     plan: &Plan,

@@ -387,6 +387,21 @@ pub(crate) struct ReadSplitArgs {
     pub(crate) out: OutputArgs,
 }
 
+impl OutputArgs {
+    /// The --output file, or `None` for stdout (no --output, or `-`).
+    pub(crate) fn file(&self) -> Option<&std::path::Path> {
+        self.output
+            .as_deref()
+            .filter(|p| *p != std::path::Path::new("-"))
+    }
+
+    /// The --format template, or why it is not one.
+    pub(crate) fn record_format(&self) -> Result<crate::output::RecordFormat, Fail> {
+        crate::output::RecordFormat::parse(&self.format)
+            .map_err(|why| Fail::usage(format!("invalid --format {:?}: {why}", self.format)))
+    }
+}
+
 /// What `read` writes (`--output-format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum OutputFormat {

@@ -86,13 +86,13 @@ impl Write for Target {
 }
 
 impl Target {
-    /// Stdout for `-`; `path` itself when it exists and is not a regular file (`/dev/null`, a
-    /// pipe: never replaced by a rename); else a new file beside `path` named
+    /// Stdout for `None`; `path` itself when it exists and is not a regular file
+    /// (`/dev/null`, a pipe: never replaced by a rename); else a new file beside `path` named
     /// `.<name>.kseek-<pid>.tmp`.
-    fn open(path: &Path) -> io::Result<Target> {
-        if path == Path::new("-") {
+    fn open(path: Option<&Path>) -> io::Result<Target> {
+        let Some(path) = path else {
             return Ok(Target::Stdout(BufWriter::new(io::stdout())));
-        }
+        };
         if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
             let file = std::fs::OpenOptions::new().write(true).open(path)?;
             return Ok(Target::Special(BufWriter::new(file)));
@@ -165,11 +165,11 @@ fn arrow_error(e: arrow_schema::ArrowError) -> io::Error {
 }
 
 impl TableWriter {
-    /// A writer of `kind` to `path` (`-` for stdout); Parquet pages compressed with
+    /// A writer of `kind` to `path` (`None` for stdout); Parquet pages compressed with
     /// `compression`.
     pub(crate) fn create(
         kind: Kind,
-        path: &Path,
+        path: Option<&Path>,
         compression: ParquetCompression,
     ) -> io::Result<TableWriter> {
         let target = Target::open(path)?;
@@ -238,9 +238,7 @@ impl TableWriter {
                 .and_then(Result::ok)
                 .map(|r| r.offset())
         };
-        if self.builder.is_full() {
-            self.hand_over().map_err(BatchFailed::Output)?;
-        }
+        // A builder left full is handed over by the next append, flush or finish.
         Ok(Printed {
             records: appended as u64,
             bytes: 0,

@@ -419,6 +419,8 @@ pub(crate) struct ReadMachine {
     discovery: Option<u64>,
     /// Fetches in flight.
     fetches: FewMap<u64, InFlightFetch>,
+    /// How long after it is sent a Fetch is overdue: the max wait and [`OVERDUE_AFTER`].
+    overdue_after: Duration,
     /// The leader check in flight ([`Transmit::LeaderCheck`]).
     leader_check: Option<u64>,
     /// No leader check before this.
@@ -494,6 +496,7 @@ impl ReadMachine {
             metadata: None,
             discovery: None,
             fetches: FewMap::new(),
+            overdue_after: options.max_wait + OVERDUE_AFTER,
             leader_check: None,
             next_leader_check: None,
             sessions: FewMap::new(),
@@ -621,14 +624,14 @@ impl ReadMachine {
             .filter(|f| !f.requested.is_empty())
             .map(|f| f.overdue_at)
             .min();
+        // A partition backing off after its leader failed it set the next check then.
         let backing_off = self.parts.iter().any(|p| self.waits_for_leader(p));
-        let due = match (overdue, self.next_leader_check) {
-            (_, Some(next)) if backing_off => next,
-            (None, _) if backing_off => return self.next_leader_check,
-            (None, _) => return None,
-            (Some(overdue), next) => next.map_or(overdue, |t| t.max(overdue)),
-        };
-        Some(due)
+        let due = if backing_off {
+            self.next_leader_check
+        } else {
+            overdue
+        }?;
+        Some(self.next_leader_check.map_or(due, |t| t.max(due)))
     }
 
     /// Whether `p` backs off after its leader failed it (and no request for it is out).
@@ -926,15 +929,13 @@ impl ReadMachine {
             }
             let session = self.session_request(leader, &mut requested);
             let id = self.next_id();
-            let max_wait =
-                Duration::from_millis(u64::try_from(self.params.max_wait_ms).unwrap_or(0));
             self.fetches.insert(
                 id,
                 InFlightFetch {
                     leader,
                     requested: requested.clone(),
                     session: session.clone(),
-                    overdue_at: now + max_wait + OVERDUE_AFTER,
+                    overdue_at: now + self.overdue_after,
                     detached: false,
                 },
             );

@@ -27,7 +27,7 @@ enum Out {
 impl Out {
     /// The output `args` ask for, in `format` when it is text.
     fn open(args: &OutputArgs, format: RecordFormat) -> Result<Out, Fail> {
-        let path = args.output.as_deref();
+        let path = args.file();
         let named = |ext: &[&str]| {
             path.and_then(|p| p.extension())
                 .and_then(|e| e.to_str())
@@ -41,9 +41,8 @@ impl Out {
             None if named(&["arrow", "arrows"]) => Some(Kind::Arrow),
             None => None,
         };
-        let to_stdout = path.is_none_or(|p| p == std::path::Path::new("-"));
         let Some(kind) = kind else {
-            let out: Box<dyn std::io::Write> = match path.filter(|_| !to_stdout) {
+            let out: Box<dyn std::io::Write> = match path {
                 None => Box::new(std::io::stdout().lock()),
                 Some(p) => Box::new(std::fs::File::create(p).map_err(|e| Fail::output_to(p, &e))?),
             };
@@ -56,15 +55,14 @@ impl Out {
                 if kind == Kind::Parquet { "Parquet" } else { "Arrow" }
             )));
         }
-        if to_stdout && std::io::stdout().is_terminal() {
+        if path.is_none() && std::io::stdout().is_terminal() {
             return Err(Fail::usage(
                 "binary output to a terminal. Give --output FILE, or pipe stdout to a program (duckdb, pyarrow).".to_owned(),
             ));
         }
-        let path = path.unwrap_or(std::path::Path::new("-"));
         TableWriter::create(kind, path, args.compression)
             .map(|w| Out::Table(Box::new(w)))
-            .map_err(|e| Fail::output_to(path, &e))
+            .map_err(|e| Fail::output_to(path.unwrap_or("-".as_ref()), &e))
     }
 
     fn write_batch(
@@ -118,8 +116,7 @@ enum Stopped {
 /// Runs `kseek read`.
 pub(crate) async fn run(config: &ClientConfig, args: ReadArgs, now: i64) -> Result<(), Fail> {
     let started = Instant::now();
-    let format = RecordFormat::parse(&args.out.format)
-        .map_err(|why| Fail::usage(format!("invalid --format {:?}: {why}", args.out.format)))?;
+    let format = args.out.record_format()?;
     let (client, spec, plan) = super::resolve_selector(config, &args.select, now).await?;
     let filter = TimeFilter::from_spec(&spec).filter(|_| args.exact_time);
     let commit = args.select.group.as_deref().filter(|_| args.commit);
@@ -141,12 +138,10 @@ pub(crate) async fn run(config: &ClientConfig, args: ReadArgs, now: i64) -> Resu
 /// Runs `kseek read-split`.
 pub(crate) async fn run_split(config: &ClientConfig, args: ReadSplitArgs) -> Result<(), Fail> {
     let started = Instant::now();
-    let format = RecordFormat::parse(&args.out.format)
-        .map_err(|why| Fail::usage(format!("invalid --format {:?}: {why}", args.out.format)))?;
-    let split = kseek_arrow::Split::from_json(args.split.trim())
-        .map_err(|e| Fail::usage(format!("{e}. Give a line that kseek splits printed")))?;
-    let plan = split
-        .plan()
+    let format = args.out.record_format()?;
+    // `from_json` checks the split makes a plan: `plan` can't fail after it.
+    let (split, plan) = kseek_arrow::Split::from_json(args.split.trim())
+        .and_then(|split| split.plan().map(|plan| (split, plan)))
         .map_err(|e| Fail::usage(format!("{e}. Give a line that kseek splits printed")))?;
     let client = super::connect(&split.client_config(config.clone())).await?;
     let reading = Reading {
@@ -350,11 +345,7 @@ async fn read_plan(
         ));
     }
     if interrupted && !follow {
-        let message = match args
-            .output
-            .as_deref()
-            .filter(|p| *p != std::path::Path::new("-"))
-        {
+        let message = match args.file() {
             Some(path) => format!(
                 "interrupted before the end of the range; {} holds the {} read",
                 path.display(),
