@@ -131,6 +131,7 @@ mod backoff;
 mod client;
 mod few;
 mod log;
+mod log_sizes;
 mod task;
 
 pub mod cluster;

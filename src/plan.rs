@@ -272,29 +272,81 @@ impl Plan {
         let step = i64::try_from(max_offsets.max(1)).unwrap_or(i64::MAX);
         let mut splits = Vec::new();
         for p in &self.partitions {
-            let one = |start: i64, end: Option<i64>, adjusted: Option<Adjusted>| Plan {
-                partitions: vec![PartitionPlan {
-                    start,
-                    end,
-                    adjusted,
-                    ..p.clone()
-                }],
-                isolation: self.isolation,
-            };
-            let Some(end) = p.end else {
-                splits.push(one(p.start, None, p.adjusted));
-                continue;
-            };
-            let mut start = p.start;
-            while start < end {
-                let stop = start.saturating_add(step).min(end);
-                // A notice about the range's start belongs to its first split only.
-                let adjusted = if start == p.start { p.adjusted } else { None };
-                splits.push(one(start, Some(stop), adjusted));
-                start = stop;
-            }
+            self.split(p, step, &mut splits);
         }
         splits
+    }
+
+    /// Cuts the plan into splits of about `max_bytes` bytes each, as [`Plan::splits`] does by
+    /// offsets: each partition's range is cut into pieces of as many offsets as `max_bytes`
+    /// holds at the partition's average bytes per offset, `log_sizes[i]` (the bytes of
+    /// partition `i`'s log, [`Client::log_sizes`](crate::Client::log_sizes)) over the offsets
+    /// from its log start to its last fetchable offset. The sizes are of the whole log, so a
+    /// split's bytes are an estimate (a range whose records are larger than the log's average
+    /// makes larger splits); the records are exact, as for [`Plan::splits`]. A partition
+    /// without a size (`log_sizes` shorter than the plan) or with an empty log is one split.
+    /// Both kinds of cut combine: each split is a plan, and can be cut again by offsets.
+    ///
+    /// ```
+    /// use kseek::{IsolationLevel, PartitionPlan, Plan};
+    ///
+    /// let partition = PartitionPlan {
+    ///     topic: "events".into(),
+    ///     topic_id: kseek::protocol::Uuid::ZERO,
+    ///     partition: 0,
+    ///     start: 500,
+    ///     end: Some(1500),
+    ///     log_start_offset: 0,
+    ///     last_fetchable_offset: 2000,
+    ///     leader_epoch: 0,
+    ///     adjusted: None,
+    /// };
+    /// let plan = Plan { partitions: vec![partition], isolation: IsolationLevel::READ_COMMITTED };
+    /// // 2000 offsets in 2 MB of log: 1000 bytes each, so 250 offsets in 250 kB.
+    /// let splits = plan.splits_by_bytes(250_000, &[2_000_000]);
+    /// assert_eq!(splits.len(), 4);
+    /// assert_eq!(splits[1].partitions[0].start, 750);
+    /// ```
+    pub fn splits_by_bytes(&self, max_bytes: u64, log_sizes: &[u64]) -> Vec<Plan> {
+        let mut splits = Vec::new();
+        for (at, p) in self.partitions.iter().enumerate() {
+            let offsets = u128::try_from(p.last_fetchable_offset - p.log_start_offset).unwrap_or(0);
+            let step = match log_sizes.get(at) {
+                Some(&size) if size > 0 && offsets > 0 => {
+                    // max_bytes / (size / offsets), in integers.
+                    let step = u128::from(max_bytes.max(1)) * offsets / u128::from(size);
+                    i64::try_from(step).unwrap_or(i64::MAX).max(1)
+                }
+                _ => i64::MAX,
+            };
+            self.split(p, step, &mut splits);
+        }
+        splits
+    }
+
+    /// `p`'s range cut into one-partition plans of at most `step` offsets, onto `splits`.
+    fn split(&self, p: &PartitionPlan, step: i64, splits: &mut Vec<Plan>) {
+        let one = |start: i64, end: Option<i64>, adjusted: Option<Adjusted>| Plan {
+            partitions: vec![PartitionPlan {
+                start,
+                end,
+                adjusted,
+                ..p.clone()
+            }],
+            isolation: self.isolation,
+        };
+        let Some(end) = p.end else {
+            splits.push(one(p.start, None, p.adjusted));
+            return;
+        };
+        let mut start = p.start;
+        while start < end {
+            let stop = start.saturating_add(step).min(end);
+            // A notice about the range's start belongs to its first split only.
+            let adjusted = if start == p.start { p.adjusted } else { None };
+            splits.push(one(start, Some(stop), adjusted));
+            start = stop;
+        }
     }
 }
 
@@ -371,5 +423,38 @@ mod tests {
         // One offset a split, or one split a range.
         assert_eq!(plan.splits(0).len(), 25 + 10 + 1);
         assert_eq!(ranges(&plan.splits(u64::MAX))[0], (0, 10, Some(35)));
+    }
+
+    #[test]
+    fn splits_by_bytes_take_as_many_offsets_as_the_bytes_hold_at_each_logs_average() {
+        let mut small = partition(0, 0, Some(100));
+        small.last_fetchable_offset = 100;
+        let mut large = partition(1, 10, Some(60));
+        large.log_start_offset = 10;
+        large.last_fetchable_offset = 110;
+        let plan = Plan {
+            partitions: vec![
+                small,
+                large,
+                partition(2, 0, Some(10)),
+                partition(3, 5, None),
+            ],
+            isolation: IsolationLevel::READ_COMMITTED,
+        };
+        // Partition 0: 100 offsets in 10,000 bytes (100 B each): 40 offsets per 4,000 bytes.
+        // Partition 1: 100 offsets in 100,000 bytes (1 KB each): 4 offsets per 4,000 bytes.
+        // Partition 2: an empty log, one split; partition 3: no size given, one split.
+        let splits = plan.splits_by_bytes(4_000, &[10_000, 100_000, 0]);
+        let got = ranges(&splits);
+        assert_eq!(
+            got[..3],
+            [(0, 0, Some(40)), (0, 40, Some(80)), (0, 80, Some(100))]
+        );
+        assert_eq!(got.iter().filter(|r| r.0 == 1).count(), 13);
+        assert_eq!(got[3..16].first(), Some(&(1, 10, Some(14))));
+        assert_eq!(got[3..16].last(), Some(&(1, 58, Some(60))));
+        assert_eq!(got[16..], [(2, 0, Some(10)), (3, 5, None)]);
+        // A record larger than the limit still makes a split of one offset.
+        assert_eq!(plan.splits_by_bytes(1, &[10_000]).len(), 100 + 1 + 1 + 1);
     }
 }

@@ -145,6 +145,17 @@ impl Split {
         config: &ClientConfig,
         filter: Option<TimeFilter>,
     ) -> Vec<Split> {
+        Split::of_plans(&plan.splits(max_offsets), config, filter)
+    }
+
+    /// One split per partition of each of `plans` (the pieces of a plan cut by
+    /// [`kseek::Plan::splits`], [`kseek::Plan::splits_by_bytes`] or both), to be read with
+    /// `config`'s non-secret settings and, when given, the exact-time `filter`.
+    pub fn of_plans(
+        plans: &[Plan],
+        config: &ClientConfig,
+        filter: Option<TimeFilter>,
+    ) -> Vec<Split> {
         let client = SplitClient {
             bootstrap: config.bootstrap.clone(),
             client_id: config.connection.client_id.clone(),
@@ -154,28 +165,30 @@ impl Split {
             retry_backoff_max_ms: millis(config.retry_backoff_max),
             retry_deadline_ms: millis(config.retry_deadline),
         };
-        plan.splits(max_offsets)
-            .into_iter()
-            .flat_map(|one| one.partitions)
-            .map(|p| Split {
-                topic_id: if p.topic_id.is_zero() {
-                    String::new()
-                } else {
-                    hex(&p.topic_id.0)
-                },
-                topic: p.topic,
-                partition: p.partition,
-                start: p.start,
-                end: p.end,
-                log_start_offset: p.log_start_offset,
-                last_fetchable_offset: p.last_fetchable_offset,
-                leader_epoch: p.leader_epoch,
-                read_committed: plan.isolation == IsolationLevel::READ_COMMITTED,
-                time_start: filter.and_then(|f| f.start),
-                time_end: filter.and_then(|f| f.end),
-                client: client.clone(),
-            })
-            .collect()
+        let mut splits = Vec::new();
+        for plan in plans {
+            for p in &plan.partitions {
+                splits.push(Split {
+                    topic_id: if p.topic_id.is_zero() {
+                        String::new()
+                    } else {
+                        hex(&p.topic_id.0)
+                    },
+                    topic: p.topic.clone(),
+                    partition: p.partition,
+                    start: p.start,
+                    end: p.end,
+                    log_start_offset: p.log_start_offset,
+                    last_fetchable_offset: p.last_fetchable_offset,
+                    leader_epoch: p.leader_epoch,
+                    read_committed: plan.isolation == IsolationLevel::READ_COMMITTED,
+                    time_start: filter.and_then(|f| f.start),
+                    time_end: filter.and_then(|f| f.end),
+                    client: client.clone(),
+                });
+            }
+        }
+        splits
     }
 
     /// The one-partition plan this split reads.

@@ -197,6 +197,34 @@ fn record_count(text: &str) -> Result<u64, String> {
     }
 }
 
+/// A `--max-bytes` value: a number of bytes, 1 or more, with an optional unit: `B`, `kB`, `MB`,
+/// `GB` (powers of 1000) or `KiB`, `MiB`, `GiB` (powers of 1024).
+fn byte_size(text: &str) -> Result<u64, String> {
+    const HINT: &str = "Give a size such as 64MiB, 500MB or 1048576";
+    let text = text.trim();
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
+    let unit_size: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "kB" | "KB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        "GiB" => 1 << 30,
+        other => return Err(format!("{other:?} is not a unit of bytes. {HINT}")),
+    };
+    match number.parse::<u64>() {
+        Ok(0) => Err(format!("the size must be 1 byte or more. {HINT}")),
+        Ok(n) => n
+            .checked_mul(unit_size)
+            .ok_or_else(|| format!("the size is too large. {HINT}")),
+        Err(_) => Err(format!("the size is a number with a unit. {HINT}")),
+    }
+}
+
 /// A timeout flag's value: a duration such as `500ms`, `5s`, `2m` or `1m30s`, more than zero.
 fn timeout(text: &str) -> Result<Duration, String> {
     const HINT: &str = "Write a duration such as 500ms, 5s, 2m or 1m30s";
@@ -371,8 +399,13 @@ pub(crate) struct SplitsArgs {
     pub(crate) select: Selector,
     /// At most this many offsets per split (a split's records may be fewer: transaction
     /// markers and compaction take offsets)
-    #[arg(long, value_name = "N", value_parser = record_count)]
-    pub(crate) max_offsets: u64,
+    #[arg(long, value_name = "N", value_parser = record_count, required_unless_present = "max_bytes")]
+    pub(crate) max_offsets: Option<u64>,
+    /// About this many bytes per split, such as 64MiB or 500MB, estimated from each
+    /// partition's log size on its leader (DescribeLogDirs, which needs DESCRIBE on the
+    /// cluster); with --max-offsets, both limits hold
+    #[arg(long, value_name = "SIZE", value_parser = byte_size)]
+    pub(crate) max_bytes: Option<u64>,
     /// The splits also drop records whose own timestamp is outside the --from/--to times
     #[arg(long)]
     pub(crate) exact_time: bool,
@@ -517,6 +550,36 @@ mod tests {
         // Global: after the subcommand's own flags too.
         let cli = Cli::try_parse_from(["kseek", "read", "--topic", "t", "--request-timeout", "2s"]);
         assert_eq!(cli.unwrap().request_timeout, Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn split_sizes_are_bytes_with_a_unit() {
+        assert_eq!(byte_size("1048576"), Ok(1 << 20));
+        assert_eq!(byte_size("64MiB"), Ok(64 << 20));
+        assert_eq!(byte_size(" 500MB "), Ok(500_000_000));
+        assert_eq!(byte_size("2 GiB"), Ok(2 << 30));
+        assert_eq!(byte_size("3kB"), Ok(3_000));
+        assert!(byte_size("0MiB").unwrap_err().contains("1 byte or more"));
+        assert!(byte_size("5 mb")
+            .unwrap_err()
+            .contains("\"mb\" is not a unit"));
+        assert!(byte_size("MiB")
+            .unwrap_err()
+            .contains("a number with a unit"));
+        assert!(byte_size("-1")
+            .unwrap_err()
+            .contains("a number with a unit"));
+        assert!(byte_size("99999999999GiB")
+            .unwrap_err()
+            .contains("too large"));
+        let splits = |args: &[&str]| {
+            Cli::try_parse_from([&["kseek", "splits", "--topic", "t"][..], args].concat())
+        };
+        let e = splits(&[]).unwrap_err().to_string();
+        assert!(e.contains("--max-offsets"), "{e}");
+        assert!(splits(&["--max-bytes", "1MiB"]).is_ok());
+        assert!(splits(&["--max-offsets", "10"]).is_ok());
+        assert!(splits(&["--max-offsets", "10", "--max-bytes", "1MiB"]).is_ok());
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! splits (JSON lines), each read by a kseek process of its own, last split first, gives
 //! exactly the records Kafka's Java consumer reads, under read_committed and
 //! read_uncommitted, with split boundaries inside an aborted transaction and on its markers,
-//! and with an exact-time window over out-of-order timestamps.
+//! cut by offsets, by bytes (`--max-bytes`) and by both, and with an exact-time window over
+//! out-of-order timestamps.
 //!
 //! Run with `cargo test -p kseek-cli --test splits`.
 
@@ -103,6 +104,30 @@ fn every_split_read_by_its_own_process_gives_exactly_the_java_consumers_records(
         let cut = splits(&topic, &["--isolation", flag, "--max-offsets", "3"]);
         assert!(cut.len() > 4, "{flag}: {} splits", cut.len());
         assert_eq!(read_apart(&cut), expected, "{flag}, splits of 3 offsets");
+
+        // By bytes: about a quarter of the topic's bytes (Kafka's LogDirsCommand) each, alone
+        // and with a limit of offsets too.
+        let quarter = (broker.log_sizes(&topic).values().sum::<u64>() / 4).to_string();
+        let cut = splits(&topic, &["--isolation", flag, "--max-bytes", &quarter]);
+        assert!((4..=8).contains(&cut.len()), "{flag}: {} splits", cut.len());
+        assert_eq!(
+            read_apart(&cut),
+            expected,
+            "{flag}, splits of {quarter} bytes"
+        );
+        let both = splits(
+            &topic,
+            &[
+                "--isolation",
+                flag,
+                "--max-bytes",
+                &quarter,
+                "--max-offsets",
+                "2",
+            ],
+        );
+        assert!(both.len() > cut.len(), "{flag}: {} splits", both.len());
+        assert_eq!(read_apart(&both), expected, "{flag}, bytes and offsets");
     }
 
     // An exact-time window, 10:00:02 to 10:00:31, over out-of-order timestamps: per

@@ -51,6 +51,7 @@ api_keys! {
     END_TXN = 26, "EndTxn";
     TXN_OFFSET_COMMIT = 28, "TxnOffsetCommit";
     DESCRIBE_CONFIGS = 32, "DescribeConfigs";
+    DESCRIBE_LOG_DIRS = 35, "DescribeLogDirs";
     SASL_AUTHENTICATE = 36, "SaslAuthenticate";
     DELETE_GROUPS = 42, "DeleteGroups";
     DESCRIBE_CLUSTER = 60, "DescribeCluster";

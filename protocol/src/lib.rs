@@ -3,7 +3,8 @@
 //! This crate turns bytes into typed messages and back: primitives, request and response
 //! headers, framing, the seven APIs a reader by time needs (ApiVersions, Metadata,
 //! ListOffsets, Fetch, OffsetCommit, OffsetFetch, FindCoordinator), the two of SASL
-//! authentication (SaslHandshake, SaslAuthenticate), error codes and record batches. It owns
+//! authentication (SaslHandshake, SaslAuthenticate), DescribeLogDirs (log sizes, to cut a plan
+//! into splits by bytes), error codes and record batches. It owns
 //! no sockets, no runtime and no clock; the `kseek` crate does the IO.
 //!
 //! Decoding is hostile-input safe: every length is checked against the bytes present before

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
@@ -970,4 +970,53 @@ fn split_record(partition: i32, second: i64, value: &str) -> Input {
         .value(value)
         .header("h", Some(value.as_bytes()))
         .into()
+}
+
+/// A new one-partition compacted topic after Kafka's log cleaner has run over it, and the
+/// records Kafka's Java consumer reads from it then: keys `k0` to `k9` written once, then
+/// `k0`, `k2`, `k4`, `k6`, `k8` again, then one record `last` in a later segment (so the
+/// first is cleanable). The cleaner leaves offsets 1, 3, 5, 7, 9 (the odd keys), 10 to 14
+/// and 15: gaps at 0, 2, 4, 6 and 8. Waits up to two minutes for the cleaner.
+pub(crate) fn compacted_topic(broker: &Broker, prefix: &str) -> (String, Vec<Record>) {
+    let topic = broker.new_topic(
+        prefix,
+        1,
+        &[
+            ("cleanup.policy", "compact"),
+            ("segment.ms", "100"),
+            ("min.cleanable.dirty.ratio", "0.01"),
+            ("delete.retention.ms", "100"),
+        ],
+    );
+    let first: Vec<Input> = (0..10)
+        .chain((0..10).step_by(2))
+        .enumerate()
+        .map(|(i, k)| {
+            NewRecord::new()
+                .partition(0)
+                .key(format!("k{k}"))
+                .value(format!("v{i}-{}", "x".repeat(40 * i)))
+                .into()
+        })
+        .collect();
+    broker.produce(&topic, &first);
+    broker.produce(
+        &topic,
+        &[NewRecord::new().partition(0).key("last").value("x").into()],
+    );
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let now = broker.consume(&topic);
+        if now.len() == 11 {
+            let offsets: Vec<i64> = now.iter().map(|r| r.offset).collect();
+            assert_eq!(offsets, [1, 3, 5, 7, 9, 10, 11, 12, 13, 14, 15]);
+            return (topic, now);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the log cleaner never ran: {now:?}"
+        );
+        // Polling Kafka's own consumer until the cleaner (another process) has run.
+        std::thread::sleep(Duration::from_millis(500));
+    }
 }

@@ -377,6 +377,48 @@ impl Broker {
         let _ = std::fs::remove_file(file);
     }
 
+    /// The bytes of each partition's log of `topic` as Kafka's own LogDirsCommand
+    /// (`kafka-log-dirs.sh --describe`) reports them, summed over the brokers and log
+    /// directories that hold a current (not future) replica: with one replica, its log's size.
+    pub(crate) fn log_sizes(&self, topic: &str) -> std::collections::BTreeMap<i32, u64> {
+        let class = match self.version() {
+            KafkaVersion::V2_8 => "kafka.admin.LogDirsCommand",
+            _ => "org.apache.kafka.tools.LogDirsCommand",
+        };
+        let out = self.kafka_tool(
+            class,
+            &[
+                "--describe",
+                "--bootstrap-server",
+                self.bootstrap(),
+                "--topic-list",
+                topic,
+            ],
+        );
+        let json = out
+            .lines()
+            .find(|l| l.starts_with('{'))
+            .unwrap_or_else(|| panic!("no JSON in LogDirsCommand's output: {out}"));
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        let mut sizes = std::collections::BTreeMap::new();
+        for broker in v["brokers"].as_array().unwrap() {
+            for dir in broker["logDirs"].as_array().unwrap() {
+                for p in dir["partitions"].as_array().unwrap() {
+                    let name = p["partition"].as_str().unwrap();
+                    let Some(partition) = name.strip_prefix(&format!("{topic}-")) else {
+                        continue;
+                    };
+                    if p["isFuture"].as_bool() == Some(true) {
+                        continue;
+                    }
+                    *sizes.entry(partition.parse().unwrap()).or_insert(0) +=
+                        p["size"].as_u64().unwrap();
+                }
+            }
+        }
+        sizes
+    }
+
     /// Runs a command-line tool `class` of this cluster's Kafka release; panics unless it
     /// succeeds, and returns its stdout.
     pub(crate) fn kafka_tool(&self, class: &str, args: &[&str]) -> String {

@@ -1,0 +1,332 @@
+//! DescribeLogDirs (API key 35), versions 1–3: how many bytes each partition's log takes on the
+//! broker that answers.
+//!
+//! A broker answers for the replicas it holds, one [`LogDirResult`] per log directory. A
+//! partition being moved between directories (`AlterReplicaLogDirs`) shows twice: its current
+//! log, and the future one with [`LogDirPartition::is_future_key`] set. Version 1 is version 0
+//! (which Kafka 4 no longer serves) with throttling after the answer; version 2 is the first
+//! flexible version; version 3 adds a top-level error code (an unauthorized request gets
+//! `CLUSTER_AUTHORIZATION_FAILED` there, not an empty list of results).
+//!
+//! # References
+//! <https://kafka.apache.org/protocol#The_Messages_DescribeLogDirs>, KIP-113 (log
+//! directories), `DescribeLogDirsRequest.json` / `DescribeLogDirsResponse.json`.
+
+use crate::messages::codec::{wire_message, wire_struct};
+
+wire_struct! {
+    /// DescribeLogDirs request body.
+    ///
+    /// `topics: None` asks about every partition the broker holds; `Some(vec![])` (the
+    /// default) about none.
+    ///
+    /// # References
+    /// `DescribeLogDirsRequest.json`.
+    pub struct DescribeLogDirsRequest in "DescribeLogDirsRequest" {
+        /// The topics and partitions to describe, or `None` for all.
+        pub topics: Option<Vec<DescribableLogDirTopic>> = Some(Vec::new()),
+    }
+
+    /// A topic's partitions in a DescribeLogDirs request.
+    pub struct DescribableLogDirTopic in "DescribeLogDirsRequest.topics" {
+        /// The topic name.
+        pub topic: String,
+        /// The partition indexes.
+        pub partitions: Vec<i32>,
+    }
+
+    /// DescribeLogDirs response body.
+    ///
+    /// # References
+    /// `DescribeLogDirsResponse.json`.
+    pub struct DescribeLogDirsResponse in "DescribeLogDirsResponse" {
+        /// Throttle time in milliseconds because of a quota violation.
+        pub throttle_time_ms: i32,
+        /// The error code for the whole request, or 0 (versions 3+).
+        pub error_code: i16 => since(3),
+        /// One result per log directory.
+        pub results: Vec<LogDirResult>,
+    }
+
+    /// One log directory in a DescribeLogDirs response.
+    pub struct LogDirResult in "DescribeLogDirsResponse.results" {
+        /// The error code for this directory (`KAFKA_STORAGE_ERROR` for an offline one), or 0.
+        pub error_code: i16,
+        /// The directory's absolute path.
+        pub log_dir: String,
+        /// The topics with a replica in this directory.
+        pub topics: Vec<LogDirTopic>,
+    }
+
+    /// A topic in one log directory.
+    pub struct LogDirTopic in "DescribeLogDirsResponse.results.topics" {
+        /// The topic name.
+        pub name: String,
+        /// Its partitions in this directory.
+        pub partitions: Vec<LogDirPartition>,
+    }
+
+    /// One partition's log in one directory.
+    pub struct LogDirPartition in "DescribeLogDirsResponse.results.topics.partitions" {
+        /// The partition index.
+        pub partition_index: i32,
+        /// The size of the partition's log segments, in bytes.
+        pub partition_size: i64,
+        /// How far the log's end is behind the high watermark (current log) or the current
+        /// replica's end (future log).
+        pub offset_lag: i64,
+        /// Whether this is the future log of a move between directories.
+        pub is_future_key: bool,
+    }
+}
+
+wire_message!(
+    DescribeLogDirsRequest: DESCRIBE_LOG_DIRS, versions 1..=3, first flexible 2,
+    response DescribeLogDirsResponse
+);
+wire_message!(DescribeLogDirsResponse: DESCRIBE_LOG_DIRS, versions 1..=3, first flexible 2);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::messages::testing::property_tests;
+    use crate::messages::testing::{
+        arb_unknown_tags, assert_prefixes_fail, check_encodings, check_length_bombs,
+        check_not_in_version, check_versions_refused, encode as enc,
+    };
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+
+    fn request(v: i16) -> impl Strategy<Value = DescribeLogDirsRequest> {
+        let flexible = v >= 2;
+        (
+            proptest::option::of(vec(
+                (
+                    "[a-z0-9._-]{0,12}",
+                    vec(any::<i32>(), 0..4),
+                    arb_unknown_tags(flexible),
+                ),
+                0..3,
+            )),
+            arb_unknown_tags(flexible),
+        )
+            .prop_map(|(topics, tags)| DescribeLogDirsRequest {
+                topics: topics.map(|topics| {
+                    topics
+                        .into_iter()
+                        .map(|(topic, partitions, tags)| DescribableLogDirTopic {
+                            topic,
+                            partitions,
+                            unknown_tagged_fields: tags,
+                        })
+                        .collect()
+                }),
+                unknown_tagged_fields: tags,
+            })
+    }
+
+    fn response(v: i16) -> impl Strategy<Value = DescribeLogDirsResponse> {
+        let flexible = v >= 2;
+        let partition = (
+            any::<i32>(),
+            any::<i64>(),
+            any::<i64>(),
+            any::<bool>(),
+            arb_unknown_tags(flexible),
+        )
+            .prop_map(
+                |(partition_index, size, lag, future, tags)| LogDirPartition {
+                    partition_index,
+                    partition_size: size,
+                    offset_lag: lag,
+                    is_future_key: future,
+                    unknown_tagged_fields: tags,
+                },
+            );
+        let topic = (
+            "[a-z0-9._-]{0,12}",
+            vec(partition, 0..3),
+            arb_unknown_tags(flexible),
+        )
+            .prop_map(|(name, partitions, tags)| LogDirTopic {
+                name,
+                partitions,
+                unknown_tagged_fields: tags,
+            });
+        let result = (
+            any::<i16>(),
+            "[ -~]{0,16}",
+            vec(topic, 0..3),
+            arb_unknown_tags(flexible),
+        )
+            .prop_map(|(error_code, log_dir, topics, tags)| LogDirResult {
+                error_code,
+                log_dir,
+                topics,
+                unknown_tagged_fields: tags,
+            });
+        (
+            any::<i32>(),
+            any::<i16>(),
+            vec(result, 0..3),
+            arb_unknown_tags(flexible),
+        )
+            .prop_map(move |(throttle, error_code, results, tags)| {
+                DescribeLogDirsResponse {
+                    throttle_time_ms: throttle,
+                    error_code: if v >= 3 { error_code } else { 0 },
+                    results,
+                    unknown_tagged_fields: tags,
+                }
+            })
+    }
+
+    property_tests!(DescribeLogDirsRequest, DescribeLogDirsResponse, 1..=3, 64);
+
+    fn one_partition() -> DescribeLogDirsRequest {
+        DescribeLogDirsRequest {
+            topics: Some(vec![DescribableLogDirTopic {
+                topic: "t".into(),
+                partitions: vec![2],
+                ..Default::default()
+            }]),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn requests_match_hand_written_bytes() {
+        check_encodings(&[
+            // topics: int32 count 1; topic int16 len 1 "t"; partitions int32 count 1, 2.
+            (
+                1,
+                &[
+                    0x00, 0x00, 0x00, 0x01, 0x00, 0x01, b't', 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,
+                    0x00, 0x02,
+                ],
+                one_partition(),
+            ),
+            // Compact: count+1, len+1, count+1, then the topic's and the body's tag sections.
+            (
+                2,
+                &[0x02, 0x02, b't', 0x02, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00],
+                one_partition(),
+            ),
+            // All topics: a null array, -1 (int32) or 0 (compact).
+            (
+                1,
+                &[0xff, 0xff, 0xff, 0xff],
+                DescribeLogDirsRequest {
+                    topics: None,
+                    ..Default::default()
+                },
+            ),
+            (
+                3,
+                &[0x00, 0x00],
+                DescribeLogDirsRequest {
+                    topics: None,
+                    ..Default::default()
+                },
+            ),
+        ]);
+    }
+
+    fn answer() -> DescribeLogDirsResponse {
+        DescribeLogDirsResponse {
+            results: vec![LogDirResult {
+                log_dir: "/d".into(),
+                topics: vec![LogDirTopic {
+                    name: "t".into(),
+                    partitions: vec![LogDirPartition {
+                        partition_index: 2,
+                        partition_size: 4096,
+                        offset_lag: 0,
+                        is_future_key: false,
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn responses_match_hand_written_bytes() {
+        check_encodings(&[
+            (
+                1,
+                &[
+                    0x00, 0x00, 0x00, 0x00, // throttle
+                    0x00, 0x00, 0x00, 0x01, // one result
+                    0x00, 0x00, // error_code
+                    0x00, 0x02, b'/', b'd', // log_dir
+                    0x00, 0x00, 0x00, 0x01, // one topic
+                    0x00, 0x01, b't', // name
+                    0x00, 0x00, 0x00, 0x01, // one partition
+                    0x00, 0x00, 0x00, 0x02, // partition_index
+                    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, // partition_size 4096
+                    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // offset_lag
+                    0x00, // is_future_key
+                ][..],
+                answer(),
+            ),
+            (
+                3,
+                &[
+                    0x00, 0x00, 0x00, 0x00, // throttle
+                    0x00, 0x1f, // CLUSTER_AUTHORIZATION_FAILED
+                    0x01, // no results
+                    0x00, // tagged section
+                ],
+                DescribeLogDirsResponse {
+                    error_code: 31,
+                    ..Default::default()
+                },
+            ),
+        ]);
+    }
+
+    #[test]
+    fn prefixes_fail_and_trailing_bytes_are_refused() {
+        for v in 1..=3 {
+            assert_prefixes_fail::<DescribeLogDirsRequest>(&enc(&one_partition(), v), v);
+            assert_prefixes_fail::<DescribeLogDirsResponse>(&enc(&answer(), v), v);
+        }
+    }
+
+    #[test]
+    fn length_bombs_fail_at_once() {
+        check_length_bombs::<DescribeLogDirsResponse>(&[
+            // v1: results count 0x7fffffff.
+            (1, &[0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0]),
+            // v2: results compact count 0x7fffffff.
+            (2, &[0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x07, 0]),
+            // v1: one result whose log_dir says 0x7fff bytes.
+            (1, &[0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0, 0]),
+        ]);
+        check_length_bombs::<DescribeLogDirsRequest>(&[
+            // v1: topics count 0x7fffffff.
+            (1, &[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0]),
+        ]);
+    }
+
+    #[test]
+    fn the_top_level_error_code_needs_version_3() {
+        check_not_in_version(&[(
+            2,
+            DescribeLogDirsResponse {
+                error_code: 31,
+                ..Default::default()
+            },
+        )]);
+    }
+
+    #[test]
+    fn unsupported_versions_are_refused() {
+        check_versions_refused(&DescribeLogDirsRequest::default(), &[], &[0, 4]);
+        check_versions_refused(&DescribeLogDirsResponse::default(), &[], &[0, 4]);
+    }
+}
