@@ -206,6 +206,9 @@ fn byte_size(text: &str) -> Result<u64, String> {
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(text.len());
     let (number, unit) = text.split_at(digits);
+    if number.is_empty() {
+        return Err(format!("the size is a number with a unit. {HINT}"));
+    }
     let unit_size: u64 = match unit.trim() {
         "" | "B" => 1,
         "kB" | "KB" => 1_000,

@@ -48,11 +48,18 @@ impl Fail {
 
     /// Writing output failed (exit 1).
     pub(crate) fn output(error: &std::io::Error) -> Fail {
+        let hint = match error.kind() {
+            std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded => {
+                "Free space on that disk, or write the output elsewhere"
+            }
+            std::io::ErrorKind::FileTooLarge => {
+                "The file system, or the shell's file size limit (ulimit -f), allows no larger file; write elsewhere or raise the limit"
+            }
+            _ => "Check the disk or the pipe stdout goes to",
+        };
         Fail {
             code: OTHER,
-            message: format!(
-                "writing the output failed: {error}. Check the disk or the pipe stdout goes to"
-            ),
+            message: format!("writing the output failed: {error}. {hint}"),
         }
     }
 

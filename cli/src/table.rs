@@ -129,10 +129,11 @@ impl Target {
         }
     }
 
-    /// Removes a file's temporary name; nothing for stdout.
-    fn abandon(self) {
-        if let Target::File { temporary, .. } = self {
-            let _ = std::fs::remove_file(temporary);
+    /// The temporary name of a file written under one.
+    fn temporary(&self) -> Option<PathBuf> {
+        match self {
+            Target::File { temporary, .. } => Some(temporary.clone()),
+            Target::Stdout(_) | Target::Special(_) => None,
         }
     }
 }
@@ -147,12 +148,34 @@ enum Sink {
 pub(crate) struct TableWriter {
     builder: RecordBatchBuilder,
     sink: Option<Sink>,
+    /// The file's temporary name, while it is written under one.
+    temporary: Option<PathBuf>,
     /// Key and value bytes of the rows handed to the sink.
     bytes: u64,
 }
 
+/// Removes a file's temporary name, if it has one (a failure to remove it is left: the read's
+/// own error is the one to report).
+fn remove(temporary: Option<&Path>) {
+    if let Some(temporary) = temporary {
+        let _ = std::fs::remove_file(temporary);
+    }
+}
+
 fn io_error(e: impl std::fmt::Display) -> io::Error {
     io::Error::other(e.to_string())
+}
+
+/// A Parquet writer's error as the I/O error it wraps, if it is one (so a full disk stays
+/// `StorageFull` and a closed pipe `BrokenPipe`).
+fn parquet_error(e: parquet::errors::ParquetError) -> io::Error {
+    match e {
+        parquet::errors::ParquetError::External(e) => match e.downcast::<io::Error>() {
+            Ok(e) => *e,
+            Err(e) => io::Error::other(e),
+        },
+        other => io_error(other),
+    }
 }
 
 /// An Arrow writer's error as the I/O error it wraps, if it is one (so a closed pipe stays
@@ -173,25 +196,33 @@ impl TableWriter {
         compression: ParquetCompression,
     ) -> io::Result<TableWriter> {
         let target = Target::open(path)?;
+        let temporary = target.temporary();
         let schema = kseek_arrow::schema();
-        let sink = match kind {
-            Kind::Parquet => {
-                let properties = WriterProperties::builder()
-                    .set_compression(compression.parquet())
-                    .set_max_row_group_bytes(Some(ROW_GROUP_BYTES))
-                    .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
-                    .build();
-                Sink::Parquet(
-                    ArrowWriter::try_new(target, schema, Some(properties)).map_err(io_error)?,
-                )
-            }
-            Kind::Arrow => Sink::Arrow(
-                arrow_ipc::writer::StreamWriter::try_new(target, &schema).map_err(arrow_error)?,
-            ),
+        let sink = || -> io::Result<Sink> {
+            Ok(match kind {
+                Kind::Parquet => {
+                    let properties = WriterProperties::builder()
+                        .set_compression(compression.parquet())
+                        .set_max_row_group_bytes(Some(ROW_GROUP_BYTES))
+                        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+                        .build();
+                    Sink::Parquet(
+                        ArrowWriter::try_new(target, schema, Some(properties))
+                            .map_err(parquet_error)?,
+                    )
+                }
+                Kind::Arrow => Sink::Arrow(
+                    arrow_ipc::writer::StreamWriter::try_new(target, &schema)
+                        .map_err(arrow_error)?,
+                ),
+            })
         };
+        // Writing the format's header may fail already (a full disk).
+        let sink = sink().inspect_err(|_| remove(temporary.as_deref()))?;
         Ok(TableWriter {
             builder: RecordBatchBuilder::new(BatchLimits::new(BATCH_ROWS, BATCH_BYTES)),
             sink: Some(sink),
+            temporary,
             bytes: 0,
         })
     }
@@ -262,31 +293,35 @@ impl TableWriter {
 
     /// Finishes the file or stream (Parquet's footer, the IPC end marker) and gives a file
     /// its final name. Returns the key and value bytes written.
+    /// On a failure (a full disk at the last row group, the footer or the sync) the temporary
+    /// file is removed, as by [`TableWriter::abandon`].
     pub(crate) fn finish(mut self) -> io::Result<u64> {
+        let done = self.complete();
+        if done.is_err() {
+            remove(self.temporary.as_deref());
+        }
+        done
+    }
+
+    fn complete(&mut self) -> io::Result<u64> {
         self.hand_over()?;
-        let bytes = self.bytes;
         let target = match self.sink.take() {
-            Some(Sink::Parquet(w)) => w.into_inner().map_err(io_error)?,
+            Some(Sink::Parquet(w)) => w.into_inner().map_err(parquet_error)?,
             Some(Sink::Arrow(mut w)) => {
                 w.finish().map_err(arrow_error)?;
                 w.into_inner().map_err(arrow_error)?
             }
-            None => return Ok(bytes),
+            None => return Ok(self.bytes),
         };
         target.complete()?;
-        Ok(bytes)
+        Ok(self.bytes)
     }
 
-    /// Gives up: a file is removed, never left under its final name.
+    /// Gives up: a file is removed, never left under its final name (nothing more is written
+    /// to it: no last row group, no footer).
     pub(crate) fn abandon(mut self) {
-        let target = match self.sink.take() {
-            Some(Sink::Parquet(w)) => w.into_inner().ok(),
-            Some(Sink::Arrow(w)) => w.into_inner().ok(),
-            None => None,
-        };
-        if let Some(target) = target {
-            target.abandon();
-        }
+        drop(self.sink.take());
+        remove(self.temporary.as_deref());
     }
 
     fn hand_over(&mut self) -> io::Result<()> {
@@ -296,7 +331,7 @@ impl TableWriter {
         let batch = self.builder.finish();
         self.bytes += key_value_bytes(&batch);
         match self.sink.as_mut() {
-            Some(Sink::Parquet(w)) => w.write(&batch).map_err(io_error),
+            Some(Sink::Parquet(w)) => w.write(&batch).map_err(parquet_error),
             Some(Sink::Arrow(w)) => w.write(&batch).map_err(arrow_error),
             None => Ok(()),
         }

@@ -383,6 +383,109 @@ fn a_read_that_fails_leaves_no_file_and_commits_nothing() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A topic of one partition with 200 records of 1,000 bytes that no codec shrinks much
+/// (hex of a counter's hash), so their Parquet file takes about 200 kB.
+fn incompressible(prefix: &str) -> String {
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+    let broker = support::broker();
+    let topic = broker.new_topic(prefix, 1, &[]);
+    let hash = |i: u64| BuildHasherDefault::<DefaultHasher>::default().hash_one(i);
+    let input: Vec<_> = (0..200u64)
+        .map(|i| {
+            let value: String = (0..63)
+                .map(|j| format!("{:016x}", hash(i * 64 + j)))
+                .collect();
+            NewRecord::new()
+                .partition(0)
+                .key(format!("k{i}"))
+                .value(&value[..1000])
+                .into()
+        })
+        .collect();
+    broker.produce(&topic, &input);
+    topic
+}
+
+/// Checks a read that `--commit`s into `group` and whose output ran out of space: exit 1, one
+/// line naming the cause, no commit.
+fn no_space_left(group: &str, code: Option<i32>, stderr: &str, cause: &str) {
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(
+        stderr.starts_with("kseek: writing the output failed: ") && stderr.contains(cause),
+        "{stderr}"
+    );
+    assert!(
+        support::broker()
+            .describe_group(group)
+            .iter()
+            .all(|c| c.offset.is_none()),
+        "nothing committed: the records were never written"
+    );
+}
+
+#[test]
+fn a_full_disk_leaves_no_file_and_commits_nothing() {
+    let topic = incompressible("table-disk-full");
+    let group = support::unique_name("table-disk-full-group");
+    let dir = folder("kseek-table-disk-full");
+    let path = dir.join("window.parquet");
+    // A real full disk: a 64 KiB tmpfs mounted on `dir` in a mount namespace of kseek's own
+    // (a user namespace makes the mount allowed without root). The shell lists what the
+    // folder holds after kseek, on stdout, before the namespace and its tmpfs go away.
+    let script = r#"mount -t tmpfs -o size=64k kseek-full "$0" || exit 99
+"$@" >/dev/null
+code=$?
+ls -A "$0"
+exit $code"#;
+    let out = Command::new("unshare")
+        .args(["--user", "--map-root-user", "--mount", "sh", "-c", script])
+        .arg(&dir)
+        .arg(env!("CARGO_BIN_EXE_kseek"))
+        .args(["read", "--topic", &topic, "--group", &group, "--commit"])
+        .args(["--compression", "none", "-o", path.to_str().unwrap()])
+        .args(["--bootstrap", support::broker().bootstrap()])
+        .env_remove("KSEEK_BOOTSTRAP")
+        .stdin(Stdio::null())
+        .output()
+        .expect("running unshare (util-linux)");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(
+        out.status.code(),
+        Some(99),
+        "mounting a tmpfs in a user namespace: {stderr}"
+    );
+    no_space_left(
+        &group,
+        out.status.code(),
+        &stderr,
+        "No space left on device",
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "",
+        "no file, final or temporary, on the full disk"
+    );
+    assert_eq!(files(&dir), Vec::<String>::new());
+
+    // A device that is always full, written in place (it is not a regular file).
+    let (code, _, stderr) = kseek_read(
+        &topic,
+        &[
+            "--group",
+            &group,
+            "--commit",
+            "--output-format",
+            "parquet",
+            "-o",
+            "/dev/full",
+        ],
+    );
+    no_space_left(&group, code, &stderr, "No space left on device");
+    assert!(stderr.contains("Free space on that disk"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn ctrl_c_ends_an_arrow_stream_whole_with_the_records_read_and_exit_130() {
     let topic = one_partition("table-ctrl-c", 50, None);
