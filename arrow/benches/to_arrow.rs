@@ -5,7 +5,7 @@
 //! batches per input. Two lines per input, both checking every batch's CRC:
 //! - `decode`: every record decoded, its key and value touched (length, first and last byte);
 //! - `to-arrow`: every record decoded and appended to a `RecordBatchBuilder` (one for the whole
-//!   run, as a stream keeps one), finished at the default limits (8192 rows or 8 MiB) and at
+//!   run, as a stream keeps one), finished at the default limits (8192 rows or 1 MiB) and at
 //!   the end of the input, so the time includes building the Arrow arrays and dropping them.
 //!
 //! The goal (issue #29): building Arrow costs at most as much as decoding, i.e. `to-arrow`

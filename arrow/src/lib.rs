@@ -61,7 +61,7 @@ use arrow_array::{
     ArrayRef, BinaryArray, Int32Array, Int64Array, ListArray, RecordBatch, StringArray,
     StructArray, TimestampMicrosecondArray,
 };
-use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{Buffer, NullBuffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use futures_core::Stream;
 use kseek::protocol::records::{Record, TimestampType};
@@ -124,11 +124,14 @@ pub struct BatchLimits {
 }
 
 impl Default for BatchLimits {
-    /// 8192 rows (DataFusion's default batch size) or 8 MiB.
+    /// 8192 rows (DataFusion's default batch size) or 1 MiB. A batch's columns then fit in a
+    /// core's L2 cache while they are built, and the memory freed with one batch serves the
+    /// next: with 1 KiB values, building took 2.1 ms per 8 MiB of batches at an 8 MiB limit
+    /// and 0.95 ms at 1 MiB (`cargo bench -p kseek-arrow --bench to_arrow`, BENCHMARKS.md).
     fn default() -> Self {
         BatchLimits {
             rows: 8192,
-            bytes: 8 << 20,
+            bytes: 1 << 20,
         }
     }
 }
@@ -143,13 +146,13 @@ impl BatchLimits {
     }
 }
 
-/// A variable-length binary column being built: offsets, bytes, and validity.
-#[derive(Debug, Default)]
+/// A variable-length binary column being built: offsets, bytes, and validity (a bitmap made
+/// only once a null comes).
+#[derive(Debug)]
 struct ByteColumn {
     offsets: Vec<i32>,
     data: Vec<u8>,
-    valid: Vec<bool>,
-    nulls: usize,
+    nulls: NullBufferBuilder,
 }
 
 impl ByteColumn {
@@ -159,36 +162,39 @@ impl ByteColumn {
         ByteColumn {
             offsets,
             data: Vec::with_capacity(bytes),
-            valid: Vec::with_capacity(rows),
-            nulls: 0,
+            nulls: NullBufferBuilder::new(rows),
         }
     }
 
+    #[inline(always)]
     fn push(&mut self, value: Option<&[u8]>) {
-        if let Some(v) = value {
-            self.data.extend_from_slice(v);
-        } else {
-            self.nulls += 1;
+        match value {
+            Some(v) => {
+                self.data.extend_from_slice(v);
+                self.nulls.append_non_null();
+            }
+            None => self.nulls.append_null(),
         }
-        self.valid.push(value.is_some());
         self.offsets.push(offset_at(self.data.len()));
+    }
+
+    /// The rows pushed so far.
+    fn len(&self) -> usize {
+        self.offsets.len() - 1
     }
 
     /// The column so far as (offsets, values, nulls); empty again, with as much room.
     fn take(&mut self) -> (OffsetBuffer<i32>, Buffer, Option<NullBuffer>) {
-        let rows = self.valid.len();
-        let next = ByteColumn::with_capacity(rows, self.data.len());
+        let next = ByteColumn::with_capacity(self.len(), self.data.len());
         let ByteColumn {
             offsets,
             data,
-            valid,
-            nulls,
+            mut nulls,
         } = std::mem::replace(self, next);
-        let nulls = (nulls > 0).then(|| NullBuffer::from(valid));
         (
             OffsetBuffer::new(ScalarBuffer::from(offsets)),
             Buffer::from_vec(data),
-            nulls,
+            nulls.finish(),
         )
     }
 
@@ -197,34 +203,57 @@ impl ByteColumn {
         BinaryArray::new(offsets, values, nulls)
     }
 
+    /// The column as UTF-8 strings: checked in one pass over its bytes; when some are not
+    /// UTF-8 (a header key that a producer wrote so), each string is converted as Java's
+    /// `new String(bytes, UTF_8)` does, with U+FFFD for each invalid sequence.
     fn utf8(&mut self) -> StringArray {
         let (offsets, values, nulls) = self.take();
-        // Only `&str`s are pushed into the UTF-8 columns.
-        StringArray::new(offsets, values, nulls)
+        match StringArray::try_new(offsets.clone(), values.clone(), nulls.clone()) {
+            Ok(strings) => strings,
+            Err(_) => {
+                let binary = BinaryArray::new(offsets, values, nulls);
+                binary
+                    .iter()
+                    .map(|v| v.map(String::from_utf8_lossy))
+                    .collect()
+            }
+        }
     }
 }
 
 /// An Arrow 32-bit offset: a record batch's column holds less than 2 GiB, which
 /// [`BatchLimits::bytes`] keeps it under unless one record alone is that large.
+#[inline]
 fn offset_at(len: usize) -> i32 {
     i32::try_from(len).expect("a record batch column holds less than 2 GiB")
+}
+
+/// Rows in a row that share their topic, partition and timestamp type (those of one fetched
+/// batch, or of several in a row from one partition): the three columns are filled from these
+/// at [`RecordBatchBuilder::finish`], not per record.
+#[derive(Debug)]
+struct Run {
+    topic: String,
+    partition: i32,
+    timestamp_type: i32,
+    rows: usize,
 }
 
 /// Appends Kafka records to Arrow columns, and finishes them into [`RecordBatch`]es of the
 /// [`schema`] within [`BatchLimits`].
 ///
-/// Each column is plain vectors (offsets, bytes, values, validity) that the records' fields
-/// are copied into, turned into Arrow arrays without a copy at [`finish`](Self::finish).
+/// Each column is plain vectors (offsets, bytes, values) that the records' fields are copied
+/// into, turned into Arrow arrays without a copy at [`finish`](Self::finish); the columns that
+/// are the same for a whole fetched batch (topic, partition, timestamp type) are kept as runs
+/// and filled in at `finish`.
 #[derive(Debug)]
 pub struct RecordBatchBuilder {
     limits: BatchLimits,
     key: ByteColumn,
     value: ByteColumn,
-    topic: ByteColumn,
-    partition: Vec<i32>,
+    runs: Vec<Run>,
     offset: Vec<i64>,
     timestamp: Vec<i64>,
-    timestamp_type: Vec<i32>,
     /// Per row, where its headers end in `header_keys` / `header_values`.
     header_offsets: Vec<i32>,
     header_keys: ByteColumn,
@@ -242,11 +271,9 @@ impl RecordBatchBuilder {
             limits,
             key: ByteColumn::with_capacity(rows, 0),
             value: ByteColumn::with_capacity(rows, 0),
-            topic: ByteColumn::with_capacity(rows, 0),
-            partition: Vec::with_capacity(rows),
+            runs: Vec::new(),
             offset: Vec::with_capacity(rows),
             timestamp: Vec::with_capacity(rows),
-            timestamp_type: Vec::with_capacity(rows),
             header_offsets: vec![0],
             header_keys: ByteColumn::with_capacity(rows, 0),
             header_values: ByteColumn::with_capacity(rows, 0),
@@ -306,36 +333,89 @@ impl RecordBatchBuilder {
             TimestampType::LogAppendTime => 1,
             _ => -1,
         };
+        let before = self.len();
+        let mut outcome = Ok(None);
         for (at, record) in (skip..).zip(records.skip(skip)) {
             if self.is_full() {
-                return Ok(Some(at));
+                outcome = Ok(Some(at));
+                break;
             }
-            let record = record?;
-            let (key, value) = (record.key(), record.value());
-            self.key.push(key);
-            self.value.push(value);
-            self.topic.push(Some(topic.as_bytes()));
-            self.partition.push(partition);
-            self.offset.push(record.offset());
-            self.timestamp.push(record.timestamp().saturating_mul(1000));
-            self.timestamp_type.push(timestamp_type);
-            let mut bytes = key.map_or(0, <[u8]>::len) + value.map_or(0, <[u8]>::len);
-            for header in record.headers() {
-                let (name, value) = (header.key(), header.value());
-                bytes += name.len() + value.map_or(0, <[u8]>::len);
-                match std::str::from_utf8(name) {
-                    Ok(name) => self.header_keys.push(Some(name.as_bytes())),
-                    Err(_) => self
-                        .header_keys
-                        .push(Some(String::from_utf8_lossy(name).as_bytes())),
+            let record = match record {
+                Ok(record) => record,
+                Err(e) => {
+                    outcome = Err(e);
+                    break;
                 }
-                self.header_values.push(value);
-            }
-            self.header_offsets
-                .push(offset_at(self.header_keys.valid.len()));
-            self.bytes += bytes;
+            };
+            self.push(&record);
         }
-        Ok(None)
+        self.extend_run(topic, partition, timestamp_type, self.len() - before);
+        outcome
+    }
+
+    /// One record's key, value, offset, timestamp and headers.
+    #[inline]
+    fn push(&mut self, record: &Record<'_>) {
+        let (key, value) = (record.key(), record.value());
+        self.key.push(key);
+        self.value.push(value);
+        self.offset.push(record.offset());
+        self.timestamp.push(record.timestamp().saturating_mul(1000));
+        let mut bytes = key.map_or(0, <[u8]>::len) + value.map_or(0, <[u8]>::len);
+        for header in record.headers() {
+            let (name, value) = (header.key(), header.value());
+            bytes += name.len() + value.map_or(0, <[u8]>::len);
+            // Checked as UTF-8 once for the whole column, at `finish`.
+            self.header_keys.push(Some(name));
+            self.header_values.push(value);
+        }
+        self.header_offsets.push(offset_at(self.header_keys.len()));
+        self.bytes += bytes;
+    }
+
+    /// Counts `rows` more rows of `topic`, `partition` and `timestamp_type`.
+    fn extend_run(&mut self, topic: &str, partition: i32, timestamp_type: i32, rows: usize) {
+        if rows == 0 {
+            return;
+        }
+        match self.runs.last_mut() {
+            Some(run)
+                if run.partition == partition
+                    && run.timestamp_type == timestamp_type
+                    && run.topic == topic =>
+            {
+                run.rows += rows;
+            }
+            _ => self.runs.push(Run {
+                topic: topic.to_owned(),
+                partition,
+                timestamp_type,
+                rows,
+            }),
+        }
+    }
+
+    /// The `topic`, `partition` and `timestampType` columns from the runs, which are emptied.
+    fn run_columns(&mut self) -> (StringArray, Int32Array, Int32Array) {
+        let rows = self.len();
+        let bytes = self.runs.iter().map(|r| r.topic.len() * r.rows).sum();
+        let mut topics = ByteColumn::with_capacity(rows, bytes);
+        let mut partitions = Vec::with_capacity(rows);
+        let mut types = Vec::with_capacity(rows);
+        for run in self.runs.drain(..) {
+            for _ in 0..run.rows {
+                topics.data.extend_from_slice(run.topic.as_bytes());
+                topics.offsets.push(offset_at(topics.data.len()));
+            }
+            topics.nulls.append_n_non_nulls(run.rows);
+            partitions.extend(std::iter::repeat_n(run.partition, run.rows));
+            types.extend(std::iter::repeat_n(run.timestamp_type, run.rows));
+        }
+        (
+            topics.utf8(),
+            Int32Array::new(ScalarBuffer::from(partitions), None),
+            Int32Array::new(ScalarBuffer::from(types), None),
+        )
     }
 
     /// The rows appended so far as one [`RecordBatch`] of the [`schema`]; the builder is
@@ -359,28 +439,22 @@ impl RecordBatchBuilder {
             Arc::new(items),
             None,
         );
+        let (topic, partition, timestamp_type) = self.run_columns();
         let take = |v: &mut Vec<i64>| std::mem::replace(v, Vec::with_capacity(rows));
-        let take32 = |v: &mut Vec<i32>| std::mem::replace(v, Vec::with_capacity(rows));
         let timestamp =
             TimestampMicrosecondArray::new(ScalarBuffer::from(take(&mut self.timestamp)), None)
                 .with_timezone("UTC");
         let columns: Vec<ArrayRef> = vec![
             Arc::new(self.key.binary()),
             Arc::new(self.value.binary()),
-            Arc::new(self.topic.utf8()),
-            Arc::new(Int32Array::new(
-                ScalarBuffer::from(take32(&mut self.partition)),
-                None,
-            )),
+            Arc::new(topic),
+            Arc::new(partition),
             Arc::new(Int64Array::new(
                 ScalarBuffer::from(take(&mut self.offset)),
                 None,
             )),
             Arc::new(timestamp),
-            Arc::new(Int32Array::new(
-                ScalarBuffer::from(take32(&mut self.timestamp_type)),
-                None,
-            )),
+            Arc::new(timestamp_type),
             Arc::new(headers),
         ];
         self.bytes = 0;
@@ -472,5 +546,162 @@ impl Stream for ArrowStream {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         self.get_mut().poll_batch(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::Array;
+    use bytes::Bytes;
+    use kseek::protocol::records::{
+        Batches, DecodeOptions, NewRecord, RecordBatchBuilder as Encoder,
+    };
+
+    /// A record batch from `base` with one record per entry of `records`, 1 s apart.
+    fn wire(base: i64, records: Vec<NewRecord>) -> Bytes {
+        let mut batch = Encoder::new(base, 1_767_261_600_000);
+        for r in records {
+            batch.push(r);
+        }
+        batch.build().unwrap()
+    }
+
+    /// Appends every record of `wire` as `partition` of `topic`, finishing a record batch
+    /// whenever the builder is full; returns the finished ones.
+    fn append(
+        builder: &mut RecordBatchBuilder,
+        topic: &str,
+        partition: i32,
+        wire: Bytes,
+    ) -> Vec<RecordBatch> {
+        let mut done = Vec::new();
+        for batch in Batches::new(wire, DecodeOptions::default()) {
+            let batch = batch.unwrap();
+            let records = batch.records().unwrap();
+            let mut skip = 0;
+            while let Some(next) = builder
+                .append_records(
+                    topic,
+                    partition,
+                    batch.timestamp_type(),
+                    records.iter(),
+                    skip,
+                )
+                .unwrap()
+            {
+                done.push(builder.finish());
+                skip = next;
+            }
+        }
+        done
+    }
+
+    fn strings(batch: &RecordBatch, column: &str) -> Vec<String> {
+        let c = batch.column_by_name(column).unwrap();
+        let c = c.as_any().downcast_ref::<StringArray>().unwrap();
+        c.iter().map(|v| v.unwrap().to_owned()).collect()
+    }
+
+    fn ints(batch: &RecordBatch, column: &str) -> Vec<i64> {
+        let c = batch.column_by_name(column).unwrap();
+        if let Some(c) = c.as_any().downcast_ref::<Int32Array>() {
+            return c.values().iter().map(|&v| i64::from(v)).collect();
+        }
+        let c = c.as_any().downcast_ref::<Int64Array>().unwrap();
+        c.values().to_vec()
+    }
+
+    #[test]
+    fn rows_keep_each_fetched_batch_s_topic_partition_nulls_and_headers() {
+        let mut builder = RecordBatchBuilder::new(BatchLimits::new(1000, 1 << 20));
+        let first = wire(
+            5,
+            vec![
+                NewRecord::new(0, 0).key("k0").value("v0").header("h", "x"),
+                // No key, and a tombstone; a header key that is not UTF-8 and a null header.
+                NewRecord::new(1, 1000)
+                    .header(b"a\xffb", "y")
+                    .null_header("n"),
+            ],
+        );
+        let second = wire(40, vec![NewRecord::new(0, 2000).key("k2").value("v2")]);
+        assert!(append(&mut builder, "orders", 3, first).is_empty());
+        assert!(append(&mut builder, "payments", 0, second).is_empty());
+        let batch = builder.finish();
+        assert_eq!(batch.schema(), schema());
+        assert_eq!(strings(&batch, "topic"), ["orders", "orders", "payments"]);
+        assert_eq!(ints(&batch, "partition"), [3, 3, 0]);
+        assert_eq!(ints(&batch, "offset"), [5, 6, 40]);
+        assert_eq!(ints(&batch, "timestampType"), [0, 0, 0]);
+        let ts = batch.column_by_name("timestamp").unwrap();
+        let ts = ts
+            .as_any()
+            .downcast_ref::<TimestampMicrosecondArray>()
+            .unwrap();
+        assert_eq!(ts.value(1) - ts.value(0), 1_000_000);
+        let key = batch.column_by_name("key").unwrap();
+        let key = key.as_any().downcast_ref::<BinaryArray>().unwrap();
+        assert_eq!(
+            key.iter().collect::<Vec<_>>(),
+            [Some(&b"k0"[..]), None, Some(b"k2")]
+        );
+        let value = batch.column_by_name("value").unwrap();
+        let value = value.as_any().downcast_ref::<BinaryArray>().unwrap();
+        assert_eq!(value.null_count(), 1);
+        let headers = batch.column_by_name("headers").unwrap();
+        let headers = headers.as_any().downcast_ref::<ListArray>().unwrap();
+        assert_eq!(headers.value_offsets(), [0, 1, 3, 3]);
+        let items = headers
+            .values()
+            .as_any()
+            .downcast_ref::<StructArray>()
+            .unwrap();
+        let keys = items
+            .column(0)
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .unwrap();
+        assert_eq!(
+            keys.iter().collect::<Vec<_>>(),
+            [Some("h"), Some("a\u{fffd}b"), Some("n")]
+        );
+        let values = items
+            .column(1)
+            .as_any()
+            .downcast_ref::<BinaryArray>()
+            .unwrap();
+        assert_eq!(
+            values.iter().collect::<Vec<_>>(),
+            [Some(&b"x"[..]), Some(b"y"), None]
+        );
+        // Empty again, and the next batch starts clean.
+        assert!(builder.is_empty());
+        assert_eq!(builder.finish().num_rows(), 0);
+    }
+
+    #[test]
+    fn batches_end_at_the_row_and_byte_limits_and_continue_where_they_stopped() {
+        let records = |n: i32| {
+            (0..n)
+                .map(|i| NewRecord::new(i, i64::from(i)).value(vec![b'x'; 100]))
+                .collect()
+        };
+        let mut by_rows = RecordBatchBuilder::new(BatchLimits::new(4, 1 << 20));
+        let mut done = append(&mut by_rows, "t", 1, wire(0, records(10)));
+        done.push(by_rows.finish());
+        let sizes: Vec<usize> = done.iter().map(RecordBatch::num_rows).collect();
+        assert_eq!(sizes, [4, 4, 2]);
+        let offsets: Vec<i64> = done.iter().flat_map(|b| ints(b, "offset")).collect();
+        assert_eq!(offsets, (0..10).collect::<Vec<_>>());
+        assert!(done
+            .iter()
+            .all(|b| ints(b, "partition").iter().all(|&p| p == 1)));
+        // 250 bytes: a batch ends with the record that reaches them (three of 100 bytes).
+        let mut by_bytes = RecordBatchBuilder::new(BatchLimits::new(1000, 250));
+        let mut done = append(&mut by_bytes, "t", 1, wire(0, records(7)));
+        done.push(by_bytes.finish());
+        let sizes: Vec<usize> = done.iter().map(RecordBatch::num_rows).collect();
+        assert_eq!(sizes, [3, 3, 1]);
     }
 }

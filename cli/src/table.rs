@@ -24,10 +24,6 @@ use crate::output::Printed;
 const ROW_GROUP_BYTES: usize = 64 * 1024 * 1024;
 /// ... or once it holds this many rows.
 const ROW_GROUP_ROWS: usize = 1024 * 1024;
-/// Record batches handed to the writers: at most this many rows ...
-const BATCH_ROWS: usize = 8192;
-/// ... and about this many bytes of keys, values and headers.
-const BATCH_BYTES: usize = 8 * 1024 * 1024;
 
 /// What `read` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -220,7 +216,9 @@ impl TableWriter {
         // Writing the format's header may fail already (a full disk).
         let sink = sink().inspect_err(|_| remove(temporary.as_deref()))?;
         Ok(TableWriter {
-            builder: RecordBatchBuilder::new(BatchLimits::new(BATCH_ROWS, BATCH_BYTES)),
+            // Record batches of kseek-arrow's default size (8192 rows or 1 MiB) are handed to the
+            // writers, which gather them into row groups (Parquet) or messages (IPC).
+            builder: RecordBatchBuilder::new(BatchLimits::default()),
             sink: Some(sink),
             temporary,
             bytes: 0,
