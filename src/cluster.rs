@@ -13,6 +13,7 @@ use crate::few;
 
 /// One topic as the cluster metadata describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TopicMetadata {
     /// The topic's name.
     pub name: String,
@@ -31,6 +32,7 @@ impl TopicMetadata {
 
 /// One partition as the cluster metadata describes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PartitionMetadata {
     /// The partition id.
     pub partition: i32,
@@ -45,6 +47,7 @@ pub struct PartitionMetadata {
 
 /// One broker as the cluster metadata describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct BrokerMetadata {
     /// The broker's node id.
     pub node_id: i32,
@@ -59,6 +62,7 @@ pub struct BrokerMetadata {
 /// The whole cluster as one Metadata answer for every topic describes it
 /// ([`Client::cluster_metadata`](crate::Client::cluster_metadata)).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ClusterMetadata {
     /// The cluster id (Metadata v2+), where the broker gave one.
     pub cluster_id: Option<String>,
@@ -69,6 +73,15 @@ pub struct ClusterMetadata {
     /// Every topic the broker listed without a topic-level error (internal topics included),
     /// ordered by name, partitions by id.
     pub topics: Vec<TopicMetadata>,
+}
+
+impl From<MetadataResponse> for ClusterMetadata {
+    /// The cluster as a Metadata response describes it, as
+    /// [`Client::cluster_metadata`](crate::Client::cluster_metadata) gives it: brokers ordered by
+    /// node id, topics in error or without partitions left out, topics ordered by name.
+    fn from(response: MetadataResponse) -> Self {
+        cluster_from_response(response)
+    }
 }
 
 /// A topic's partitions from a Metadata response, ordered by partition.

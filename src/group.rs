@@ -61,6 +61,7 @@ impl From<crate::read::PartitionPosition> for CommitOffset {
 
 /// A group's committed offset for one partition, as OffsetFetch reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CommittedOffset {
     /// The topic's name.
     pub topic: String,

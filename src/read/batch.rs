@@ -14,6 +14,7 @@ use crate::read::options::TimeFilter;
 
 /// Offsets a read skipped because they were deleted before it could read them.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DataLoss {
     /// The topic.
     pub topic: String,
@@ -35,6 +36,7 @@ impl DataLoss {
 
 /// Where a read is in one partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PartitionPosition {
     /// The topic.
     pub topic: String,
@@ -186,6 +188,7 @@ impl<'a> Iterator for BatchRecords<'a> {
 /// A record with its topic and partition; key, value and header bytes share the fetched
 /// buffer (no copy).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ReadRecord {
     /// The topic.
     pub topic: Arc<str>,

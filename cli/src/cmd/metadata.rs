@@ -138,41 +138,46 @@ fn render_metadata(cluster: &ClusterMetadata, format: TableFormat) -> String {
 
 #[cfg(test)]
 mod tests {
-    use kseek::protocol::{ErrorCode, Uuid};
-    use kseek::{BrokerMetadata, PartitionMetadata, TopicMetadata};
+    use kseek::protocol::messages::metadata::{
+        MetadataResponse, MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+    };
+    use kseek::protocol::ErrorCode;
 
     use super::*;
 
     #[test]
     fn metadata_as_tables_and_json() {
-        let cluster = ClusterMetadata {
+        // As a broker's Metadata answer gives it (ClusterMetadata's fields can't be set one
+        // by one outside the library: it may grow).
+        let partition = |partition_index, leader_id, leader_epoch, error_code| {
+            MetadataResponsePartition {
+                partition_index,
+                leader_id,
+                leader_epoch,
+                error_code,
+                ..Default::default()
+            }
+        };
+        let cluster = ClusterMetadata::from(MetadataResponse {
             cluster_id: Some("c1".into()),
-            controller_id: Some(1),
-            brokers: vec![BrokerMetadata {
+            controller_id: 1,
+            brokers: vec![MetadataResponseBroker {
                 node_id: 1,
                 host: "h".into(),
                 port: 9092,
                 rack: None,
+                ..Default::default()
             }],
-            topics: vec![TopicMetadata {
-                name: "t".into(),
-                topic_id: Uuid::ZERO,
+            topics: vec![MetadataResponseTopic {
+                name: Some("t".into()),
                 partitions: vec![
-                    PartitionMetadata {
-                        partition: 0,
-                        leader_id: 1,
-                        leader_epoch: 3,
-                        error_code: ErrorCode::NONE,
-                    },
-                    PartitionMetadata {
-                        partition: 1,
-                        leader_id: -1,
-                        leader_epoch: 4,
-                        error_code: ErrorCode::LEADER_NOT_AVAILABLE,
-                    },
+                    partition(0, 1, 3, ErrorCode::NONE.0),
+                    partition(1, -1, 4, ErrorCode::LEADER_NOT_AVAILABLE.0),
                 ],
+                ..Default::default()
             }],
-        };
+            ..Default::default()
+        });
         assert_eq!(
             render_metadata(&cluster, TableFormat::Table),
             "cluster c1\n\n\
