@@ -150,6 +150,16 @@ pub(crate) struct TableWriter {
     bytes: u64,
 }
 
+impl Drop for TableWriter {
+    /// A writer dropped before [`TableWriter::finish`] completed the file (abandoned, or a
+    /// panic) removes its temporary file.
+    fn drop(&mut self) {
+        if self.sink.take().is_some() {
+            remove(self.temporary.as_deref());
+        }
+    }
+}
+
 /// Removes a file's temporary name, if it has one (a failure to remove it is left: the read's
 /// own error is the one to report).
 fn remove(temporary: Option<&Path>) {
@@ -316,10 +326,9 @@ impl TableWriter {
     }
 
     /// Gives up: a file is removed, never left under its final name (nothing more is written
-    /// to it: no last row group, no footer).
-    pub(crate) fn abandon(mut self) {
-        drop(self.sink.take());
-        remove(self.temporary.as_deref());
+    /// to it: no last row group, no footer). Dropping the writer unfinished does the same.
+    pub(crate) fn abandon(self) {
+        drop(self);
     }
 
     fn hand_over(&mut self) -> io::Result<()> {

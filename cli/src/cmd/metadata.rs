@@ -149,15 +149,14 @@ mod tests {
     fn metadata_as_tables_and_json() {
         // As a broker's Metadata answer gives it (ClusterMetadata's fields can't be set one
         // by one outside the library: it may grow).
-        let partition = |partition_index, leader_id, leader_epoch, error_code| {
-            MetadataResponsePartition {
+        let partition =
+            |partition_index, leader_id, leader_epoch, error_code| MetadataResponsePartition {
                 partition_index,
                 leader_id,
                 leader_epoch,
                 error_code,
                 ..Default::default()
-            }
-        };
+            };
         let cluster = ClusterMetadata::from(MetadataResponse {
             cluster_id: Some("c1".into()),
             controller_id: 1,
