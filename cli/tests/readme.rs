@@ -145,7 +145,8 @@ fn the_command_line_examples_run_as_printed() {
         );
         // The hour of 2026-11-30 the first example reads: exactly the records written in it,
         // one JSON line each.
-        if line.contains("--from 2026-11-30T10:00:00Z --to 2026-11-30T11:00:00Z")
+        if line.starts_with("kseek read --topic")
+            && line.contains("--from 2026-11-30T10:00:00Z --to 2026-11-30T11:00:00Z")
             && !line.contains(" -o ")
         {
             let (from, to) = (NOV_30 + 600 * MINUTE, NOV_30 + 660 * MINUTE);
@@ -166,6 +167,20 @@ fn the_command_line_examples_run_as_printed() {
                 stderr.starts_with("read 180 records"),
                 "the hour's 180 records: {stderr}"
             );
+        }
+        // The hour's splits: the topic's few bytes make one split a partition, each of the
+        // hour's 60 offsets there.
+        if line.starts_with("kseek splits") {
+            let splits: Vec<serde_json::Value> = stdout
+                .lines()
+                .map(|l| serde_json::from_str(l).expect("a split as JSON"))
+                .collect();
+            assert_eq!(splits.len(), PARTITIONS as usize, "{stdout}");
+            for split in &splits {
+                assert_eq!(split["topic"], topic.as_str(), "{split}");
+                let (start, end) = (split["start"].as_i64(), split["end"].as_i64());
+                assert_eq!(end.unwrap() - start.unwrap(), 60, "{split}");
+            }
         }
         if line.contains("--format raw") {
             assert_eq!(stdout.lines().count(), 10, "--count 10: {line}\n{stdout}");
