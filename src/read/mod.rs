@@ -13,7 +13,7 @@
 //! top, and a batch larger than the whole bound still passes, alone.
 //! [`ReadOptions::buffer`] bounds the number of partition responses waiting as well (default
 //! 1024). The task is a thin
-//! async driver (`driver.rs`) around a pure state machine (`machine.rs`) that decides every
+//! async driver (`driver.rs`) around a pure state machine (`machine/`) that decides every
 //! request, retry and output from the answers and the time it is given. Batches come out of a
 //! [`BatchStream`] without any per-record copy (the records are views into the Fetch response,
 //! or into one decompressed buffer per batch); [`BatchStream::records`] turns it into a
