@@ -8,7 +8,7 @@
 //! Connections to brokers are opened on first use, shared by every request to that broker,
 //! and reopened when they have closed.
 //!
-//! Retriable failures (see [`Error::is_retriable`]) are retried with exponential backoff until
+//! Retriable failures (see [`Error::is_retriable`](crate::Error::is_retriable)) are retried with exponential backoff until
 //! [`ClientConfig::retry_deadline`]; the final error says what was being done
 //! ([`ErrorKind::RetriesExhausted`]). A topic that does not exist is retriable for that long too,
 //! because a topic created a moment ago is unknown to some brokers for a short while.

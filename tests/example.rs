@@ -123,6 +123,12 @@ fn window_lines(
     lines
 }
 
+/// `examples/read_window.rs` with the properties `file` over `[from, to)` of `topic`: its stdout.
+fn read_window(file: &std::path::Path, topic: &str, from: i64, to: i64) -> String {
+    let (from, to) = (from.to_string(), to.to_string());
+    example_named("read_window", &[file.to_str().unwrap(), topic, &from, &to])
+}
+
 /// The sorted lines of `out`.
 fn sorted(out: &str) -> Vec<String> {
     let mut lines: Vec<String> = out.lines().map(str::to_owned).collect();
@@ -161,15 +167,7 @@ fn read_window_reads_exactly_the_window_with_a_properties_file_s_settings() {
     )
     .unwrap();
     let (from, to) = (TEN, TEN + 5 * MINUTE);
-    let out = example_named(
-        "read_window",
-        &[
-            file.to_str().unwrap(),
-            &topic,
-            &from.to_string(),
-            &to.to_string(),
-        ],
-    );
+    let out = read_window(&file, &topic, from, to);
     // Offsets 1 to 3 (10:01, 09:59, 10:03; offset 4 is 10:07, the first at or after 10:05),
     // of which 09:59 is outside the window.
     let expected = window_lines(broker, &topic, &written, from, to);
@@ -185,15 +183,7 @@ fn read_window_reads_exactly_the_window_with_a_properties_file_s_settings() {
         let secure = secure_broker();
         let (topic, written) = window_topic(secure);
         let file = secure.client(Listener::SaslSsl).write_java_properties();
-        let out = example_named(
-            "read_window",
-            &[
-                file.to_str().unwrap(),
-                &topic,
-                &from.to_string(),
-                &to.to_string(),
-            ],
-        );
+        let out = read_window(&file, &topic, from, to);
         let expected = window_lines(secure.plaintext(), &topic, &written, from, to);
         assert_eq!(expected.len(), 10, "{expected:?}");
         assert_eq!(sorted(&out), expected, "over SASL_SSL");

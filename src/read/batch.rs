@@ -115,7 +115,8 @@ impl FetchedBatch {
         self.high_watermark
     }
 
-    /// The bytes it counts for against [`ReadOptions::max_buffered_bytes`] while it waits
+    /// The bytes it counts for against
+    /// [`ReadOptions::max_buffered_bytes`](crate::read::ReadOptions::max_buffered_bytes) while it waits
     /// for the caller: its size on the wire.
     pub(crate) fn buffered_bytes(&self) -> u64 {
         self.inner.batch().size_in_bytes() as u64
