@@ -10,8 +10,6 @@
 //! # References
 //! <https://kafka.apache.org/protocol#The_Messages_DescribeLogDirs>, KIP-113.
 
-use std::collections::BTreeMap;
-
 use kseek_protocol::messages::describe_log_dirs::{
     DescribableLogDirTopic, DescribeLogDirsRequest, DescribeLogDirsResponse,
 };
@@ -19,6 +17,7 @@ use kseek_protocol::{ApiKey, ErrorCode};
 
 use crate::client::Client;
 use crate::error::{ErrorKind, Result};
+use crate::few::FewMap;
 use crate::plan::Plan;
 
 impl Client {
@@ -51,12 +50,16 @@ impl Client {
     }
 
     async fn log_sizes_once(&self, plan: &Plan) -> Result<Vec<u64>> {
-        let mut topics: Vec<&str> = plan.partitions.iter().map(|p| p.topic.as_str()).collect();
-        topics.sort_unstable();
-        topics.dedup();
-        let metadata = self.metadata(&topics).await?;
+        let mut topics: Vec<String> = Vec::new();
+        for p in &plan.partitions {
+            if !topics.contains(&p.topic) {
+                topics.push(p.topic.clone());
+            }
+        }
+        // Once: `log_sizes` retries the whole of this.
+        let metadata = self.metadata_once(&topics).await?;
         // Per leader, the partitions asked about by index in the plan.
-        let mut by_leader: BTreeMap<i32, Vec<usize>> = BTreeMap::new();
+        let mut by_leader: FewMap<i32, Vec<usize>> = FewMap::new();
         for (at, p) in plan.partitions.iter().enumerate() {
             let leader = metadata
                 .iter()
@@ -68,7 +71,7 @@ impl Client {
                     topic: p.topic.clone(),
                     partition: p.partition,
                 })?;
-            by_leader.entry(leader).or_default().push(at);
+            by_leader.get_or_insert_with(leader, Vec::new).push(at);
         }
         let mut sizes = vec![0u64; plan.partitions.len()];
         for (leader, asked) in by_leader {
