@@ -143,3 +143,21 @@ ktool_jvm_opts() {
 ktool_classpath() {
     echo "$1/ktool.jar:$(dirname "$1")/lib/*"
 }
+
+# A port nobody listens on now and not already handed out by this start (two
+# draws from 40,000 ports meet once in ~2,700 three-node starts, and Kafka refuses
+# a node whose listeners share a port). The broker may still lose a race for it;
+# start retries with fresh ports when the log says so. Sets the variable named $1.
+declare -A handed_out=()
+free_port() {
+    local p
+    while :; do
+        p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+        [[ -z "${handed_out[$p]:-}" ]] || continue
+        if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+            handed_out[$p]=1
+            printf -v "$1" '%s' "$p"
+            return
+        fi
+    done
+}
