@@ -36,6 +36,22 @@ impl TlsCache {
     }
 }
 
+impl TlsConfig {
+    /// The rustls client configuration kseek's own broker connections use for these settings
+    /// (ring, the trust anchors, the client certificate, the name check), for other
+    /// connections of the same program to go through the same TLS stack: a Schema Registry
+    /// client, for example.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Config`](crate::ErrorKind::Config): a CA, certificate or key file that
+    /// can't be read or doesn't parse, an encrypted key.
+    pub fn rustls_client_config(&self) -> crate::Result<Arc<rustls::ClientConfig>> {
+        client_config(self)
+            .map(Arc::new)
+            .map_err(|message| crate::ErrorKind::Config { message }.into())
+    }
+}
+
 fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }

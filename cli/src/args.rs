@@ -27,12 +27,15 @@ Examples:
   kseek commit --group g --topic events --to 2026-11-30
   kseek committed --group g
 
-Exit codes: 0 ok, 1 other failure, 2 usage, 3 Kafka or network, 4 corrupt data.";
+Exit codes: 0 ok, 1 other failure, 2 usage, 3 Kafka or network, 4 corrupt data,
+  5 a key or value that does not decode (-s), 6 Schema Registry failure.";
 
 /// The help heading of the global flags: where the brokers are and how to reach them.
 const CONNECTION: &str = "Connection and security";
 /// The help heading of the flags that shape what is printed.
 const OUTPUT: &str = "Output";
+/// The help heading of the flags that decode keys and values.
+const DECODING: &str = "Decoding (Schema Registry)";
 
 /// Read Kafka topics by time: resolve exact offset ranges first, then read exactly them.
 #[derive(Debug, Parser)]
@@ -117,11 +120,8 @@ impl Cli {
 }
 
 impl Cli {
-    /// `--config` files, then `-X` settings, applied to `config` (the flags come after).
-    fn apply_properties(&self, config: &mut ClientConfig) -> Result<(), Fail> {
-        if self.config_file.is_empty() && self.property.is_empty() {
-            return Ok(());
-        }
+    /// The properties of the `--config` files, then of `-X`.
+    pub(crate) fn properties(&self) -> Result<kseek::properties::Properties, Fail> {
         let mut properties = kseek::properties::Properties::new();
         for path in &self.config_file {
             let text = std::fs::read_to_string(path).map_err(|e| {
@@ -136,6 +136,15 @@ impl Cli {
                 .add_assignment(setting)
                 .map_err(|e| Fail::usage(e.to_string()))?;
         }
+        Ok(properties)
+    }
+
+    /// `--config` files, then `-X` settings, applied to `config` (the flags come after).
+    fn apply_properties(&self, config: &mut ClientConfig) -> Result<(), Fail> {
+        if self.config_file.is_empty() && self.property.is_empty() {
+            return Ok(());
+        }
+        let properties = self.properties()?;
         properties
             .apply(config)
             .map_err(|e| Fail::usage(e.to_string()))?;
@@ -394,6 +403,19 @@ pub(crate) struct OutputArgs {
     /// No summary on stderr
     #[arg(long, short = 'q', help_heading = OUTPUT)]
     pub(crate) quiet: bool,
+    /// How keys and values are decoded: key=FORMAT, value=FORMAT, or FORMAT for both, with
+    /// FORMAT bytes (the default), string, json, or avro (Confluent's framing, the schema from
+    /// the Schema Registry); repeatable
+    #[arg(long = "serdes", short = 's', value_name = "[key=|value=]FORMAT", help_heading = DECODING)]
+    pub(crate) serdes: Vec<String>,
+    /// The Schema Registry's URL(s), comma-separated [default: schema.registry.url of
+    /// --config / -X, with basic.auth.user.info, bearer.auth.token, schema.registry.ssl.*]
+    #[arg(long = "schema-registry", short = 'r', value_name = "URL", help_heading = DECODING)]
+    pub(crate) schema_registry: Option<String>,
+    /// A key or value that does not decode: fail (exit 5, nothing of its batch printed),
+    /// skip the record, or print it raw (skip and raw are counted in the summary)
+    #[arg(long, value_enum, default_value_t = crate::decode::OnDecodeError::Fail, value_name = "WHAT", help_heading = DECODING)]
+    pub(crate) on_decode_error: crate::decode::OnDecodeError,
 }
 
 #[derive(Debug, Args)]

@@ -17,6 +17,10 @@ pub(crate) const USAGE: u8 = 2;
 pub(crate) const KAFKA: u8 = 3;
 /// Exit code: the broker sent data that doesn't decode (CRC, lengths, decompression).
 pub(crate) const CORRUPT: u8 = 4;
+/// Exit code: a key or value that does not decode as `-s` says (`--on-decode-error fail`).
+pub(crate) const DECODE: u8 = 5;
+/// Exit code: the Schema Registry failed (unreachable, credentials refused, 5xx).
+pub(crate) const REGISTRY: u8 = 6;
 /// Exit code: a bounded read stopped by Ctrl-C (128 + SIGINT, as shells report it).
 pub(crate) const INTERRUPTED: u8 = 130;
 

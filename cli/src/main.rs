@@ -13,6 +13,7 @@ use clap::Parser;
 mod alloc_count;
 mod args;
 mod cmd;
+mod decode;
 mod fail;
 mod output;
 mod position;

@@ -5,6 +5,7 @@ use std::io::{self, Write};
 
 use kseek::protocol::records::Record;
 
+use crate::decode::{Decoding, OnDecodeError, Side};
 use crate::fail::Fail;
 
 /// A record output format, parsed once from `--format`.
@@ -146,6 +147,43 @@ impl RecordFormat {
     }
 }
 
+impl RecordFormat {
+    /// [`RecordFormat::write`] with the key and value decoded by `decoding`.
+    pub(crate) fn write_decoded(
+        &self,
+        out: &mut Vec<u8>,
+        topic: &str,
+        partition: i32,
+        r: &Record<'_>,
+        decoding: &Decoding,
+    ) -> Result<(), String> {
+        match self {
+            RecordFormat::Json => {
+                write_json_head(out, topic, partition, r);
+                out.extend_from_slice(b",\"key\":");
+                decoding.write(out, Side::Key, r.key(), true)?;
+                out.extend_from_slice(b",\"value\":");
+                decoding.write(out, Side::Value, r.value(), true)?;
+                write_json_headers(out, r);
+            }
+            RecordFormat::Raw => {
+                decoding.write(out, Side::Value, r.value(), false)?;
+                out.push(b'\n');
+            }
+            RecordFormat::Template(pieces) => {
+                for piece in pieces {
+                    match piece {
+                        Piece::Key => decoding.write(out, Side::Key, r.key(), false)?,
+                        Piece::Value => decoding.write(out, Side::Value, r.value(), false)?,
+                        other => write_piece(out, other, topic, partition, r),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// How many formatted bytes collect, in whole batches, before they go to the output in one
 /// write.
 const WRITE_AT: usize = 64 * 1024;
@@ -163,6 +201,8 @@ const HOLD_AT: usize = 256 * 1024;
 #[derive(Debug)]
 pub(crate) struct RecordWriter<W: Write> {
     format: RecordFormat,
+    /// Keys and values decoded (`-s`), or printed as they are.
+    pub(crate) decoding: Option<Decoding>,
     buf: Vec<u8>,
     out: W,
     /// Whether something was written since the last flush.
@@ -188,6 +228,14 @@ pub(crate) enum BatchFailed<E> {
     Output(io::Error),
     /// A record of the batch failed to decode: nothing of the batch was printed.
     Read(E),
+    /// A key or value of the record at `offset` did not decode with `-s`
+    /// (`--on-decode-error fail`): nothing of the batch was printed.
+    Decode {
+        /// The record's offset.
+        offset: i64,
+        /// Why.
+        message: String,
+    },
 }
 
 impl<W: Write> RecordWriter<W> {
@@ -195,6 +243,7 @@ impl<W: Write> RecordWriter<W> {
     pub(crate) fn new(format: RecordFormat, out: W) -> Self {
         RecordWriter {
             format,
+            decoding: None,
             // Room for a full hold and a record: the buffer never grows for common records.
             buf: Vec::with_capacity(HOLD_AT + WRITE_AT),
             out,
@@ -224,10 +273,44 @@ impl<W: Write> RecordWriter<W> {
                 Some(Ok(record)) => record,
                 Some(Err(e)) => return Err(self.fail(mark, e)),
             };
-            self.format.write(&mut self.buf, topic, partition, &record);
+            let printed_it = match &mut self.decoding {
+                None => {
+                    self.format.write(&mut self.buf, topic, partition, &record);
+                    true
+                }
+                Some(decoding) => {
+                    let at = self.buf.len();
+                    match self
+                        .format
+                        .write_decoded(&mut self.buf, topic, partition, &record, decoding)
+                    {
+                        Ok(()) => true,
+                        Err(message) => {
+                            self.buf.truncate(at);
+                            match decoding.on_error {
+                                OnDecodeError::Fail => {
+                                    let offset = record.offset();
+                                    return Err(self.fail_decode(mark, offset, message));
+                                }
+                                OnDecodeError::Skip => {
+                                    decoding.skipped += 1;
+                                    false
+                                }
+                                OnDecodeError::Raw => {
+                                    decoding.raw += 1;
+                                    self.format.write(&mut self.buf, topic, partition, &record);
+                                    true
+                                }
+                            }
+                        }
+                    }
+                }
+            };
+            if !printed_it {
+                continue;
+            }
             printed.records += 1;
-            printed.bytes += (record.key().map_or(0, <[u8]>::len)
-                + record.value().map_or(0, <[u8]>::len)) as u64;
+            printed.bytes += record_bytes(&record);
             if self.buf.len() >= HOLD_AT {
                 if mark.is_some() {
                     if let Some(e) = records.clone().find_map(Result::err) {
@@ -257,6 +340,14 @@ impl<W: Write> RecordWriter<W> {
             self.dirty = true;
         }
         Ok(())
+    }
+
+    /// Drops the output of a batch with a record that did not decode (from `mark`).
+    fn fail_decode<E>(&mut self, mark: Option<usize>, offset: i64, message: String) -> BatchFailed<E> {
+        if let Some(mark) = mark {
+            self.buf.truncate(mark);
+        }
+        BatchFailed::Decode { offset, message }
     }
 
     /// Drops the output of a batch that failed (from `mark`), and passes the error on.
@@ -312,6 +403,16 @@ fn write_piece(out: &mut Vec<u8>, piece: &Piece, topic: &str, partition: i32, r:
 /// `{"topic":..,"partition":..,"offset":..,"timestamp":..,"key":..,"value":..,"headers":[[k,v]]}`
 /// and a newline.
 fn write_json_record(out: &mut Vec<u8>, topic: &str, partition: i32, r: &Record<'_>) {
+    write_json_head(out, topic, partition, r);
+    out.extend_from_slice(b",\"key\":");
+    write_json_bytes(out, r.key());
+    out.extend_from_slice(b",\"value\":");
+    write_json_bytes(out, r.value());
+    write_json_headers(out, r);
+}
+
+/// `{"topic":..,"partition":..,"offset":..,"timestamp":..`
+fn write_json_head(out: &mut Vec<u8>, topic: &str, partition: i32, r: &Record<'_>) {
     out.extend_from_slice(b"{\"topic\":");
     write_json_str(out, topic);
     out.extend_from_slice(b",\"partition\":");
@@ -320,10 +421,10 @@ fn write_json_record(out: &mut Vec<u8>, topic: &str, partition: i32, r: &Record<
     write_int(out, r.offset());
     out.extend_from_slice(b",\"timestamp\":");
     write_int(out, r.timestamp());
-    out.extend_from_slice(b",\"key\":");
-    write_json_bytes(out, r.key());
-    out.extend_from_slice(b",\"value\":");
-    write_json_bytes(out, r.value());
+}
+
+/// `,"headers":[[k,v]]}` and a newline.
+fn write_json_headers(out: &mut Vec<u8>, r: &Record<'_>) {
     out.extend_from_slice(b",\"headers\":[");
     for (i, h) in r.headers().enumerate() {
         out.extend_from_slice(if i > 0 { b",[" } else { b"[" });
@@ -333,6 +434,11 @@ fn write_json_record(out: &mut Vec<u8>, topic: &str, partition: i32, r: &Record<
         out.push(b']');
     }
     out.extend_from_slice(b"]}\n");
+}
+
+/// A record's key and value bytes.
+fn record_bytes(r: &Record<'_>) -> u64 {
+    (r.key().map_or(0, <[u8]>::len) + r.value().map_or(0, <[u8]>::len)) as u64
 }
 
 /// `n` in decimal, as `{}` prints it (no `fmt` machinery: this is per record).

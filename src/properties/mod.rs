@@ -311,6 +311,73 @@ impl Properties {
             .collect()
     }
 
+    /// The properties whose key starts with `prefix`, with the prefix taken off, as Java's
+    /// `originalsWithPrefix` gives a component its settings: `schema.registry.ssl.ca.location`
+    /// under `schema.registry.` is `ssl.ca.location`. The environment providers declared
+    /// (`config.providers...`) come along, so `${env:NAME}` still works in the values.
+    ///
+    /// ```
+    /// let mut props = kseek::properties::Properties::new();
+    /// props.add_assignment("schema.registry.ssl.ca.location=/etc/ca.pem")?;
+    /// let registry = props.with_prefix("schema.registry.");
+    /// assert_eq!(registry.value("ssl.ca.location")?.as_deref(), Some("/etc/ca.pem"));
+    /// # Ok::<(), kseek::properties::Error>(())
+    /// ```
+    pub fn with_prefix(&self, prefix: &str) -> Properties {
+        let entries = self
+            .entries
+            .iter()
+            .filter_map(|e| {
+                let key = if e.key.starts_with("config.providers") {
+                    e.key.as_str()
+                } else {
+                    e.key.strip_prefix(prefix)?
+                };
+                Some(Entry {
+                    key: key.to_owned(),
+                    value: e.value.clone(),
+                    origin: e.origin.clone(),
+                })
+            })
+            .collect();
+        Properties { entries }
+    }
+
+    /// The value last set for `key`, `${env:NAME}` taken from the process environment; `None`
+    /// when `key` is not set. For settings kseek's [`ClientConfig`] has no field for (a
+    /// Schema Registry's URL and credentials).
+    ///
+    /// # Errors
+    /// A missing environment variable, or an unsupported config provider.
+    pub fn value(&self, key: &str) -> Result<Option<String>> {
+        self.value_with_env(key, &|name| std::env::var(name).ok())
+    }
+
+    /// [`Properties::value`], with `env` looking up the variables of `${env:NAME}`.
+    ///
+    /// # Errors
+    /// As [`Properties::value`].
+    pub fn value_with_env(
+        &self,
+        key: &str,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Option<String>> {
+        let Some(entry) = self.entries.iter().rev().find(|e| e.key == key) else {
+            return Ok(None);
+        };
+        let providers = self.env_providers()?;
+        substitute(entry, &providers, env).map(Some)
+    }
+
+    /// Where `key` was last set (`file:line` or `-X`), for messages.
+    pub fn origin(&self, key: &str) -> Option<&str> {
+        self.entries
+            .iter()
+            .rev()
+            .find(|e| e.key == key)
+            .map(|e| e.origin.as_str())
+    }
+
     /// The provider names that read the environment: `env`, and any declared with
     /// `config.providers.NAME.class=...EnvVarConfigProvider`.
     fn env_providers(&self) -> Result<Vec<String>> {

@@ -109,11 +109,12 @@ pub(super) fn ignored_or_rejected(key: &str) -> Option<Known> {
         // never commits unless asked, and takes each read's start position explicitly.
         "session.timeout.ms" | "heartbeat.interval.ms" | "max.poll.interval.ms"
         | "max.poll.records" | "enable.auto.commit" | "auto.offset.reset" => Known::Ignored,
-        // Schema Registry settings (in Confluent Cloud's generated files), for serializers.
-        "schema.registry.url"
-        | "basic.auth.credentials.source"
-        | "basic.auth.user.info"
-        | "schema.registry.basic.auth.user.info" => Known::Ignored,
+        // Schema Registry settings (Confluent's names, in Confluent Cloud's generated files):
+        // for the registry client of kseek-registry (`Properties::with_prefix`), not for
+        // Kafka connections.
+        "basic.auth.credentials.source" | "basic.auth.user.info" | "bearer.auth.credentials.source"
+        | "bearer.auth.token" => Known::Ignored,
+        _ if key.starts_with("schema.registry.") => Known::Ignored,
         // kseek tries every address a name resolves to; the value is checked.
         "client.dns.lookup" => Known::DnsLookup,
         // Accepted so a consumer.properties works as it is, but never used: a commit must
@@ -166,6 +167,9 @@ pub(super) fn is_secret(key: &str) -> bool {
             | "ssl.key.pem"
             | "ssl.key.password"
             | "basic.auth.user.info"
-            | "schema.registry.basic.auth.user.info"
+            | "bearer.auth.token"
     ) || key.contains("password")
+        || key
+            .strip_prefix("schema.registry.")
+            .is_some_and(|k| k != "url" && is_secret(k))
 }

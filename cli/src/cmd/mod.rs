@@ -23,12 +23,13 @@ mod splits;
 /// Runs the subcommand of `cli`.
 pub(crate) async fn run(cli: Cli) -> Result<(), Fail> {
     let config = cli.client_config()?;
+    let properties = cli.properties()?;
     let now = now_ms();
     match cli.command {
-        Command::Read(args) => read::run(&config, args, now).await,
+        Command::Read(args) => read::run(&config, &properties, args, now).await,
         Command::Offsets(args) => offsets::run(&config, args, now).await,
         Command::Splits(args) => splits::run(&config, args, now).await,
-        Command::ReadSplit(args) => read::run_split(&config, args).await,
+        Command::ReadSplit(args) => read::run_split(&config, &properties, args).await,
         Command::Metadata(args) => metadata::run(&config, args).await,
         Command::Commit(args) => commit::run(&config, args, now).await,
         Command::Committed(args) => committed::run(&config, args).await,

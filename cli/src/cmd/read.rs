@@ -8,9 +8,11 @@ use std::time::Instant;
 
 use futures_core::Stream;
 use kseek::read::{FetchedBatch, TimeFilter};
+use kseek::properties::Properties;
 use kseek::{ClientConfig, CommitOffset, Plan, ReadOptions};
 
 use crate::args::{OutputArgs, OutputFormat, ReadArgs, ReadSplitArgs};
+use crate::decode::Decoding;
 use crate::fail::Fail;
 use crate::output::{BatchFailed, Printed, RecordFormat, RecordWriter};
 use crate::progress::Progress;
@@ -26,7 +28,7 @@ enum Out {
 
 impl Out {
     /// The output `args` ask for, in `format` when it is text.
-    fn open(args: &OutputArgs, format: RecordFormat) -> Result<Out, Fail> {
+    fn open(args: &OutputArgs, format: RecordFormat, decoding: Option<Decoding>) -> Result<Out, Fail> {
         let path = args.file();
         let named = |ext: &[&str]| {
             path.and_then(|p| p.extension())
@@ -46,8 +48,15 @@ impl Out {
                 None => Box::new(std::io::stdout().lock()),
                 Some(p) => Box::new(std::fs::File::create(p).map_err(|e| Fail::output_to(p, &e))?),
             };
-            return Ok(Out::Text(RecordWriter::new(format, out)));
+            let mut writer = RecordWriter::new(format, out);
+            writer.decoding = decoding;
+            return Ok(Out::Text(writer));
         };
+        if decoding.is_some() {
+            return Err(Fail::usage(
+                "-s decodes keys and values for text output; Parquet and Arrow output of decoded values is not supported yet. Leave -s out, or use --output-format text".to_owned(),
+            ));
+        }
         if args.format != "json" {
             return Err(Fail::usage(format!(
                 "--format {:?} is for text output, not {}. Leave --format out, or use --output-format text.",
@@ -75,6 +84,26 @@ impl Out {
                 out.write_batch(batch.topic(), batch.partition(), batch.records(), max)
             }
             Out::Table(out) => out.write_batch(batch, max),
+        }
+    }
+
+    /// Fetches the schemas `batch` needs before it is written.
+    async fn prepare(&mut self, batch: &FetchedBatch) -> Result<(), Fail> {
+        match self {
+            Out::Text(RecordWriter {
+                decoding: Some(d), ..
+            }) => d.prepare(batch).await,
+            _ => Ok(()),
+        }
+    }
+
+    /// What `--on-decode-error skip` and `raw` did: (skipped, printed raw).
+    fn decode_counts(&self) -> (u64, u64) {
+        match self {
+            Out::Text(RecordWriter {
+                decoding: Some(d), ..
+            }) => (d.skipped, d.raw),
+            _ => (0, 0),
         }
     }
 
@@ -114,9 +143,15 @@ enum Stopped {
 }
 
 /// Runs `kseek read`.
-pub(crate) async fn run(config: &ClientConfig, args: ReadArgs, now: i64) -> Result<(), Fail> {
+pub(crate) async fn run(
+    config: &ClientConfig,
+    properties: &Properties,
+    args: ReadArgs,
+    now: i64,
+) -> Result<(), Fail> {
     let started = Instant::now();
     let format = args.out.record_format()?;
+    let decoding = decoding(&args.out, properties, config)?;
     let (client, spec, plan) = super::resolve_selector(config, &args.select, now).await?;
     let filter = TimeFilter::from_spec(&spec).filter(|_| args.exact_time);
     let commit = args.select.group.as_deref().filter(|_| args.commit);
@@ -127,6 +162,7 @@ pub(crate) async fn run(config: &ClientConfig, args: ReadArgs, now: i64) -> Resu
         Reading {
             out: &args.out,
             format,
+            decoding,
             commit,
             follow: args.select.follow,
             started,
@@ -136,9 +172,14 @@ pub(crate) async fn run(config: &ClientConfig, args: ReadArgs, now: i64) -> Resu
 }
 
 /// Runs `kseek read-split`.
-pub(crate) async fn run_split(config: &ClientConfig, args: ReadSplitArgs) -> Result<(), Fail> {
+pub(crate) async fn run_split(
+    config: &ClientConfig,
+    properties: &Properties,
+    args: ReadSplitArgs,
+) -> Result<(), Fail> {
     let started = Instant::now();
     let format = args.out.record_format()?;
+    let decoding = decoding(&args.out, properties, config)?;
     // `from_json` checks the split makes a plan: `plan` can't fail after it.
     let (split, plan) = kseek_arrow::Split::from_json(args.split.trim())
         .and_then(|split| split.plan().map(|plan| (split, plan)))
@@ -147,6 +188,7 @@ pub(crate) async fn run_split(config: &ClientConfig, args: ReadSplitArgs) -> Res
     let reading = Reading {
         out: &args.out,
         format,
+        decoding,
         commit: None,
         follow: split.end.is_none(),
         started,
@@ -158,6 +200,8 @@ pub(crate) async fn run_split(config: &ClientConfig, args: ReadSplitArgs) -> Res
 struct Reading<'a> {
     out: &'a OutputArgs,
     format: RecordFormat,
+    /// `-s`: how keys and values are decoded.
+    decoding: Option<Decoding>,
     /// The group to commit to after the output is complete.
     commit: Option<&'a str>,
     /// An unbounded read: Ctrl-C is its normal end.
@@ -175,6 +219,7 @@ async fn read_plan(
     let Reading {
         out: args,
         format,
+        decoding,
         commit,
         follow,
         started,
@@ -190,7 +235,7 @@ async fn read_plan(
 
     // Records are formatted straight from each batch's record views: one await per batch,
     // then a plain loop over its records (output.rs, `RecordWriter`).
-    let mut out = Out::open(args, format)?;
+    let mut out = Out::open(args, format, decoding)?;
     let limit = args.count.unwrap_or(u64::MAX);
     let (mut count, mut bytes) = (0u64, 0u64);
     // Set when the read stopped inside the last batch handed out: the offset of its first
@@ -231,6 +276,11 @@ async fn read_plan(
             Step::Next(None) => break Ok(()),
             Step::Next(Some(Err(e))) => break Err(Stopped::Read(Fail::kafka("reading", &e))),
             Step::Next(Some(Ok(batch))) => {
+                if let Err(fail) = out.prepare(&batch).await {
+                    // Nothing of this batch is printed: a commit stops before it.
+                    within_last = Some(None);
+                    break Err(Stopped::Read(fail));
+                }
                 let printed = match out.write_batch(&batch, limit - count) {
                     Ok(printed) => printed,
                     Err(BatchFailed::Output(e)) => {
@@ -239,6 +289,17 @@ async fn read_plan(
                     Err(BatchFailed::Read(e)) => {
                         within_last = Some(None);
                         break Err(Stopped::Read(Fail::kafka("reading", &e)));
+                    }
+                    Err(BatchFailed::Decode { offset, message }) => {
+                        within_last = Some(None);
+                        break Err(Stopped::Read(Fail {
+                            code: crate::fail::DECODE,
+                            message: format!(
+                                "partition {} of topic {:?}, offset {offset}: {message}. Check -s, or give --on-decode-error skip or raw",
+                                batch.partition(),
+                                batch.topic()
+                            ),
+                        }));
                     }
                 };
                 count += printed.records;
@@ -265,6 +326,7 @@ async fn read_plan(
     // A Parquet file or an Arrow stream is completed (a file renamed to its name) only
     // after a read that did not fail: then all of it is what the range holds up to the
     // last record written (Ctrl-C and --count included).
+    let decode_counts = out.decode_counts();
     let flushed = match out {
         Out::Text(mut out) => out.flush().map_err(crate::output::output_failed),
         Out::Table(out) => {
@@ -335,6 +397,14 @@ async fn read_plan(
     if let Some(fail) = failed {
         return Err(fail);
     }
+    let (skipped, raw) = decode_counts;
+    if skipped > 0 || raw > 0 {
+        // Not a summary: shown with --quiet too.
+        crate::output::note(&format!(
+            "kseek: warning: {} that did not decode: {skipped} skipped, {raw} printed raw",
+            plural(skipped + raw, "record")
+        ));
+    }
     if !args.quiet {
         let partitions = batches.positions().len().max(partitions);
         crate::output::note(&format!(
@@ -359,6 +429,39 @@ async fn read_plan(
         });
     }
     Ok(())
+}
+
+/// The decoders `-s` asks for, with a registry client when one of them is Avro.
+fn decoding(
+    args: &OutputArgs,
+    properties: &Properties,
+    config: &ClientConfig,
+) -> Result<Option<Decoding>, Fail> {
+    use crate::decode::Serde;
+    if args.serdes.is_empty() {
+        if args.schema_registry.is_some() {
+            return Err(Fail::usage(
+                "-r names a Schema Registry, but no -s says what to decode with it. Add -s value=avro (or key=avro)".to_owned(),
+            ));
+        }
+        return Ok(None);
+    }
+    let (key, value) = crate::decode::parse_serdes(&args.serdes)?;
+    let registry = if key == Serde::Avro || value == Serde::Avro {
+        let settings = kseek_registry::RegistryConfig::from_properties(
+            properties,
+            args.schema_registry.as_deref(),
+            config,
+        )
+        .map_err(|e| Fail::usage(format!("Schema Registry settings: {e}")))?;
+        Some(
+            kseek_registry::Registry::new(&settings)
+                .map_err(|e| crate::decode::registry_failed(&e))?,
+        )
+    } else {
+        None
+    };
+    Ok(Some(Decoding::new(key, value, args.on_decode_error, registry)))
 }
 
 /// A progress bar for a bounded read when stderr is a terminal (and not --quiet).

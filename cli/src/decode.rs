@@ -1,0 +1,304 @@
+//! `-s key=FORMAT`, `-s value=FORMAT`: keys and values decoded before they are printed,
+//! Avro through a Schema Registry (`-r URL`, or `schema.registry.url`).
+//!
+//! Schemas are fetched before a batch is formatted ([`Decoding::prepare`], the one `await`),
+//! so formatting stays a plain loop; each schema id is asked once.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use kseek::read::FetchedBatch;
+use kseek_registry::avro::AvroSchema;
+use kseek_registry::wire::Framed;
+use kseek_registry::{Registry, RegistryError, SchemaKind};
+
+use crate::fail::Fail;
+
+/// How one side of a record (its key or its value) is decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Serde {
+    /// As it is: a JSON string when UTF-8, else base64 (the default).
+    Bytes,
+    /// UTF-8 text; anything else is a decode error.
+    String,
+    /// JSON text (a Confluent JSON Schema serializer's framing is taken off), printed as JSON.
+    Json,
+    /// Avro in Confluent's framing, with its schema from the registry.
+    Avro,
+}
+
+/// What a key or value that does not decode does (`--on-decode-error`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum OnDecodeError {
+    /// The read stops with an error naming the topic, partition and offset (exit 5);
+    /// nothing of the record's batch is printed, a commit stops before it.
+    Fail,
+    /// The record is left out, and counted in the summary.
+    Skip,
+    /// The record is printed undecoded (as `-s bytes`), and counted in the summary.
+    Raw,
+}
+
+/// Which side of a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
+    Key,
+    Value,
+}
+
+impl Side {
+    fn name(self) -> &'static str {
+        match self {
+            Side::Key => "key",
+            Side::Value => "value",
+        }
+    }
+}
+
+/// The keys' and values' decoders, and the schemas fetched so far.
+#[derive(Debug)]
+pub(crate) struct Decoding {
+    pub(crate) key: Serde,
+    pub(crate) value: Serde,
+    pub(crate) on_error: OnDecodeError,
+    registry: Option<Registry>,
+    /// Each schema id met: its parsed schema, or why it can't decode (an unknown id, a schema
+    /// that is not Avro): a decode error for each record that uses it.
+    schemas: HashMap<u32, Result<Arc<AvroSchema>, String>>,
+    /// Records left out (`--on-decode-error skip`) and printed raw (`raw`).
+    pub(crate) skipped: u64,
+    pub(crate) raw: u64,
+}
+
+/// `-s` values: `FORMAT` (both sides), `key=FORMAT`, `value=FORMAT`; later wins.
+pub(crate) fn parse_serdes(values: &[String]) -> Result<(Serde, Serde), Fail> {
+    let (mut key, mut value) = (Serde::Bytes, Serde::Bytes);
+    for v in values {
+        let (side, format) = match v.split_once('=') {
+            Some((side, format)) => (Some(side.trim()), format.trim()),
+            None => (None, v.trim()),
+        };
+        let serde = match format.to_ascii_lowercase().as_str() {
+            "bytes" => Serde::Bytes,
+            "string" | "s" => Serde::String,
+            "json" => Serde::Json,
+            "avro" => Serde::Avro,
+            "protobuf" | "jsonschema" => {
+                return Err(Fail::usage(format!(
+                    "-s {v}: {format} is not supported yet; use avro, json, string or bytes"
+                )))
+            }
+            _ => {
+                return Err(Fail::usage(format!(
+                    "-s {v}: unknown format {format:?}; use avro, json, string or bytes"
+                )))
+            }
+        };
+        match side {
+            None => (key, value) = (serde, serde),
+            Some("key") => key = serde,
+            Some("value") => value = serde,
+            Some(other) => {
+                return Err(Fail::usage(format!(
+                    "-s {v}: {other:?} is neither key nor value; write -s key=FORMAT or -s value=FORMAT"
+                )))
+            }
+        }
+    }
+    Ok((key, value))
+}
+
+impl Decoding {
+    /// Decoders for `key` and `value`; `registry` is needed when either is Avro.
+    pub(crate) fn new(
+        key: Serde,
+        value: Serde,
+        on_error: OnDecodeError,
+        registry: Option<Registry>,
+    ) -> Decoding {
+        Decoding {
+            key,
+            value,
+            on_error,
+            registry,
+            schemas: HashMap::new(),
+            skipped: 0,
+            raw: 0,
+        }
+    }
+
+    /// Fetches the schemas of `batch`'s Avro keys and values not fetched yet.
+    ///
+    /// # Errors
+    /// The registry failed (unreachable, credentials refused, 5xx past the retry deadline):
+    /// exit 6. An unknown schema id is not an error here but a decode error of its records.
+    pub(crate) async fn prepare(&mut self, batch: &FetchedBatch) -> Result<(), Fail> {
+        if self.key != Serde::Avro && self.value != Serde::Avro {
+            return Ok(());
+        }
+        let Some(registry) = self.registry.clone() else {
+            return Ok(());
+        };
+        let mut wanted = Vec::new();
+        for record in batch.records().flatten() {
+            for (serde, bytes) in [(self.key, record.key()), (self.value, record.value())] {
+                if serde != Serde::Avro {
+                    continue;
+                }
+                if let Some(Ok(framed)) = bytes.map(Framed::parse) {
+                    if !self.schemas.contains_key(&framed.schema_id)
+                        && !wanted.contains(&framed.schema_id)
+                    {
+                        wanted.push(framed.schema_id);
+                    }
+                }
+            }
+        }
+        for id in wanted {
+            let parsed = match registry.schema_by_id(id).await {
+                Ok(resolved) if resolved.schema.kind != SchemaKind::Avro => Err(format!(
+                    "schema id {id} is a {} schema, not Avro",
+                    resolved.schema.kind.name()
+                )),
+                Ok(resolved) => AvroSchema::parse(&resolved)
+                    .map(Arc::new)
+                    .map_err(|e| format!("schema id {id} is not a valid Avro schema: {e}")),
+                Err(RegistryError::Status {
+                    status: 404,
+                    message,
+                    ..
+                }) => Err(format!(
+                    "schema id {id} is not in the Schema Registry{}",
+                    message.map(|m| format!(" ({m})")).unwrap_or_default()
+                )),
+                Err(e) => return Err(registry_failed(&e)),
+            };
+            self.schemas.insert(id, parsed);
+        }
+        Ok(())
+    }
+
+    /// Appends one side of a record as JSON (`json` true) or as template text.
+    pub(crate) fn write(
+        &self,
+        out: &mut Vec<u8>,
+        side: Side,
+        bytes: Option<&[u8]>,
+        json: bool,
+    ) -> Result<(), String> {
+        let serde = match side {
+            Side::Key => self.key,
+            Side::Value => self.value,
+        };
+        let Some(bytes) = bytes else {
+            // A null key, a tombstone.
+            if json {
+                out.extend_from_slice(b"null");
+            }
+            return Ok(());
+        };
+        match serde {
+            Serde::Bytes if json => crate::output::write_json_bytes(out, Some(bytes)),
+            Serde::Bytes => out.extend_from_slice(bytes),
+            Serde::String => {
+                let s = std::str::from_utf8(bytes)
+                    .map_err(|e| format!("the {} is not UTF-8 text ({e})", side.name()))?;
+                if json {
+                    crate::output::write_json_str(out, s);
+                } else {
+                    out.extend_from_slice(s.as_bytes());
+                }
+            }
+            Serde::Json => {
+                // A JSON Schema serializer's framing, when there is one.
+                let text = match Framed::parse(bytes) {
+                    Ok(framed) => framed.rest,
+                    Err(_) => bytes,
+                };
+                serde_json::from_slice::<serde::de::IgnoredAny>(text)
+                    .map_err(|e| format!("the {} is not JSON ({e})", side.name()))?;
+                out.extend_from_slice(trim_ascii(text));
+            }
+            Serde::Avro => {
+                let framed = Framed::parse(bytes).map_err(|e| format!("the {}: {e}", side.name()))?;
+                let schema = match self.schemas.get(&framed.schema_id) {
+                    Some(Ok(schema)) => schema,
+                    Some(Err(why)) => return Err(format!("the {}: {why}", side.name())),
+                    None => {
+                        return Err(format!(
+                            "the {}: schema id {} was not fetched (no registry)",
+                            side.name(),
+                            framed.schema_id
+                        ))
+                    }
+                };
+                let mut text = String::new();
+                schema.to_json(framed.rest, &mut text).map_err(|e| {
+                    format!(
+                        "the {} does not decode with its Avro schema (id {}): {e}",
+                        side.name(),
+                        framed.schema_id
+                    )
+                })?;
+                out.extend_from_slice(text.as_bytes());
+            }
+        }
+        Ok(())
+    }
+}
+
+fn trim_ascii(bytes: &[u8]) -> &[u8] {
+    let start = bytes.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(bytes.len());
+    let end = bytes.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(start, |e| e + 1);
+    &bytes[start..end]
+}
+
+/// The registry failed: exit 6.
+pub(crate) fn registry_failed(e: &RegistryError) -> Fail {
+    let hint = match e {
+        RegistryError::Status { status: 401 | 403, .. } => {
+            "Check basic.auth.user.info (or bearer.auth.token) in -X or --config"
+        }
+        RegistryError::Status { .. } => "Check the registry's health and logs",
+        RegistryError::Unreachable { .. } => {
+            "Check -r or schema.registry.url, and schema.registry.ssl.* for https"
+        }
+        _ => "Check -r or schema.registry.url points at a Schema Registry",
+    };
+    Fail {
+        code: crate::fail::REGISTRY,
+        message: format!("fetching a schema failed: {e}. {hint}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serdes_flags() {
+        let s = |v: &[&str]| parse_serdes(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(s(&[]).unwrap(), (Serde::Bytes, Serde::Bytes));
+        assert_eq!(s(&["avro"]).unwrap(), (Serde::Avro, Serde::Avro));
+        assert_eq!(s(&["key=string", "value=avro"]).unwrap(), (Serde::String, Serde::Avro));
+        assert!(s(&["value=xml"]).unwrap_err().message.contains("unknown format"));
+        assert!(s(&["val=avro"]).unwrap_err().message.contains("neither key nor value"));
+    }
+
+    #[test]
+    fn strings_and_json() {
+        let d = Decoding::new(Serde::String, Serde::Json, OnDecodeError::Fail, None);
+        let mut out = Vec::new();
+        d.write(&mut out, Side::Key, Some(b"k\"1"), true).unwrap();
+        d.write(&mut out, Side::Value, Some(b" {\"a\": [1]}\n"), true).unwrap();
+        d.write(&mut out, Side::Value, None, true).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "\"k\\\"1\"{\"a\": [1]}null");
+        let mut out = Vec::new();
+        assert!(d.write(&mut out, Side::Key, Some(&[0xff]), true).unwrap_err().contains("not UTF-8"));
+        assert!(d.write(&mut out, Side::Value, Some(b"{"), true).unwrap_err().contains("not JSON"));
+        // A framed JSON Schema value.
+        let mut out = Vec::new();
+        d.write(&mut out, Side::Value, Some(b"\0\0\0\0\x07{\"a\":1}"), true).unwrap();
+        assert_eq!(out, b"{\"a\":1}");
+    }
+}
