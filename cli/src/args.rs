@@ -408,8 +408,9 @@ pub(crate) struct OutputArgs {
     /// the Schema Registry); repeatable
     #[arg(long = "serdes", short = 's', value_name = "[key=|value=]FORMAT", help_heading = DECODING)]
     pub(crate) serdes: Vec<String>,
-    /// The Schema Registry's URL(s), comma-separated [default: schema.registry.url of
-    /// --config / -X, with basic.auth.user.info, bearer.auth.token, schema.registry.ssl.*]
+    /// The Schema Registry's URL(s), comma-separated [default: schema.registry.url of the
+    /// properties files and -X, with basic.auth.user.info, bearer.auth.token and
+    /// schema.registry.ssl.*]
     #[arg(long = "schema-registry", short = 'r', value_name = "URL", help_heading = DECODING)]
     pub(crate) schema_registry: Option<String>,
     /// A key or value that does not decode: fail (exit 5, nothing of its batch printed),

@@ -198,13 +198,13 @@ impl Decoding {
             return Ok(());
         };
         match serde {
-            Serde::Bytes if json => crate::output::write_json_bytes(out, Some(bytes)),
+            Serde::Bytes if json => crate::json::write_json_bytes(out, Some(bytes)),
             Serde::Bytes => out.extend_from_slice(bytes),
             Serde::String => {
                 let s = std::str::from_utf8(bytes)
                     .map_err(|e| format!("the {} is not UTF-8 text ({e})", side.name()))?;
                 if json {
-                    crate::output::write_json_str(out, s);
+                    crate::json::write_json_str(out, s);
                 } else {
                     out.extend_from_slice(s.as_bytes());
                 }
@@ -220,7 +220,8 @@ impl Decoding {
                 out.extend_from_slice(trim_ascii(text));
             }
             Serde::Avro => {
-                let framed = Framed::parse(bytes).map_err(|e| format!("the {}: {e}", side.name()))?;
+                let framed =
+                    Framed::parse(bytes).map_err(|e| format!("the {}: {e}", side.name()))?;
                 let schema = match self.schemas.get(&framed.schema_id) {
                     Some(Ok(schema)) => schema,
                     Some(Err(why)) => return Err(format!("the {}: {why}", side.name())),
@@ -248,17 +249,23 @@ impl Decoding {
 }
 
 fn trim_ascii(bytes: &[u8]) -> &[u8] {
-    let start = bytes.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(bytes.len());
-    let end = bytes.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(start, |e| e + 1);
+    let start = bytes
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(bytes.len());
+    let end = bytes
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(start, |e| e + 1);
     &bytes[start..end]
 }
 
 /// The registry failed: exit 6.
 pub(crate) fn registry_failed(e: &RegistryError) -> Fail {
     let hint = match e {
-        RegistryError::Status { status: 401 | 403, .. } => {
-            "Check basic.auth.user.info (or bearer.auth.token) in -X or --config"
-        }
+        RegistryError::Status {
+            status: 401 | 403, ..
+        } => "Check basic.auth.user.info (or bearer.auth.token) in -X or --config",
         RegistryError::Status { .. } => "Check the registry's health and logs",
         RegistryError::Unreachable { .. } => {
             "Check -r or schema.registry.url, and schema.registry.ssl.* for https"
@@ -280,9 +287,18 @@ mod tests {
         let s = |v: &[&str]| parse_serdes(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
         assert_eq!(s(&[]).unwrap(), (Serde::Bytes, Serde::Bytes));
         assert_eq!(s(&["avro"]).unwrap(), (Serde::Avro, Serde::Avro));
-        assert_eq!(s(&["key=string", "value=avro"]).unwrap(), (Serde::String, Serde::Avro));
-        assert!(s(&["value=xml"]).unwrap_err().message.contains("unknown format"));
-        assert!(s(&["val=avro"]).unwrap_err().message.contains("neither key nor value"));
+        assert_eq!(
+            s(&["key=string", "value=avro"]).unwrap(),
+            (Serde::String, Serde::Avro)
+        );
+        assert!(s(&["value=xml"])
+            .unwrap_err()
+            .message
+            .contains("unknown format"));
+        assert!(s(&["val=avro"])
+            .unwrap_err()
+            .message
+            .contains("neither key nor value"));
     }
 
     #[test]
@@ -290,15 +306,26 @@ mod tests {
         let d = Decoding::new(Serde::String, Serde::Json, OnDecodeError::Fail, None);
         let mut out = Vec::new();
         d.write(&mut out, Side::Key, Some(b"k\"1"), true).unwrap();
-        d.write(&mut out, Side::Value, Some(b" {\"a\": [1]}\n"), true).unwrap();
+        d.write(&mut out, Side::Value, Some(b" {\"a\": [1]}\n"), true)
+            .unwrap();
         d.write(&mut out, Side::Value, None, true).unwrap();
-        assert_eq!(String::from_utf8(out).unwrap(), "\"k\\\"1\"{\"a\": [1]}null");
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "\"k\\\"1\"{\"a\": [1]}null"
+        );
         let mut out = Vec::new();
-        assert!(d.write(&mut out, Side::Key, Some(&[0xff]), true).unwrap_err().contains("not UTF-8"));
-        assert!(d.write(&mut out, Side::Value, Some(b"{"), true).unwrap_err().contains("not JSON"));
+        assert!(d
+            .write(&mut out, Side::Key, Some(&[0xff]), true)
+            .unwrap_err()
+            .contains("not UTF-8"));
+        assert!(d
+            .write(&mut out, Side::Value, Some(b"{"), true)
+            .unwrap_err()
+            .contains("not JSON"));
         // A framed JSON Schema value.
         let mut out = Vec::new();
-        d.write(&mut out, Side::Value, Some(b"\0\0\0\0\x07{\"a\":1}"), true).unwrap();
+        d.write(&mut out, Side::Value, Some(b"\0\0\0\0\x07{\"a\":1}"), true)
+            .unwrap();
         assert_eq!(out, b"{\"a\":1}");
     }
 }

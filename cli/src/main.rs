@@ -15,6 +15,7 @@ mod args;
 mod cmd;
 mod decode;
 mod fail;
+mod json;
 mod output;
 mod position;
 mod progress;

@@ -64,7 +64,10 @@ impl AvroSchema {
             .map(|(_, s)| s.text.as_str())
             .collect();
         let (root, deps) = if deps.is_empty() {
-            (Schema::parse_str(&resolved.schema.text).map_err(|e| AvroError(e.to_string()))?, Vec::new())
+            (
+                Schema::parse_str(&resolved.schema.text).map_err(|e| AvroError(e.to_string()))?,
+                Vec::new(),
+            )
         } else {
             Schema::parse_str_with_list(&resolved.schema.text, deps)
                 .map_err(|e| AvroError(e.to_string()))?
@@ -137,9 +140,14 @@ struct Walker<'a, 'o> {
 impl<'a> Walker<'a, '_> {
     fn lookup(&self, name: &Name) -> Result<&'a Schema, AvroError> {
         let names = self.names;
-        names
-            .get(&name.fullname(None))
-            .map_or_else(|| err(format!("the schema refers to {name:?}, which it does not define")), Ok)
+        names.get(&name.fullname(None)).map_or_else(
+            || {
+                err(format!(
+                    "the schema refers to {name:?}, which it does not define"
+                ))
+            },
+            Ok,
+        )
     }
 
     fn take(&mut self, n: usize) -> Result<&'a [u8], AvroError> {
@@ -199,7 +207,8 @@ impl<'a> Walker<'a, '_> {
         // serde_json's escaping, into the String (only valid UTF-8 is written).
         let mut buf = Vec::new();
         let _ = serde_json::to_writer(&mut buf, s);
-        self.out.push_str(std::str::from_utf8(&buf).unwrap_or("\"\""));
+        self.out
+            .push_str(std::str::from_utf8(&buf).unwrap_or("\"\""));
     }
 
     /// Bytes as Avro's JSON encoding has them: one code point per byte.
@@ -276,7 +285,7 @@ impl<'a> Walker<'a, '_> {
                 if matches!(branch, Schema::Null) {
                     self.out.push_str("null");
                 } else {
-                    self.out.push_str("{");
+                    self.out.push('{');
                     let name = self.branch_name(branch);
                     self.push_json_str(&name);
                     self.out.push(':');
@@ -365,10 +374,17 @@ impl<'a> Walker<'a, '_> {
         if v.is_nan() {
             self.out.push_str("\"NaN\"");
         } else if v.is_infinite() {
-            self.out
-                .push_str(if v > 0.0 { "\"Infinity\"" } else { "\"-Infinity\"" });
+            self.out.push_str(if v > 0.0 {
+                "\"Infinity\""
+            } else {
+                "\"-Infinity\""
+            });
         } else {
             self.out.push_str(text);
+            // 0.0 as `0.0`, not `0`: a float stays a float for JSON readers (as Java prints it).
+            if !text.contains(['.', 'e', 'E']) {
+                self.out.push_str(".0");
+            }
         }
     }
 
@@ -399,7 +415,9 @@ impl<'a> Walker<'a, '_> {
                 return Ok(());
             }
             if count < 0 {
-                count = count.checked_neg().map_or_else(|| err("a block count of i64::MIN"), Ok)?;
+                count = count
+                    .checked_neg()
+                    .map_or_else(|| err("a block count of i64::MIN"), Ok)?;
                 // The block's size in bytes, for readers that skip it.
                 self.len()?;
             }
@@ -431,7 +449,10 @@ impl<'a> Walker<'a, '_> {
         match schema {
             Schema::Null => true,
             Schema::Fixed(f) => f.size == 0,
-            Schema::Record(r) => r.fields.iter().all(|f| self.zero_width(&f.schema, depth + 1)),
+            Schema::Record(r) => r
+                .fields
+                .iter()
+                .all(|f| self.zero_width(&f.schema, depth + 1)),
             Schema::Ref { name } => self
                 .names
                 .get(&name.fullname(None))
@@ -478,7 +499,11 @@ impl<'a> Walker<'a, '_> {
             }
         };
         let digits = if bytes.len() <= 16 {
-            let mut v: i128 = if bytes.first().is_some_and(|b| b & 0x80 != 0) { -1 } else { 0 };
+            let mut v: i128 = if bytes.first().is_some_and(|b| b & 0x80 != 0) {
+                -1
+            } else {
+                0
+            };
             for &b in bytes {
                 v = (v << 8) | i128::from(b);
             }
@@ -504,7 +529,10 @@ impl<'a> Walker<'a, '_> {
     }
 
     fn time_of_day(&mut self, nanos: i64, digits: usize) {
-        let (s, n) = (nanos.div_euclid(1_000_000_000), nanos.rem_euclid(1_000_000_000));
+        let (s, n) = (
+            nanos.div_euclid(1_000_000_000),
+            nanos.rem_euclid(1_000_000_000),
+        );
         let _ = write!(
             self.out,
             "\"{:02}:{:02}:{:02}.{}\"",
@@ -515,7 +543,12 @@ impl<'a> Walker<'a, '_> {
         );
     }
 
-    fn timestamp(&mut self, nanos_per_unit: i128, digits: usize, utc: bool) -> Result<(), AvroError> {
+    fn timestamp(
+        &mut self,
+        nanos_per_unit: i128,
+        digits: usize,
+        utc: bool,
+    ) -> Result<(), AvroError> {
         let v = self.long()?;
         match jiff::Timestamp::from_nanosecond(i128::from(v) * nanos_per_unit) {
             Ok(t) => {

@@ -63,6 +63,29 @@ pub struct RegisteredSchema {
     pub references: Vec<Reference>,
 }
 
+impl RegisteredSchema {
+    /// An Avro schema's text, nothing else known about it (for tests and tools).
+    pub fn avro(text: &str) -> RegisteredSchema {
+        RegisteredSchema {
+            id: None,
+            subject: None,
+            kind: SchemaKind::Avro,
+            text: text.to_owned(),
+            references: Vec::new(),
+        }
+    }
+}
+
+impl ResolvedSchema {
+    /// A schema that refers to no other.
+    pub fn new(schema: RegisteredSchema) -> ResolvedSchema {
+        ResolvedSchema {
+            schema,
+            dependencies: Vec::new(),
+        }
+    }
+}
+
 /// A schema with everything it refers to, fetched recursively.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -174,13 +197,24 @@ impl Registry {
             .timeout(config.request_timeout)
             .connect_timeout(config.request_timeout)
             .user_agent(concat!("kseek-registry/", env!("CARGO_PKG_VERSION")));
-        if config.urls.iter().any(|u| u.scheme() == "https") {
+        // reqwest is built without a TLS provider of its own: it always gets kseek's (ring).
+        let tls = if config.urls.iter().any(|u| u.scheme() == "https") {
             let tls = config
                 .tls
                 .rustls_client_config()
                 .map_err(|e| invalid(e.to_string()))?;
-            builder = builder.tls_backend_preconfigured((*tls).clone());
-        }
+            (*tls).clone()
+        } else {
+            // Only http:// URLs: a configuration that trusts nothing, never used.
+            rustls::ClientConfig::builder_with_provider(Arc::new(
+                rustls::crypto::ring::default_provider(),
+            ))
+            .with_safe_default_protocol_versions()
+            .map_err(|e| invalid(e.to_string()))?
+            .with_root_certificates(rustls::RootCertStore::empty())
+            .with_no_client_auth()
+        };
+        builder = builder.tls_backend_preconfigured(tls);
         let http = builder
             .build()
             .map_err(|e| invalid(format!("cannot make an HTTP client: {e}")))?;
@@ -270,7 +304,10 @@ impl Registry {
                     dependencies.push((reference.name, done));
                 }
                 None => {
-                    if dependencies.iter().any(|(_, d)| d.subject.as_ref() == Some(&key)) {
+                    if dependencies
+                        .iter()
+                        .any(|(_, d)| d.subject.as_ref() == Some(&key))
+                    {
                         continue;
                     }
                     if visiting.contains(&key) {
@@ -341,11 +378,10 @@ impl Registry {
 
     async fn get_once(&self, mut url: Url) -> Result<Answer, Attempt> {
         let shown = shown(&url);
-        let mut request = self
-            .inner
-            .http
-            .get(url.clone())
-            .header("Accept", "application/vnd.schemaregistry.v1+json, application/json");
+        let mut request = self.inner.http.get(url.clone()).header(
+            "Accept",
+            "application/vnd.schemaregistry.v1+json, application/json",
+        );
         match &self.inner.auth {
             Auth::None if !url.username().is_empty() => {
                 let user = percent_decoded(url.username());
@@ -360,9 +396,10 @@ impl Registry {
             }
             Auth::Bearer(token) => request = request.bearer_auth(token.expose()),
         }
-        let response = request.send().await.map_err(|e| {
-            Attempt::Retry(Failure::Network(error_chain(&e)))
-        })?;
+        let response = request
+            .send()
+            .await
+            .map_err(|e| Attempt::Retry(Failure::Network(error_chain(&e))))?;
         let status = response.status();
         let body = read_body(response)
             .await
@@ -489,9 +526,15 @@ mod tests {
     fn paths_are_percent_encoded() {
         let base = Url::parse("http://r:8081/ccompat/").unwrap();
         let url = join(&base, &["subjects", "a/b c-value", "versions", "latest"]);
-        assert_eq!(url.as_str(), "http://r:8081/ccompat/subjects/a%2Fb%20c-value/versions/latest");
+        assert_eq!(
+            url.as_str(),
+            "http://r:8081/ccompat/subjects/a%2Fb%20c-value/versions/latest"
+        );
         let base = Url::parse("https://u:p%40ss@r").unwrap();
-        assert_eq!(shown(&join(&base, &["schemas", "ids", "7"])), "https://r/schemas/ids/7");
+        assert_eq!(
+            shown(&join(&base, &["schemas", "ids", "7"])),
+            "https://r/schemas/ids/7"
+        );
         assert_eq!(percent_decoded("p%40ss%2"), "p@ss%2");
     }
 }

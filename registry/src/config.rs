@@ -105,8 +105,7 @@ impl RegistryConfig {
             Some(v) => Some(v),
             None => value("schema.registry.basic.auth.user.info")?,
         };
-        let source = value("basic.auth.credentials.source")?
-            .map(|s| s.trim().to_ascii_uppercase());
+        let source = value("basic.auth.credentials.source")?.map(|s| s.trim().to_ascii_uppercase());
         let mut auth = match (source.as_deref(), user_info) {
             (Some("URL"), _) | (None, None) => Auth::None,
             (Some("USER_INFO") | None, Some(info)) => {
@@ -176,7 +175,9 @@ fn parse_urls(text: &str, what: &str) -> Result<Vec<Url>, ConfigError> {
         .filter(|u| !u.is_empty())
         .map(|u| {
             let url = Url::parse(u).map_err(|e| {
-                ConfigError(format!("{what}: {u:?} is not a URL ({e}); give http://HOST:PORT or https://HOST:PORT"))
+                ConfigError(format!(
+                    "{what}: {u:?} is not a URL ({e}); give http://HOST:PORT or https://HOST:PORT"
+                ))
             })?;
             if !matches!(url.scheme(), "http" | "https") {
                 return Err(ConfigError(format!(
@@ -246,7 +247,10 @@ mod tests {
             &ClientConfig::default(),
         );
         let e = no_colon.unwrap_err().to_string();
-        assert!(e.contains("client.properties:2") && e.contains("user:password"), "{e}");
+        assert!(
+            e.contains("client.properties:2") && e.contains("user:password"),
+            "{e}"
+        );
         let bearer = RegistryConfig::from_properties(
             &props("schema.registry.url=http://x\nbearer.auth.credentials.source=STATIC_TOKEN\nbearer.auth.token=tok\n"),
             None,

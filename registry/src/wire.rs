@@ -27,7 +27,9 @@ pub struct Framed<'a> {
 #[non_exhaustive]
 pub enum WireError {
     /// Fewer than the five bytes of the magic byte and the schema id.
-    #[error("{len} bytes, too short for Schema Registry framing (a magic byte and a 4-byte schema id)")]
+    #[error(
+        "{len} bytes, too short for Schema Registry framing (a magic byte and a 4-byte schema id)"
+    )]
     TooShort {
         /// How many bytes there were.
         len: usize,
@@ -121,8 +123,14 @@ mod tests {
         assert_eq!(f.schema_id, 258);
         assert_eq!(f.rest, [0xaa, 0xbb]);
         assert_eq!(Framed::parse(&[]), Err(WireError::TooShort { len: 0 }));
-        assert_eq!(Framed::parse(&[0, 1, 2]), Err(WireError::TooShort { len: 3 }));
-        assert_eq!(Framed::parse(b"{\"a\":1}"), Err(WireError::NoMagicByte(b'{')));
+        assert_eq!(
+            Framed::parse(&[0, 1, 2]),
+            Err(WireError::TooShort { len: 3 })
+        );
+        assert_eq!(
+            Framed::parse(b"{\"a\":1}"),
+            Err(WireError::NoMagicByte(b'{'))
+        );
         assert_eq!(
             WireError::NoMagicByte(b'{').to_string(),
             "the first byte is 0x7b, not the Schema Registry magic byte 0x00 (not written by a Confluent serializer)"
@@ -133,15 +141,28 @@ mod tests {
     fn message_indexes() {
         let framed = |rest: &'static [u8]| Framed { schema_id: 1, rest };
         // The short form: a lone 0 is [0].
-        assert_eq!(framed(&[0, 9]).protobuf_indexes().unwrap(), (vec![0], &[9][..]));
+        assert_eq!(
+            framed(&[0, 9]).protobuf_indexes().unwrap(),
+            (vec![0], &[9][..])
+        );
         // [1, 0]: count 2 (zigzag 4), 1 (zigzag 2), 0.
-        assert_eq!(framed(&[4, 2, 0, 7]).protobuf_indexes().unwrap(), (vec![1, 0], &[7][..]));
+        assert_eq!(
+            framed(&[4, 2, 0, 7]).protobuf_indexes().unwrap(),
+            (vec![1, 0], &[7][..])
+        );
         // 300 (zigzag 600 = 0xd8 0x04).
-        assert_eq!(framed(&[2, 0xd8, 0x04]).protobuf_indexes().unwrap(), (vec![300], &[][..]));
+        assert_eq!(
+            framed(&[2, 0xd8, 0x04]).protobuf_indexes().unwrap(),
+            (vec![300], &[][..])
+        );
         // A count far beyond the bytes present allocates nothing.
-        assert!(framed(&[0xfe, 0xff, 0xff, 0xff, 0x0f]).protobuf_indexes().is_err());
+        assert!(framed(&[0xfe, 0xff, 0xff, 0xff, 0x0f])
+            .protobuf_indexes()
+            .is_err());
         assert!(framed(&[1]).protobuf_indexes().is_err(), "a negative count");
         assert!(framed(&[4, 2]).protobuf_indexes().is_err(), "cut short");
-        assert!(framed(&[2, 0xff, 0xff, 0xff, 0xff, 0xff]).protobuf_indexes().is_err());
+        assert!(framed(&[2, 0xff, 0xff, 0xff, 0xff, 0xff])
+            .protobuf_indexes()
+            .is_err());
     }
 }

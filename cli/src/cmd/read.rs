@@ -7,8 +7,8 @@ use std::task::Poll;
 use std::time::Instant;
 
 use futures_core::Stream;
-use kseek::read::{FetchedBatch, TimeFilter};
 use kseek::properties::Properties;
+use kseek::read::{FetchedBatch, TimeFilter};
 use kseek::{ClientConfig, CommitOffset, Plan, ReadOptions};
 
 use crate::args::{OutputArgs, OutputFormat, ReadArgs, ReadSplitArgs};
@@ -28,7 +28,11 @@ enum Out {
 
 impl Out {
     /// The output `args` ask for, in `format` when it is text.
-    fn open(args: &OutputArgs, format: RecordFormat, decoding: Option<Decoding>) -> Result<Out, Fail> {
+    fn open(
+        args: &OutputArgs,
+        format: RecordFormat,
+        decoding: Option<Decoding>,
+    ) -> Result<Out, Fail> {
         let path = args.file();
         let named = |ext: &[&str]| {
             path.and_then(|p| p.extension())
@@ -461,7 +465,12 @@ fn decoding(
     } else {
         None
     };
-    Ok(Some(Decoding::new(key, value, args.on_decode_error, registry)))
+    Ok(Some(Decoding::new(
+        key,
+        value,
+        args.on_decode_error,
+        registry,
+    )))
 }
 
 /// A progress bar for a bounded read when stderr is a terminal (and not --quiet).

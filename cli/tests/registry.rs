@@ -1,0 +1,310 @@
+//! `kseek read -s value=avro -r URL` against a real Kafka 4.4 broker, with the values written
+//! by Confluent's own `AvroSerializer` (the confluent-kafka package) and read back by its
+//! `AvroDeserializer`, compared field by field (`tests/registry/confluent.py`). The registry
+//! is `tests/registry/server.py`, a small server of Confluent's REST API (no registry server
+//! can be installed from the package registries here: issue 30's note).
+//!
+//! Run with `cargo test -p kseek-cli --test registry`.
+
+#[path = "../../tests/support/mod.rs"]
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, ChildStdin, Command, Stdio};
+
+use support::NewRecord;
+
+/// A registry process, stopped on drop (and when this process dies: its stdin closes).
+struct Registry {
+    child: Child,
+    _stdin: ChildStdin,
+    url: String,
+}
+
+impl Registry {
+    fn start(args: &[&str]) -> Registry {
+        let mut child = Command::new(python())
+            .arg(support::repo_root().join("tests/registry/server.py"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("starting tests/registry/server.py");
+        let stdin = child.stdin.take().expect("stdin");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("reading the registry's URL");
+        let url = line
+            .trim()
+            .strip_prefix("URL=")
+            .unwrap_or_else(|| panic!("no URL= line from the registry: {line:?}"))
+            .to_owned();
+        Registry {
+            child,
+            _stdin: stdin,
+            url,
+        }
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The Python of `tests/python/env` (confluent-kafka, fastavro).
+fn python() -> String {
+    let out = Command::new(support::repo_root().join("tests/python/env"))
+        .output()
+        .expect("tests/python/env");
+    assert!(out.status.success(), "tests/python/env failed");
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// `tests/registry/confluent.py <args>`: (success, stdout + stderr).
+fn confluent(args: &[&str]) -> (bool, String) {
+    let out = Command::new(python())
+        .arg(support::repo_root().join("tests/registry/confluent.py"))
+        .args(args)
+        .env("PYTHONWARNINGS", "ignore")
+        .stdin(Stdio::null())
+        .output()
+        .expect("running confluent.py");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+/// `kseek read --topic <topic> <args>` (from earliest to latest unless `args` say --from):
+/// (exit code, stdout, stderr).
+fn kseek_read(topic: &str, args: &[&str]) -> (Option<i32>, String, String) {
+    let range: &[&str] = if args.contains(&"--from") {
+        &[]
+    } else {
+        &["--from", "earliest", "--to", "latest"]
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_kseek"))
+        .args(["read", "--topic", topic])
+        .args(range)
+        .args(args)
+        .args(["--bootstrap", support::broker().bootstrap()])
+        .args(["--retry-deadline", "3s"])
+        .env_remove("KSEEK_BOOTSTRAP")
+        .stdin(Stdio::null())
+        .output()
+        .expect("running kseek");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Every Avro type Confluent's serializer writes, two schema versions, a tombstone: kseek's
+/// JSON is what Confluent's deserializer reads, field by field.
+#[test]
+fn avro_values_match_confluents_deserializer() {
+    let broker = support::broker();
+    let registry = Registry::start(&[]);
+    let topic = support::unique_name("avro");
+    let (ok, out) = confluent(&["produce", broker.bootstrap(), &registry.url, &topic]);
+    assert!(ok, "confluent.py produce failed: {out}");
+    let (code, stdout, stderr) = kseek_read(
+        &topic,
+        &["-s", "key=string", "-s", "value=avro", "-r", &registry.url],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout.lines().count(), 41, "{stderr}");
+    let lines = std::env::temp_dir().join(support::unique_name("kseek-avro.jsonl"));
+    std::fs::write(&lines, &stdout).unwrap();
+    let (ok, out) = confluent(&[
+        "compare",
+        broker.bootstrap(),
+        &registry.url,
+        &topic,
+        lines.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_file(&lines);
+    assert!(
+        ok,
+        "kseek's JSON differs from Confluent's deserializer:\n{out}"
+    );
+    assert!(out.contains("41 records compared, 0 mismatches"), "{out}");
+
+    // The registry's URL from a properties file, as a consumer's client.properties has it.
+    let config = std::env::temp_dir().join(support::unique_name("registry.properties"));
+    std::fs::write(&config, format!("schema.registry.url={}\n", registry.url)).unwrap();
+    let (code, again, stderr) = kseek_read(
+        &topic,
+        &[
+            "-s",
+            "key=string",
+            "-s",
+            "value=avro",
+            "--config",
+            config.to_str().unwrap(),
+        ],
+    );
+    let _ = std::fs::remove_file(&config);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(again, stdout);
+}
+
+/// A value without the magic byte, an unknown schema id, a payload cut short: exit 5 naming
+/// partition and offset, nothing of the batch printed; skip and raw count what they did.
+#[test]
+fn values_that_do_not_decode() {
+    let broker = support::broker();
+    let registry = Registry::start(&[]);
+    let topic = support::unique_name("avro-bad");
+    let (ok, out) = confluent(&["produce", broker.bootstrap(), &registry.url, &topic]);
+    assert!(ok, "{out}");
+    // Appended to partition 1 (20 good records at offsets 0-19): plain text, an id the
+    // registry does not have, and a known id with its payload cut short.
+    broker.produce(
+        &topic,
+        &[
+            NewRecord::new().partition(1).value("{\"plain\":1}").into(),
+            NewRecord::new()
+                .partition(1)
+                .value(b"\0\0\0\x27\x0f\x02")
+                .into(),
+            NewRecord::new()
+                .partition(1)
+                .value(b"\0\0\0\0\x01\x01")
+                .into(),
+        ],
+    );
+    let avro = ["-s", "value=avro", "-r", registry.url.as_str()];
+    let (code, stdout, stderr) = kseek_read(&topic, &[&avro[..], &["-p", "1"]].concat());
+    assert_eq!(code, Some(5), "{stderr}");
+    assert!(
+        stderr.contains("partition 1 of topic")
+            && stderr.contains("offset 20")
+            && stderr.contains("not the Schema Registry magic byte"),
+        "{stderr}"
+    );
+    // Only whole batches before the bad record are printed, and each line is complete.
+    assert!(stdout.lines().count() <= 20, "{stdout}");
+    for line in stdout.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(v["offset"].as_i64().unwrap() < 20);
+    }
+
+    let (code, stdout, stderr) = kseek_read(
+        &topic,
+        &[&avro[..], &["-p", "1", "--on-decode-error", "skip"]].concat(),
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout.lines().count(), 20);
+    assert!(
+        stderr.contains("3 records that did not decode: 3 skipped, 0 printed raw"),
+        "{stderr}"
+    );
+
+    let (code, stdout, stderr) = kseek_read(
+        &topic,
+        &[&avro[..], &["-p", "1", "--on-decode-error", "raw"]].concat(),
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 23);
+    assert_eq!(lines[20]["value"], "{\"plain\":1}");
+    assert!(lines[0]["value"].is_object(), "decoded values stay decoded");
+    assert!(stderr.contains("0 skipped, 3 printed raw"), "{stderr}");
+    // The unknown id and the cut payload, named.
+    let (_, _, stderr) = kseek_read(
+        &topic,
+        &[
+            &avro[..],
+            &["-p", "1", "--from", "offset:21", "--to", "offset:22"],
+        ]
+        .concat(),
+    );
+    assert!(
+        stderr.contains("offset 21")
+            && stderr.contains("schema id 9999 is not in the Schema Registry"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = kseek_read(
+        &topic,
+        &[
+            &avro[..],
+            &["-p", "1", "--from", "offset:22", "--to", "offset:23"],
+        ]
+        .concat(),
+    );
+    assert_eq!(code, Some(5), "{stderr}");
+    assert!(
+        stderr.contains("offset 22") && stderr.contains("cut short"),
+        "{stderr}"
+    );
+}
+
+/// A registry that is down, and one that wants credentials: exit 6, no record printed; with
+/// basic auth from the properties (the password from the environment), the read works.
+#[test]
+fn registry_down_and_basic_auth() {
+    let broker = support::broker();
+    let locked = Registry::start(&["--user", "alice:s3cret"]);
+    let topic = support::unique_name("avro-auth");
+    let (ok, out) = confluent(&[
+        "produce",
+        broker.bootstrap(),
+        &locked.url,
+        &topic,
+        "alice:s3cret",
+    ]);
+    assert!(ok, "{out}");
+    let avro = ["-s", "value=avro", "-r", locked.url.as_str()];
+    let (code, stdout, stderr) = kseek_read(&topic, &avro);
+    assert_eq!(code, Some(6), "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("answered 401") && stderr.contains("basic.auth.user.info"),
+        "{stderr}"
+    );
+    let with_auth = [
+        &avro[..],
+        &[
+            "-X",
+            "basic.auth.user.info=alice:${env:KSEEK_TEST_REGISTRY_PW}",
+        ],
+    ]
+    .concat();
+    let out = Command::new(env!("CARGO_BIN_EXE_kseek"))
+        .args([
+            "read", "--topic", &topic, "--from", "earliest", "--to", "latest",
+        ])
+        .args(&with_auth)
+        .args(["--bootstrap", broker.bootstrap()])
+        .env("KSEEK_TEST_REGISTRY_PW", "s3cret")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 41);
+    // A wrong password: 401, the password never printed.
+    let (code, _, stderr) = kseek_read(
+        &topic,
+        &[&avro[..], &["-X", "basic.auth.user.info=alice:wrong-pw"]].concat(),
+    );
+    assert_eq!(code, Some(6), "{stderr}");
+    assert!(!stderr.contains("wrong-pw"), "{stderr}");
+
+    let dead = Registry::start(&[]).url.clone();
+    let (code, stdout, stderr) = kseek_read(&topic, &["-s", "value=avro", "-r", &dead]);
+    assert_eq!(code, Some(6), "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(stderr.contains("could not be reached"), "{stderr}");
+}

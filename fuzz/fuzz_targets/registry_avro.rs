@@ -1,0 +1,67 @@
+#![no_main]
+//! Confluent's wire format and kseek-registry's Avro to JSON decoder: any bytes give a value or
+//! an error, never a panic, and never an allocation beyond what the bytes justify (run with
+//! `-malloc_limit_mb=64`). The first byte picks one of the schemas: every type and logical
+//! type, a recursive list, arrays and maps of zero-width items.
+
+use std::sync::OnceLock;
+
+use kseek_registry::avro::AvroSchema;
+use kseek_registry::wire::Framed;
+use kseek_registry::{RegisteredSchema, ResolvedSchema, SchemaKind};
+use libfuzzer_sys::fuzz_target;
+
+const SCHEMAS: &[&str] = &[
+    r#"{"type":"record","name":"Event","namespace":"f","fields":[
+        {"name":"b","type":"boolean"},{"name":"i","type":"int"},{"name":"l","type":"long"},
+        {"name":"f","type":"float"},{"name":"d","type":"double"},{"name":"by","type":"bytes"},
+        {"name":"s","type":"string"},
+        {"name":"dec","type":{"type":"bytes","logicalType":"decimal","precision":40,"scale":3}},
+        {"name":"decf","type":{"type":"fixed","name":"Money","size":20,"logicalType":"decimal","precision":40,"scale":4}},
+        {"name":"day","type":{"type":"int","logicalType":"date"}},
+        {"name":"tmil","type":{"type":"int","logicalType":"time-millis"}},
+        {"name":"tmic","type":{"type":"long","logicalType":"time-micros"}},
+        {"name":"tsm","type":{"type":"long","logicalType":"timestamp-millis"}},
+        {"name":"tsu","type":{"type":"long","logicalType":"timestamp-micros"}},
+        {"name":"tsn","type":{"type":"long","logicalType":"timestamp-nanos"}},
+        {"name":"ltsm","type":{"type":"long","logicalType":"local-timestamp-millis"}},
+        {"name":"id","type":{"type":"string","logicalType":"uuid"}},
+        {"name":"dur","type":{"type":"fixed","name":"D","size":12,"logicalType":"duration"}},
+        {"name":"color","type":{"type":"enum","name":"Color","symbols":["RED","GREEN"]}},
+        {"name":"nums","type":{"type":"array","items":"int"}},
+        {"name":"attrs","type":{"type":"map","values":["null","double","Color"]}}
+    ]}"#,
+    r#"{"type":"record","name":"L","fields":[{"name":"v","type":"long"},{"name":"next","type":["null","L"]}]}"#,
+    r#"{"type":"array","items":{"type":"map","values":"null"}}"#,
+    r#"{"type":"array","items":{"type":"record","name":"E","fields":[]}}"#,
+];
+
+fn schemas() -> &'static [AvroSchema] {
+    static PARSED: OnceLock<Vec<AvroSchema>> = OnceLock::new();
+    PARSED.get_or_init(|| {
+        SCHEMAS
+            .iter()
+            .map(|text| {
+                let mut schema = RegisteredSchema::avro(text);
+                schema.id = Some(1);
+                AvroSchema::parse(&ResolvedSchema::new(schema)).expect("a valid schema")
+            })
+            .collect()
+    })
+}
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(framed) = Framed::parse(data) {
+        let _ = framed.protobuf_indexes();
+    }
+    let Some((&pick, payload)) = data.split_first() else {
+        return;
+    };
+    let schemas = schemas();
+    let schema = &schemas[usize::from(pick) % schemas.len()];
+    let mut out = String::new();
+    if schema.to_json(payload, &mut out).is_ok() {
+        // What decodes is JSON.
+        serde_json::from_str::<serde_json::Value>(&out).expect("valid JSON");
+    }
+});

@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+"""The independent side of kseek's Schema Registry tests: Confluent's own serializers and
+deserializers (the confluent-kafka package) write and read the topic.
+
+    confluent.py produce BOOTSTRAP REGISTRY_URL TOPIC [USER:PASSWORD]
+        Creates TOPIC (two partitions) unless it exists, and writes Avro values (two versions of a schema: every primitive and logical type,
+        nested records, arrays, maps, unions, enums, fixed; then a field added with a
+        default and one removed), string keys, and a tombstone, with AvroSerializer.
+    confluent.py compare BOOTSTRAP REGISTRY_URL TOPIC KSEEK_JSON_LINES
+        Reads the topic with AvroDeserializer and compares each record, field by field,
+        with kseek's line for the same partition and offset (kseek prints Avro's JSON
+        encoding: unions as {"branch": value}; logical types as documented in
+        registry/src/avro.rs). Prints the mismatches; exit 1 if any.
+"""
+import datetime
+import decimal
+import json
+import math
+import sys
+import uuid
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext, StringSerializer
+
+INNER = {
+    "type": "record", "name": "Inner", "fields": [
+        {"name": "name", "type": "string"},
+        {"name": "tags", "type": {"type": "array", "items": "string"}},
+    ],
+}
+
+V1 = {
+    "type": "record", "name": "Event", "namespace": "kseek.test", "fields": [
+        {"name": "b", "type": "boolean"},
+        {"name": "i", "type": "int"},
+        {"name": "l", "type": "long"},
+        {"name": "f", "type": "float"},
+        {"name": "d", "type": "double"},
+        {"name": "by", "type": "bytes"},
+        {"name": "s", "type": "string"},
+        {"name": "dec", "type": {"type": "bytes", "logicalType": "decimal", "precision": 9, "scale": 2}},
+        {"name": "decf", "type": {"type": "fixed", "name": "Money", "size": 8,
+                                   "logicalType": "decimal", "precision": 18, "scale": 4}},
+        {"name": "day", "type": {"type": "int", "logicalType": "date"}},
+        {"name": "tmil", "type": {"type": "int", "logicalType": "time-millis"}},
+        {"name": "tmic", "type": {"type": "long", "logicalType": "time-micros"}},
+        {"name": "tsm", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+        {"name": "tsu", "type": {"type": "long", "logicalType": "timestamp-micros"}},
+        {"name": "ltsm", "type": {"type": "long", "logicalType": "local-timestamp-millis"}},
+        {"name": "id", "type": {"type": "string", "logicalType": "uuid"}},
+        {"name": "color", "type": {"type": "enum", "name": "Color", "symbols": ["RED", "GREEN", "BLUE"]}},
+        {"name": "hash", "type": {"type": "fixed", "name": "Hash", "size": 4}},
+        {"name": "nums", "type": {"type": "array", "items": "int"}},
+        {"name": "attrs", "type": {"type": "map", "values": "string"}},
+        {"name": "opt", "type": ["null", "string"], "default": None},
+        {"name": "choice", "type": ["null", "long", INNER]},
+        {"name": "inner", "type": "Inner"},
+    ],
+}
+
+# Version 2: "s" removed, "extra" added with a default.
+V2 = dict(V1, fields=[f for f in V1["fields"] if f["name"] != "s"]
+          + [{"name": "extra", "type": "string", "default": "none"}])
+
+UTC = datetime.timezone.utc
+
+
+def event(n, version):
+    v = {
+        "b": n % 2 == 0,
+        "i": -n * 1000,
+        "l": n * 10**12,
+        "f": 1.5 + n,
+        "d": n / 3.0,
+        "by": bytes([0, 255, n % 256, 10]),
+        "s": "héllo \"%d\"\n" % n,
+        "dec": decimal.Decimal("%d.%02d" % (n * 37 - 500, n % 100)),
+        "decf": decimal.Decimal("-%d.%04d" % (n * 12345, n)),
+        "day": datetime.date(2026, 1, 1) + datetime.timedelta(days=n * 40),
+        "tmil": datetime.time(10, n % 60, 5, 250000),
+        "tmic": datetime.time(23, 59, n % 60, 123456),
+        "tsm": datetime.datetime(2026, 12, 4, 10, 0, n % 60, 250000, tzinfo=UTC),
+        "tsu": datetime.datetime(1969, 7, 20, 20, 17, n % 60, 123456, tzinfo=UTC),
+        "ltsm": datetime.datetime(2026, 12, 4, 10, 0, 0, 1000 * n, ),
+        "id": uuid.UUID(int=n * 7919 + 1),
+        "color": ["RED", "GREEN", "BLUE"][n % 3],
+        "hash": bytes([n % 256, 1, 2, 3]),
+        "nums": list(range(n % 5)),
+        "attrs": {"k%d" % j: "v%d" % (n * j) for j in range(n % 3)},
+        "opt": None if n % 2 else "opt%d" % n,
+        "choice": [None, n, {"name": "c%d" % n, "tags": ["x"] * (n % 3)}][n % 3],
+        "inner": {"name": "inner%d" % n, "tags": ["a", "b"][: n % 3]},
+    }
+    if version == 2:
+        del v["s"]
+        v["extra"] = "extra%d" % n
+    return v
+
+
+def registry(url, user_info=None):
+    conf = {"url": url}
+    if user_info:
+        conf["basic.auth.user.info"] = user_info
+    return SchemaRegistryClient(conf)
+
+
+def produce(bootstrap, url, topic, user_info=None):
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for f in admin.create_topics([NewTopic(topic, 2, 1)]).values():
+        try:
+            f.result(30)
+        except KafkaException as e:
+            if e.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                raise
+    sr = registry(url, user_info)
+    keys = StringSerializer()
+    values = {1: AvroSerializer(sr, json.dumps(V1)), 2: AvroSerializer(sr, json.dumps(V2))}
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    n = 0
+    for version in (1, 2):
+        for _ in range(20):
+            ctx = SerializationContext(topic, MessageField.VALUE)
+            p.produce(topic, key=keys("key%d" % n), value=values[version](event(n, version), ctx),
+                      partition=n % 2)
+            n += 1
+    # A tombstone: a key and no value.
+    p.produce(topic, key=keys("gone"), value=None, partition=0)
+    assert p.flush(30) == 0, "records left unsent"
+    print(n + 1)
+
+
+def render(schema, value, names):
+    """The deserializer's Python value as kseek documents its JSON."""
+    if isinstance(schema, str) and schema in names:
+        return render(names[schema], value, names)
+    if isinstance(schema, list):
+        if value is None:
+            return None
+        for branch in schema:
+            if branch == "null":
+                continue
+            if fits(branch, value, names):
+                return {branch_name(branch): render(branch, value, names)}
+        raise ValueError("no branch for %r" % (value,))
+    t = schema if isinstance(schema, str) else schema["type"]
+    logical = None if isinstance(schema, str) else schema.get("logicalType")
+    if isinstance(schema, dict) and "name" in schema and t in ("record", "enum", "fixed"):
+        names[schema["name"]] = schema
+        names[qualified(schema)] = schema
+    if logical == "decimal":
+        return "%s" % format(value, "f")
+    if logical == "date":
+        return value.isoformat()
+    if logical == "time-millis":
+        return value.strftime("%H:%M:%S") + ".%03d" % (value.microsecond // 1000)
+    if logical == "time-micros":
+        return value.strftime("%H:%M:%S") + ".%06d" % value.microsecond
+    if logical in ("timestamp-millis", "local-timestamp-millis", "timestamp-micros"):
+        digits = 6 if logical.endswith("micros") else 3
+        frac = ("%06d" % value.microsecond)[:digits]
+        z = "" if logical.startswith("local") else "Z"
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC)
+        return value.strftime("%Y-%m-%dT%H:%M:%S") + "." + frac + z
+    if logical == "uuid":
+        return str(value)
+    if t in ("bytes", "fixed"):
+        return value.decode("latin-1")
+    if t == "record":
+        return {f["name"]: render(f["type"], value[f["name"]], names) for f in schema["fields"]}
+    if t == "array":
+        return [render(schema["items"], x, names) for x in value]
+    if t == "map":
+        return {k: render(schema["values"], x, names) for k, x in value.items()}
+    return value
+
+
+def qualified(schema):
+    ns = schema.get("namespace", "kseek.test")
+    return schema["name"] if "." in schema["name"] else ns + "." + schema["name"]
+
+
+def branch_name(branch):
+    if isinstance(branch, dict):
+        if branch["type"] in ("record", "enum", "fixed"):
+            return qualified(branch)
+        return branch["type"]
+    return branch if "." in branch or branch in (
+        "boolean", "int", "long", "float", "double", "bytes", "string") else "kseek.test." + branch
+
+
+def fits(branch, value, names):
+    t = branch if isinstance(branch, str) else branch["type"]
+    if t in ("long", "int"):
+        return isinstance(value, int) and not isinstance(value, bool)
+    if t == "string":
+        return isinstance(value, str)
+    if t == "record" or (isinstance(branch, str) and branch in names):
+        return isinstance(value, dict)
+    return False
+
+
+def same(a, b, path):
+    if isinstance(a, float) or isinstance(b, float):
+        ok = isinstance(a, (int, float)) and isinstance(b, (int, float)) and math.isclose(a, b, rel_tol=1e-6)
+        return [] if ok else ["%s: %r != %r" % (path, a, b)]
+    if isinstance(a, dict) and isinstance(b, dict):
+        if list(a) != list(b):
+            return ["%s: fields %s != %s" % (path, list(a), list(b))]
+        return [m for k in a for m in same(a[k], b[k], path + "." + k)]
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return ["%s: %d items != %d" % (path, len(a), len(b))]
+        return [m for i, (x, y) in enumerate(zip(a, b)) for m in same(x, y, "%s[%d]" % (path, i))]
+    return [] if a == b and type(a) == type(b) else ["%s: %r != %r" % (path, a, b)]
+
+
+def compare(bootstrap, url, topic, kseek_path):
+    sr = SchemaRegistryClient({"url": url})
+    deserializer = AvroDeserializer(sr)
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "kseek-compare", "enable.auto.commit": False})
+    parts = c.list_topics(topic, timeout=30).topics[topic].partitions
+    tps = []
+    for p in parts:
+        lo, hi = c.get_watermark_offsets(TopicPartition(topic, p), timeout=30)
+        tps.append((p, lo, hi))
+    c.assign([TopicPartition(topic, p, lo) for p, lo, _ in tps])
+    want = sum(hi - lo for _, lo, hi in tps)
+    expected = {}
+    while len(expected) < want:
+        m = c.poll(30)
+        assert m is not None, "the Java-free consumer timed out"
+        assert m.error() is None, m.error()
+        ctx = SerializationContext(topic, MessageField.VALUE)
+        value = m.value()
+        if value is None:
+            rendered = None
+        else:
+            obj = deserializer(value, ctx)
+            sid = int.from_bytes(value[1:5], "big")
+            schema = json.loads(sr.get_schema(sid).schema_str)
+            rendered = render(schema, obj, {})
+        expected[(m.partition(), m.offset())] = (m.key().decode(), rendered)
+    c.close()
+    got = {}
+    for line in open(kseek_path, encoding="utf-8"):
+        r = json.loads(line)
+        got[(r["partition"], r["offset"])] = (r["key"], r["value"])
+    problems = []
+    if sorted(got) != sorted(expected):
+        problems.append("records: kseek %s, Confluent's consumer %s" % (sorted(got), sorted(expected)))
+    for k in sorted(set(got) & set(expected)):
+        problems += same(expected[k], got[k], "partition %d offset %d" % k)
+    for p in problems:
+        print(p)
+    print("%d records compared, %d mismatches" % (len(expected), len(problems)))
+    sys.exit(1 if problems else 0)
+
+
+if __name__ == "__main__":
+    cmd = sys.argv[1]
+    if cmd == "produce":
+        produce(*sys.argv[2:6])
+    elif cmd == "compare":
+        compare(*sys.argv[2:6])
+    else:
+        sys.exit("usage: confluent.py produce|compare ...")
