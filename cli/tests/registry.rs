@@ -66,9 +66,15 @@ fn python() -> String {
 
 /// `tests/registry/confluent.py <args>`: (success, stdout + stderr).
 fn confluent(args: &[&str]) -> (bool, String) {
+    confluent_with(args, &[])
+}
+
+/// [`confluent`] with environment variables set.
+fn confluent_with(args: &[&str], envs: &[(&str, &str)]) -> (bool, String) {
     let out = Command::new(python())
         .arg(support::repo_root().join("tests/registry/confluent.py"))
         .args(args)
+        .envs(envs.iter().copied())
         .env("PYTHONWARNINGS", "ignore")
         .stdin(Stdio::null())
         .output()
@@ -307,4 +313,108 @@ fn registry_down_and_basic_auth() {
     assert_eq!(code, Some(6), "{stderr}");
     assert!(stdout.is_empty(), "{stdout}");
     assert!(stderr.contains("could not be reached"), "{stderr}");
+}
+
+/// Certificates of `tests/kafka/secure.sh` (a CA, a server certificate for 127.0.0.1, a client
+/// certificate, an untrusted CA) in a fresh folder.
+fn certificates() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(support::unique_name("kseek-registry-tls"));
+    let status = Command::new("bash")
+        .arg("-c")
+        .arg("set -euo pipefail; source \"$0/tests/kafka/secure.sh\"; secure_make_certs \"$1\"")
+        .arg(support::repo_root())
+        .arg(&dir)
+        .status()
+        .expect("running secure_make_certs");
+    assert!(status.success(), "secure_make_certs failed");
+    dir
+}
+
+/// A registry behind TLS that wants a client certificate and basic auth: kseek reaches it with
+/// `schema.registry.ssl.*` and `basic.auth.user.info` from a properties file, and reads what
+/// Confluent's serializer wrote over the same TLS; a CA it does not trust is refused (exit 6).
+#[test]
+fn registry_over_tls_with_a_client_certificate_and_basic_auth() {
+    let broker = support::broker();
+    let certs = certificates();
+    let path = |name: &str| certs.join(name).to_str().unwrap().to_owned();
+    let registry = Registry::start(&[
+        "--cert",
+        &path("broker.crt"),
+        "--key",
+        &path("broker.key"),
+        "--client-ca",
+        &path("ca.pem"),
+        "--user",
+        "alice:tls-s3cret",
+    ]);
+    assert!(registry.url.starts_with("https://"), "{}", registry.url);
+    let topic = support::unique_name("avro-tls");
+    let tls_env = [("KSEEK_REGISTRY_TLS", certs.to_str().unwrap())];
+    let (ok, out) = confluent_with(
+        &[
+            "produce",
+            broker.bootstrap(),
+            &registry.url,
+            &topic,
+            "alice:tls-s3cret",
+        ],
+        &tls_env,
+    );
+    assert!(ok, "{out}");
+    let properties = certs.join("registry.properties");
+    let write = |ca: &str| {
+        std::fs::write(
+            &properties,
+            format!(
+                "schema.registry.url={}\n\
+                 basic.auth.credentials.source=USER_INFO\n\
+                 schema.registry.basic.auth.user.info=alice:tls-s3cret\n\
+                 schema.registry.ssl.ca.location={}\n\
+                 schema.registry.ssl.certificate.location={}\n\
+                 schema.registry.ssl.key.location={}\n",
+                registry.url,
+                path(ca),
+                path("client.crt"),
+                path("client.key")
+            ),
+        )
+        .unwrap();
+    };
+    write("ca.pem");
+    let args = [
+        "-s",
+        "key=string",
+        "-s",
+        "value=avro",
+        "--config",
+        properties.to_str().unwrap(),
+    ];
+    let (code, stdout, stderr) = kseek_read(&topic, &args);
+    assert_eq!(code, Some(0), "{stderr}");
+    let lines = certs.join("kseek.jsonl");
+    std::fs::write(&lines, &stdout).unwrap();
+    let (ok, out) = confluent_with(
+        &[
+            "compare",
+            broker.bootstrap(),
+            &registry.url,
+            &topic,
+            lines.to_str().unwrap(),
+        ],
+        &[tls_env[0], ("KSEEK_REGISTRY_USER_INFO", "alice:tls-s3cret")],
+    );
+    assert!(
+        ok && out.contains("41 records compared, 0 mismatches"),
+        "{out}"
+    );
+
+    // A CA that did not sign the registry's certificate: refused, named, exit 6.
+    write("untrusted-ca.pem");
+    let (code, stdout, stderr) = kseek_read(&topic, &args);
+    assert_eq!(code, Some(6), "{stderr}");
+    assert!(stdout.is_empty());
+    assert!(stderr.contains("could not be reached"), "{stderr}");
+    assert!(!stderr.contains("tls-s3cret"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&certs);
 }

@@ -16,6 +16,7 @@ import datetime
 import decimal
 import json
 import math
+import os
 import sys
 import uuid
 
@@ -101,7 +102,14 @@ def event(n, version):
 
 
 def registry(url, user_info=None):
+    # KSEEK_REGISTRY_TLS: a folder of tests/kafka/secure.sh certificates, for an https registry
+    # that requires a client certificate.
     conf = {"url": url}
+    tls = os.environ.get("KSEEK_REGISTRY_TLS")
+    if tls:
+        conf["ssl.ca.location"] = os.path.join(tls, "ca.pem")
+        conf["ssl.certificate.location"] = os.path.join(tls, "client.crt")
+        conf["ssl.key.location"] = os.path.join(tls, "client.key")
     if user_info:
         conf["basic.auth.user.info"] = user_info
     return SchemaRegistryClient(conf)
@@ -219,7 +227,7 @@ def same(a, b, path):
 
 
 def compare(bootstrap, url, topic, kseek_path):
-    sr = SchemaRegistryClient({"url": url})
+    sr = registry(url, os.environ.get("KSEEK_REGISTRY_USER_INFO"))
     deserializer = AvroDeserializer(sr)
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": "kseek-compare", "enable.auto.commit": False})
     parts = c.list_topics(topic, timeout=30).topics[topic].partitions

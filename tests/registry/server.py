@@ -7,7 +7,10 @@ No Schema Registry server could be installed from the package registries here (C
 not on Maven Central; Apicurio 2.6's app on Maven Central is the un-augmented Quarkus app,
 its 3.x apps miss dependencies there; Karapace is not on PyPI): see issue 30's note.
 
-    server.py [--user USER:PASSWORD] [--cert CERT.pem --key KEY.pem] [--fail-first N]
+    server.py [--user USER:PASSWORD] [--cert CERT.pem --key KEY.pem [--client-ca CA.pem]]
+              [--fail-first N]
+
+--cert serves HTTPS; --client-ca also requires a client certificate signed by CA.pem (mTLS).
 
 Prints `URL=http://127.0.0.1:PORT` (or https) once listening, then serves until killed or
 until stdin closes (so a test that dies takes the server with it).
@@ -152,6 +155,7 @@ def main():
     p.add_argument("--user")
     p.add_argument("--cert")
     p.add_argument("--key")
+    p.add_argument("--client-ca")
     p.add_argument("--fail-first", type=int, default=0)
     a = p.parse_args()
     state["fail_first"] = a.fail_first
@@ -161,6 +165,9 @@ def main():
     if a.cert:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(a.cert, a.key)
+        if a.client_ca:
+            ctx.load_verify_locations(a.client_ca)
+            ctx.verify_mode = ssl.CERT_REQUIRED
         server.socket = ctx.wrap_socket(server.socket, server_side=True)
         scheme = "https"
     threading.Thread(target=server.serve_forever, daemon=True).start()
