@@ -127,6 +127,11 @@ impl Decoding {
         }
     }
 
+    /// The registry client, when one of the sides is Avro.
+    pub(crate) fn registry(self) -> Option<Registry> {
+        self.registry
+    }
+
     /// Fetches the schemas of `batch`'s Avro keys and values not fetched yet.
     ///
     /// # Errors
@@ -242,6 +247,89 @@ impl Decoding {
                     )
                 })?;
                 out.extend_from_slice(text.as_bytes());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `-s value=avro` for Parquet and Arrow output: the values as one struct column of the
+/// subject's latest schema (`<topic>-value`), each writer schema resolved to it.
+#[derive(Debug)]
+pub(crate) struct ValueColumns {
+    pub(crate) columns: kseek_registry::arrow::AvroColumns,
+    registry: Registry,
+    /// Writer schema ids the registry does not have (their rows are decode errors).
+    unknown: Vec<u32>,
+    pub(crate) on_error: OnDecodeError,
+    pub(crate) skipped: u64,
+}
+
+impl ValueColumns {
+    /// The reader schema: the latest version of `<topic>-value`.
+    pub(crate) async fn new(
+        registry: Registry,
+        topic: &str,
+        on_error: OnDecodeError,
+    ) -> Result<ValueColumns, Fail> {
+        let subject = format!("{topic}-value");
+        let reader = match registry
+            .schema_by_version(&subject, kseek_registry::Version::Latest)
+            .await
+        {
+            Ok(reader) => reader,
+            Err(RegistryError::Status { status: 404, .. }) => {
+                return Err(Fail {
+                    code: crate::fail::DECODE,
+                    message: format!(
+                        "subject {subject:?} is not in the Schema Registry: Parquet and Arrow output read the values in its latest schema. Check the topic's name"
+                    ),
+                })
+            }
+            Err(e) => return Err(registry_failed(&e)),
+        };
+        if reader.schema.kind != SchemaKind::Avro {
+            return Err(Fail::usage(format!(
+                "subject {subject:?} holds {} schemas, not Avro",
+                reader.schema.kind.name()
+            )));
+        }
+        let columns =
+            kseek_registry::arrow::AvroColumns::new(&reader, "value").map_err(|e| Fail {
+                code: crate::fail::DECODE,
+                message: format!(
+                    "the latest schema of subject {subject:?} can't be read into columns: {e}"
+                ),
+            })?;
+        Ok(ValueColumns {
+            columns,
+            registry,
+            unknown: Vec::new(),
+            on_error,
+            skipped: 0,
+        })
+    }
+
+    /// Fetches the writer schemas of `batch`'s values not fetched yet.
+    pub(crate) async fn prepare(&mut self, batch: &FetchedBatch) -> Result<(), Fail> {
+        let mut wanted = Vec::new();
+        for record in batch.records().flatten() {
+            if let Some(Ok(framed)) = record.value().map(Framed::parse) {
+                let id = framed.schema_id;
+                if !self.columns.knows(id) && !self.unknown.contains(&id) && !wanted.contains(&id) {
+                    wanted.push(id);
+                }
+            }
+        }
+        for id in wanted {
+            match self.registry.schema_by_id(id).await {
+                Ok(resolved) if resolved.schema.kind == SchemaKind::Avro => {
+                    if self.columns.add_writer(id, &resolved).is_err() {
+                        self.unknown.push(id);
+                    }
+                }
+                Ok(_) | Err(RegistryError::Status { status: 404, .. }) => self.unknown.push(id),
+                Err(e) => return Err(registry_failed(&e)),
             }
         }
         Ok(())

@@ -18,6 +18,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, GzipLevel};
 use parquet::file::properties::WriterProperties;
 
+use crate::decode::{OnDecodeError, ValueColumns};
 use crate::output::Printed;
 
 /// A Parquet row group is flushed once its encoded size reaches this.
@@ -143,6 +144,11 @@ enum Sink {
 /// Writes the records of fetched batches as Parquet or an Arrow IPC stream.
 pub(crate) struct TableWriter {
     builder: RecordBatchBuilder,
+    /// `-s value=avro`: the value column decoded into a struct column.
+    pub(crate) values: Option<ValueColumns>,
+    schema: arrow_schema::SchemaRef,
+    /// Reused by the value checks.
+    scratch: String,
     sink: Option<Sink>,
     /// The file's temporary name, while it is written under one.
     temporary: Option<PathBuf>,
@@ -200,10 +206,14 @@ impl TableWriter {
         kind: Kind,
         path: Option<&Path>,
         compression: ParquetCompression,
+        values: Option<ValueColumns>,
     ) -> io::Result<TableWriter> {
         let target = Target::open(path)?;
         let temporary = target.temporary();
-        let schema = kseek_arrow::schema();
+        let schema = match &values {
+            None => kseek_arrow::schema(),
+            Some(v) => with_value_field(&kseek_arrow::schema(), v.columns.field()),
+        };
         let sink = || -> io::Result<Sink> {
             Ok(match kind {
                 Kind::Parquet => {
@@ -213,7 +223,7 @@ impl TableWriter {
                         .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
                         .build();
                     Sink::Parquet(
-                        ArrowWriter::try_new(target, schema, Some(properties))
+                        ArrowWriter::try_new(target, schema.clone(), Some(properties))
                             .map_err(parquet_error)?,
                     )
                 }
@@ -229,6 +239,9 @@ impl TableWriter {
             // Record batches of kseek-arrow's default size (8192 rows or 1 MiB) are handed to the
             // writers, which gather them into row groups (Parquet) or messages (IPC).
             builder: RecordBatchBuilder::new(BatchLimits::default()),
+            values,
+            schema,
+            scratch: String::new(),
             sink: Some(sink),
             temporary,
             bytes: 0,
@@ -244,6 +257,24 @@ impl TableWriter {
     ) -> Result<Printed, crate::output::BatchFailed<kseek::Error>> {
         use crate::output::BatchFailed;
         let max = usize::try_from(max).unwrap_or(usize::MAX);
+        // --on-decode-error fail: a value that does not decode stops the read before any
+        // record of its batch is appended.
+        if let Some(v) = self
+            .values
+            .as_ref()
+            .filter(|v| v.on_error == OnDecodeError::Fail)
+        {
+            for record in batch.records().take(max).flatten() {
+                if let Some(value) = record.value() {
+                    if let Err(message) = v.columns.check(value, &mut self.scratch) {
+                        return Err(BatchFailed::Decode {
+                            offset: record.offset(),
+                            message: format!("the value: {message}"),
+                        });
+                    }
+                }
+            }
+        }
         let mut skip = 0;
         let mut appended = 0;
         loop {
@@ -303,12 +334,13 @@ impl TableWriter {
     /// its final name. Returns the key and value bytes written.
     /// On a failure (a full disk at the last row group, the footer or the sync) the temporary
     /// file is removed, as by [`TableWriter::abandon`].
-    pub(crate) fn finish(mut self) -> io::Result<u64> {
+    pub(crate) fn finish(mut self) -> io::Result<(u64, u64)> {
         let done = self.complete();
         if done.is_err() {
             remove(self.temporary.as_deref());
         }
-        done
+        let skipped = self.values.as_ref().map_or(0, |v| v.skipped);
+        done.map(|bytes| (bytes, skipped))
     }
 
     fn complete(&mut self) -> io::Result<u64> {
@@ -335,8 +367,11 @@ impl TableWriter {
         if self.builder.is_empty() {
             return Ok(());
         }
-        let batch = self.builder.finish();
+        let mut batch = self.builder.finish();
         self.bytes += key_value_bytes(&batch);
+        if let Some(values) = self.values.as_mut() {
+            batch = decode_values(values, &self.schema, batch)?;
+        }
         match self.sink.as_mut() {
             Some(Sink::Parquet(w)) => w.write(&batch).map_err(parquet_error),
             Some(Sink::Arrow(w)) => w.write(&batch).map_err(arrow_error),
@@ -346,6 +381,68 @@ impl TableWriter {
 }
 
 /// The bytes of the key and value columns of `batch`.
+/// `schema` with its `value` field replaced by `field`.
+fn with_value_field(
+    schema: &arrow_schema::Schema,
+    field: &arrow_schema::Field,
+) -> arrow_schema::SchemaRef {
+    let fields: Vec<arrow_schema::FieldRef> = schema
+        .fields()
+        .iter()
+        .map(|f| {
+            if f.name() == "value" {
+                std::sync::Arc::new(field.clone())
+            } else {
+                f.clone()
+            }
+        })
+        .collect();
+    std::sync::Arc::new(arrow_schema::Schema::new_with_metadata(
+        fields,
+        schema.metadata().clone(),
+    ))
+}
+
+/// `batch` with its binary `value` column decoded into `values`' struct column (`schema`'s);
+/// with `--on-decode-error skip`, the rows that do not decode left out.
+fn decode_values(
+    values: &mut ValueColumns,
+    schema: &arrow_schema::SchemaRef,
+    batch: RecordBatch,
+) -> io::Result<RecordBatch> {
+    let at = batch
+        .schema()
+        .index_of("value")
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    let raw = batch
+        .column(at)
+        .as_any()
+        .downcast_ref::<BinaryArray>()
+        .ok_or_else(|| io::Error::other("the value column is not binary"))?;
+    let decoded = values
+        .columns
+        .decode(raw)
+        .map_err(|e| io::Error::other(format!("decoding the values: {e}")))?;
+    let mut columns = batch.columns().to_vec();
+    columns[at] = decoded.column;
+    let mut out = RecordBatch::try_new(schema.clone(), columns)
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    if !decoded.errors.is_empty() {
+        if values.on_error != OnDecodeError::Skip {
+            let (row, why) = &decoded.errors[0];
+            return Err(io::Error::other(format!("row {row}: {why}")));
+        }
+        values.skipped += decoded.errors.len() as u64;
+        let mut keep = vec![true; out.num_rows()];
+        for (row, _) in &decoded.errors {
+            keep[*row] = false;
+        }
+        out = arrow_select::filter::filter_record_batch(&out, &keep.into())
+            .map_err(|e| io::Error::other(e.to_string()))?;
+    }
+    Ok(out)
+}
+
 fn key_value_bytes(batch: &RecordBatch) -> u64 {
     ["key", "value"]
         .iter()

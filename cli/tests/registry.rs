@@ -418,3 +418,88 @@ fn registry_over_tls_with_a_client_certificate_and_basic_auth() {
     assert!(!stderr.contains("tls-s3cret"), "{stderr}");
     let _ = std::fs::remove_dir_all(&certs);
 }
+
+/// `-s value=avro --output FILE.parquet`: the values as one struct column of the subject's
+/// latest schema (decimals as decimals, timestamps as timestamps, enums, maps, nested
+/// records), older versions resolved to it; pyarrow reads the file, and each value equals what
+/// Confluent's deserializer reads in the same reader schema. A value that does not decode
+/// leaves no file (exit 5), or is left out with --on-decode-error skip.
+#[test]
+fn avro_values_as_typed_parquet_columns() {
+    let broker = support::broker();
+    let registry = Registry::start(&[]);
+    let topic = support::unique_name("avro-table");
+    let table = [("KSEEK_AVRO_PROFILE", "table")];
+    let (ok, out) = confluent_with(
+        &["produce", broker.bootstrap(), &registry.url, &topic],
+        &table,
+    );
+    assert!(ok, "{out}");
+    let dir = std::env::temp_dir().join(support::unique_name("kseek-avro-parquet"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("values.parquet");
+    let avro = ["-s", "value=avro", "-r", registry.url.as_str()];
+    let (code, _, stderr) = kseek_read(
+        &topic,
+        &[&avro[..], &["-o", file.to_str().unwrap()]].concat(),
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let (ok, out) = confluent_with(
+        &[
+            "compare-table",
+            broker.bootstrap(),
+            &registry.url,
+            &topic,
+            file.to_str().unwrap(),
+        ],
+        &table,
+    );
+    assert!(
+        ok && out.contains("41 records compared, 0 mismatches"),
+        "{out}"
+    );
+    assert!(
+        out.contains("dec: decimal128(9, 2)") && out.contains("tsm: timestamp[ms, tz=+00:00]"),
+        "{out}"
+    );
+
+    // A value that is not Avro: no file, exit 5; skipped, the rest is there.
+    broker.produce(
+        &topic,
+        &[NewRecord::new().partition(0).value("plain text").into()],
+    );
+    let bad = dir.join("bad.parquet");
+    let (code, _, stderr) = kseek_read(
+        &topic,
+        &[&avro[..], &["-o", bad.to_str().unwrap()]].concat(),
+    );
+    assert_eq!(code, Some(5), "{stderr}");
+    assert!(
+        stderr.contains("partition 0") && stderr.contains("offset 21"),
+        "{stderr}"
+    );
+    assert!(!bad.exists());
+    let skipped = dir.join("skipped.parquet");
+    let (code, _, stderr) = kseek_read(
+        &topic,
+        &[
+            &avro[..],
+            &["-o", skipped.to_str().unwrap(), "--on-decode-error", "skip"],
+        ]
+        .concat(),
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("1 skipped"), "{stderr}");
+    // The 41 values Confluent's serializer wrote, without the one that is not Avro.
+    let rows = Command::new(python())
+        .args(["-c", "import sys, pyarrow.parquet as pq; t = pq.read_table(sys.argv[1]); print(t.num_rows, t.column('value').null_count, max(t.column('offset').to_pylist()))"])
+        .arg(&skipped)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&rows.stdout).trim(),
+        "41 1 20",
+        "{rows:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -48,6 +48,12 @@ pub struct AvroSchema {
 #[error("{0}")]
 pub struct AvroError(String);
 
+impl AvroError {
+    pub(crate) fn new(message: impl Into<String>) -> AvroError {
+        AvroError(message.into())
+    }
+}
+
 fn err<T>(message: impl Into<String>) -> Result<T, AvroError> {
     Err(AvroError(message.into()))
 }

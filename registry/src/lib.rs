@@ -5,6 +5,7 @@
 //! Kept out of the `kseek` crate so that its footprint does not move: a program that reads
 //! bytes does not carry an HTTP client.
 
+pub mod arrow;
 pub mod avro;
 mod client;
 mod config;

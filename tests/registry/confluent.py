@@ -11,6 +11,9 @@ deserializers (the confluent-kafka package) write and read the topic.
         with kseek's line for the same partition and offset (kseek prints Avro's JSON
         encoding: unions as {"branch": value}; logical types as documented in
         registry/src/avro.rs). Prints the mismatches; exit 1 if any.
+    confluent.py compare-table BOOTSTRAP REGISTRY_URL TOPIC KSEEK_PARQUET
+        Reads the topic with AvroDeserializer in the subject's latest schema, and compares each
+        value with the `value` struct of kseek's Parquet file as pyarrow reads it.
 """
 import datetime
 import decimal
@@ -66,6 +69,15 @@ V1 = {
 V2 = dict(V1, fields=[f for f in V1["fields"] if f["name"] != "s"]
           + [{"name": "extra", "type": "string", "default": "none"}])
 
+# KSEEK_AVRO_PROFILE=table: without the union of several types ("choice"), which Parquet has no
+# type for.
+# ("Inner", defined inside "choice", is then defined where "inner" uses it.)
+if os.environ.get("KSEEK_AVRO_PROFILE") == "table":
+    def without_choice(schema):
+        fields = [f for f in schema["fields"] if f["name"] != "choice"]
+        return dict(schema, fields=[dict(f, type=INNER) if f["name"] == "inner" else f for f in fields])
+    V1, V2 = without_choice(V1), without_choice(V2)
+
 UTC = datetime.timezone.utc
 
 
@@ -98,6 +110,8 @@ def event(n, version):
     if version == 2:
         del v["s"]
         v["extra"] = "extra%d" % n
+    if os.environ.get("KSEEK_AVRO_PROFILE") == "table":
+        del v["choice"]
     return v
 
 
@@ -268,11 +282,83 @@ def compare(bootstrap, url, topic, kseek_path):
     sys.exit(1 if problems else 0)
 
 
+def plain(schema, value, names):
+    """The deserializer's value as pyarrow reads kseek's Parquet column: decimals, dates and
+    times as Python's; uuids as their 16 bytes; maps as (key, value) lists; enums as strings."""
+    if isinstance(schema, str) and schema in names:
+        return plain(names[schema], value, names)
+    if isinstance(schema, list):
+        if value is None:
+            return None
+        branch = [b for b in schema if b != "null"][0]
+        return plain(branch, value, names)
+    t = schema if isinstance(schema, str) else schema["type"]
+    logical = None if isinstance(schema, str) else schema.get("logicalType")
+    if isinstance(schema, dict) and "name" in schema and t in ("record", "enum", "fixed"):
+        names[schema["name"]] = schema
+    if logical == "uuid":
+        return value.bytes
+    if logical in ("timestamp-millis", "timestamp-micros"):
+        return value.astimezone(UTC)
+    if logical is not None:
+        return value
+    if t == "record":
+        return {f["name"]: plain(f["type"], value[f["name"]], names) for f in schema["fields"]}
+    if t == "array":
+        return [plain(schema["items"], x, names) for x in value]
+    if t == "map":
+        return sorted((k, plain(schema["values"], x, names)) for k, x in value.items())
+    return value
+
+
+def compare_table(bootstrap, url, topic, parquet_path):
+    """kseek's Parquet file (read by pyarrow) against Confluent's deserializer reading every
+    value in the subject's latest schema (its reader schema)."""
+    import pyarrow.parquet as pq
+    sr = registry(url, os.environ.get("KSEEK_REGISTRY_USER_INFO"))
+    latest = sr.get_latest_version(topic + "-value").schema.schema_str
+    reader = json.loads(latest)
+    deserializer = AvroDeserializer(sr, schema_str=latest)
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "kseek-compare", "enable.auto.commit": False})
+    parts = c.list_topics(topic, timeout=30).topics[topic].partitions
+    tps = [(p,) + c.get_watermark_offsets(TopicPartition(topic, p), timeout=30) for p in parts]
+    c.assign([TopicPartition(topic, p, lo) for p, lo, _ in tps])
+    want = sum(hi - lo for _, lo, hi in tps)
+    expected = {}
+    while len(expected) < want:
+        m = c.poll(30)
+        assert m is not None and m.error() is None, m and m.error()
+        ctx = SerializationContext(topic, MessageField.VALUE)
+        value = None if m.value() is None else plain(reader, deserializer(m.value(), ctx), {})
+        expected[(m.partition(), m.offset())] = value
+    c.close()
+    table = pq.read_table(parquet_path)
+    got = {}
+    for row in table.to_pylist():
+        v = row["value"]
+        if v is not None:
+            v = {k: (sorted(x) if isinstance(x, list) and x and isinstance(x[0], tuple) else x)
+                 for k, x in v.items()}
+        got[(row["partition"], row["offset"])] = v
+    problems = []
+    if sorted(got) != sorted(expected):
+        problems.append("records: kseek %s, Confluent's consumer %s" % (sorted(got), sorted(expected)))
+    for k in sorted(set(got) & set(expected)):
+        problems += same(expected[k], got[k], "partition %d offset %d" % k)
+    print("value column type: %s" % table.schema.field("value").type)
+    for p in problems:
+        print(p)
+    print("%d records compared, %d mismatches" % (len(expected), len(problems)))
+    sys.exit(1 if problems else 0)
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "produce":
         produce(*sys.argv[2:6])
     elif cmd == "compare":
         compare(*sys.argv[2:6])
+    elif cmd == "compare-table":
+        compare_table(*sys.argv[2:6])
     else:
         sys.exit("usage: confluent.py produce|compare ...")

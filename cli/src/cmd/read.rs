@@ -12,7 +12,7 @@ use kseek::read::{FetchedBatch, TimeFilter};
 use kseek::{ClientConfig, CommitOffset, Plan, ReadOptions};
 
 use crate::args::{OutputArgs, OutputFormat, ReadArgs, ReadSplitArgs};
-use crate::decode::Decoding;
+use crate::decode::{Decoding, ValueColumns};
 use crate::fail::Fail;
 use crate::output::{BatchFailed, Printed, RecordFormat, RecordWriter};
 use crate::progress::Progress;
@@ -27,11 +27,13 @@ enum Out {
 }
 
 impl Out {
-    /// The output `args` ask for, in `format` when it is text.
-    fn open(
+    /// The output `args` ask for, in `format` when it is text; `plan` names the topic whose
+    /// subject gives the value columns (`-s value=avro` to Parquet or Arrow).
+    async fn open(
         args: &OutputArgs,
         format: RecordFormat,
         decoding: Option<Decoding>,
+        plan: &Plan,
     ) -> Result<Out, Fail> {
         let path = args.file();
         let named = |ext: &[&str]| {
@@ -56,11 +58,10 @@ impl Out {
             writer.decoding = decoding;
             return Ok(Out::Text(writer));
         };
-        if decoding.is_some() {
-            return Err(Fail::usage(
-                "-s decodes keys and values for text output; Parquet and Arrow output of decoded values is not supported yet. Leave -s out, or use --output-format text".to_owned(),
-            ));
-        }
+        let values = match decoding {
+            None => None,
+            Some(d) => Some(value_columns(d, plan).await?),
+        };
         if args.format != "json" {
             return Err(Fail::usage(format!(
                 "--format {:?} is for text output, not {}. Leave --format out, or use --output-format text.",
@@ -73,7 +74,7 @@ impl Out {
                 "binary output to a terminal. Give --output FILE, or pipe stdout to a program (duckdb, pyarrow).".to_owned(),
             ));
         }
-        TableWriter::create(kind, path, args.compression)
+        TableWriter::create(kind, path, args.compression, values)
             .map(|w| Out::Table(Box::new(w)))
             .map_err(|e| Fail::output_to(path.unwrap_or("-".as_ref()), &e))
     }
@@ -97,7 +98,11 @@ impl Out {
             Out::Text(RecordWriter {
                 decoding: Some(d), ..
             }) => d.prepare(batch).await,
-            _ => Ok(()),
+            Out::Table(t) => match t.values.as_mut() {
+                Some(v) => v.prepare(batch).await,
+                None => Ok(()),
+            },
+            Out::Text(_) => Ok(()),
         }
     }
 
@@ -107,7 +112,8 @@ impl Out {
             Out::Text(RecordWriter {
                 decoding: Some(d), ..
             }) => (d.skipped, d.raw),
-            _ => (0, 0),
+            Out::Table(t) => (t.values.as_ref().map_or(0, |v| v.skipped), 0),
+            Out::Text(_) => (0, 0),
         }
     }
 
@@ -235,11 +241,11 @@ async fn read_plan(
     let starts: Vec<i64> = plan.partitions.iter().map(|p| p.start).collect();
     let partitions = plan.partitions.len();
     let mut progress = progress_for(&plan, args.quiet);
-    let mut batches = client.read(plan, options);
-
     // Records are formatted straight from each batch's record views: one await per batch,
     // then a plain loop over its records (output.rs, `RecordWriter`).
-    let mut out = Out::open(args, format, decoding)?;
+    let mut out = Out::open(args, format, decoding, &plan).await?;
+    let mut batches = client.read(plan, options);
+
     let limit = args.count.unwrap_or(u64::MAX);
     let (mut count, mut bytes) = (0u64, 0u64);
     // Set when the read stopped inside the last batch handed out: the offset of its first
@@ -330,13 +336,19 @@ async fn read_plan(
     // A Parquet file or an Arrow stream is completed (a file renamed to its name) only
     // after a read that did not fail: then all of it is what the range holds up to the
     // last record written (Ctrl-C and --count included).
-    let decode_counts = out.decode_counts();
+    let mut decode_counts = out.decode_counts();
     let flushed = match out {
         Out::Text(mut out) => out.flush().map_err(crate::output::output_failed),
         Out::Table(out) => {
             if result.is_ok() {
                 out.finish()
-                    .map(|written| bytes = written)
+                    .map(|(written, skipped)| {
+                        bytes = written;
+                        // Values decode as record batches are handed over (the last one
+                        // now): the records counted as written include those skipped.
+                        count = count.saturating_sub(skipped);
+                        decode_counts.0 = skipped;
+                    })
                     .map_err(crate::output::output_failed)
             } else {
                 out.abandon();
@@ -433,6 +445,34 @@ async fn read_plan(
         });
     }
     Ok(())
+}
+
+/// `-s value=avro` for Parquet and Arrow output: the value columns of the plan's one topic.
+async fn value_columns(decoding: Decoding, plan: &Plan) -> Result<ValueColumns, Fail> {
+    use crate::decode::{OnDecodeError, Serde};
+    let refuse = |why: &str| {
+        Err(Fail::usage(format!(
+            "{why}. Use --output-format text, or leave -s out"
+        )))
+    };
+    if decoding.key != Serde::Bytes || decoding.value != Serde::Avro {
+        return refuse(
+            "Parquet and Arrow output decode values with -s value=avro only (keys stay bytes)",
+        );
+    }
+    if decoding.on_error == OnDecodeError::Raw {
+        return refuse("--on-decode-error raw is for text output (a column has one type)");
+    }
+    let mut topics: Vec<&str> = plan.partitions.iter().map(|p| p.topic.as_str()).collect();
+    topics.dedup();
+    let [topic] = topics[..] else {
+        return refuse("-s value=avro with Parquet or Arrow output reads one topic (its subject's schema gives the columns)");
+    };
+    let on_error = decoding.on_error;
+    let Some(registry) = decoding.registry() else {
+        return refuse("no Schema Registry");
+    };
+    ValueColumns::new(registry, topic, on_error).await
 }
 
 /// The decoders `-s` asks for, with a registry client when one of them is Avro.
