@@ -147,8 +147,6 @@ pub(crate) struct TableWriter {
     /// `-s value=avro`: the value column decoded into a struct column.
     pub(crate) values: Option<ValueColumns>,
     schema: arrow_schema::SchemaRef,
-    /// Reused by the value checks.
-    scratch: String,
     sink: Option<Sink>,
     /// The file's temporary name, while it is written under one.
     temporary: Option<PathBuf>,
@@ -241,7 +239,6 @@ impl TableWriter {
             builder: RecordBatchBuilder::new(BatchLimits::default()),
             values,
             schema,
-            scratch: String::new(),
             sink: Some(sink),
             temporary,
             bytes: 0,
@@ -266,7 +263,7 @@ impl TableWriter {
         {
             for record in batch.records().take(max).flatten() {
                 if let Some(value) = record.value() {
-                    if let Err(message) = v.columns.check(value, &mut self.scratch) {
+                    if let Err(message) = v.columns.check(value) {
                         return Err(BatchFailed::Decode {
                             offset: record.offset(),
                             message: format!("the value: {message}"),

@@ -114,20 +114,18 @@ impl AvroColumns {
         Ok(())
     }
 
-    /// Whether `value` (Confluent-framed Avro) decodes: `Err` says why not. `scratch` is
-    /// reused between calls.
+    /// Whether `value` (Confluent-framed Avro) decodes: `Err` says why not.
     ///
     /// # Errors
     /// The framing, an unknown schema id, a payload that does not match its schema.
-    pub fn check(&self, value: &[u8], scratch: &mut String) -> Result<(), String> {
+    pub fn check(&self, value: &[u8]) -> Result<(), String> {
         let framed = Framed::parse(value).map_err(|e| e.to_string())?;
         let id = framed.schema_id;
         let Some((checker, _)) = self.writers.get(&id) else {
             return Err(format!("schema id {id} is not in the Schema Registry"));
         };
-        scratch.clear();
         checker
-            .to_json(framed.rest, scratch)
+            .check(framed.rest)
             .map_err(|e| format!("the value does not decode with its Avro schema (id {id}): {e}"))
     }
 
@@ -176,7 +174,6 @@ impl AvroColumns {
         let mut parts: Vec<ArrayRef> = vec![new_null_array(self.field.data_type(), 1)];
         let mut order: Vec<(usize, usize)> = Vec::with_capacity(values.len());
         let mut errors = Vec::new();
-        let mut scratch = String::new();
         // Rows waiting in each id's decoder: (id, rows decoded and not flushed).
         let mut pending: Vec<(u32, Vec<usize>)> = Vec::new();
         let mut slots: Vec<Option<(usize, usize)>> = vec![None; values.len()];
@@ -185,7 +182,7 @@ impl AvroColumns {
                 continue;
             }
             let bytes = values.value(row);
-            if let Err(e) = self.check(bytes, &mut scratch) {
+            if let Err(e) = self.check(bytes) {
                 errors.push((row, e));
                 continue;
             }

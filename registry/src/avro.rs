@@ -22,7 +22,6 @@
 //! such numbers).
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
 
 use apache_avro::schema::{DecimalSchema, Name, RecordSchema};
 use apache_avro::Schema;
@@ -40,7 +39,7 @@ pub const MAX_ZERO_WIDTH_ITEMS: u64 = 1 << 16;
 #[derive(Debug, Clone)]
 pub struct AvroSchema {
     root: Schema,
-    names: HashMap<String, Schema>,
+    names: HashMap<Name, Schema>,
 }
 
 /// Why an Avro value could not be decoded.
@@ -92,6 +91,19 @@ impl AvroSchema {
     /// Bytes that are not a value of the schema: cut short, a length or count beyond the
     /// bytes present, a union or enum index out of range, invalid UTF-8, bytes left over.
     pub fn to_json(&self, payload: &[u8], out: &mut String) -> Result<(), AvroError> {
+        self.walk(payload, out)
+    }
+
+    /// Whether `payload` is a value of the schema, as [`AvroSchema::to_json`] would find, with
+    /// nothing written.
+    ///
+    /// # Errors
+    /// As [`AvroSchema::to_json`].
+    pub fn check(&self, payload: &[u8]) -> Result<(), AvroError> {
+        self.walk(payload, &mut Discard)
+    }
+
+    fn walk<S: Sink>(&self, payload: &[u8], out: &mut S) -> Result<(), AvroError> {
         let mut walker = Walker {
             names: &self.names,
             bytes: payload,
@@ -109,8 +121,51 @@ impl AvroSchema {
     }
 }
 
-fn collect_names(schema: &Schema, names: &mut HashMap<String, Schema>) {
-    let named = |n: &Name| n.fullname(None);
+/// Where the walker writes: JSON text, or nowhere (a check).
+trait Sink {
+    /// Whether anything written is kept (formatting is skipped when not).
+    const KEEPS: bool;
+    fn push_str(&mut self, s: &str);
+    fn push(&mut self, c: char);
+}
+
+impl Sink for String {
+    const KEEPS: bool = true;
+    #[inline]
+    fn push_str(&mut self, s: &str) {
+        String::push_str(self, s);
+    }
+    #[inline]
+    fn push(&mut self, c: char) {
+        String::push(self, c);
+    }
+}
+
+/// Whether any of the eight bytes of `word` is a control character, `"` or `\\`.
+fn needs_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS != 0;
+    // A byte below 0x20 (bytes of 0x80 and above are never below it: the !word mask).
+    let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGHS != 0;
+    below_space
+        || has_zero(word ^ (ONES * u64::from(b'"')))
+        || has_zero(word ^ (ONES * u64::from(b'\\')))
+}
+
+/// Keeps nothing: [`AvroSchema::check`].
+struct Discard;
+
+impl Sink for Discard {
+    const KEEPS: bool = false;
+    #[inline]
+    fn push_str(&mut self, _: &str) {}
+    #[inline]
+    fn push(&mut self, _: char) {}
+}
+
+fn collect_names(schema: &Schema, names: &mut HashMap<Name, Schema>) {
+    let named = |n: &Name| n.clone();
     match schema {
         Schema::Record(r) => {
             names.insert(named(&r.name), schema.clone());
@@ -136,20 +191,21 @@ fn collect_names(schema: &Schema, names: &mut HashMap<String, Schema>) {
     }
 }
 
-struct Walker<'a, 'o> {
-    names: &'a HashMap<String, Schema>,
+struct Walker<'a, 'o, S: Sink> {
+    names: &'a HashMap<Name, Schema>,
     bytes: &'a [u8],
     zero_width: u64,
-    out: &'o mut String,
+    out: &'o mut S,
 }
 
-impl<'a> Walker<'a, '_> {
+impl<'a, S: Sink> Walker<'a, '_, S> {
     fn lookup(&self, name: &Name) -> Result<&'a Schema, AvroError> {
         let names = self.names;
-        names.get(&name.fullname(None)).map_or_else(
+        names.get(name).map_or_else(
             || {
                 err(format!(
-                    "the schema refers to {name:?}, which it does not define"
+                    "the schema refers to {}, which it does not define",
+                    name.fullname(None)
                 ))
             },
             Ok,
@@ -209,18 +265,75 @@ impl<'a> Walker<'a, '_> {
         std::str::from_utf8(bytes).or_else(|e| err(format!("a string that is not UTF-8: {e}")))
     }
 
+    /// `s` as a JSON string.
     fn push_json_str(&mut self, s: &str) {
-        // serde_json's escaping, into the String (only valid UTF-8 is written).
-        let mut buf = Vec::new();
-        let _ = serde_json::to_writer(&mut buf, s);
-        self.out
-            .push_str(std::str::from_utf8(&buf).unwrap_or("\"\""));
+        if !S::KEEPS {
+            return;
+        }
+        self.out.push('"');
+        let bytes = s.as_bytes();
+        // Eight bytes at a time while none needs an escape (the common case).
+        let mut clean = 0;
+        while let Some(word) = bytes.get(clean..clean + 8) {
+            let word = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
+            if needs_escape(word) {
+                break;
+            }
+            clean += 8;
+        }
+        let mut start = 0;
+        for (i, &b) in bytes.iter().enumerate().skip(clean) {
+            let escape = match b {
+                b'"' => "\\\"",
+                b'\\' => "\\\\",
+                b'\n' => "\\n",
+                b'\r' => "\\r",
+                b'\t' => "\\t",
+                0..=0x1f => "",
+                _ => continue,
+            };
+            self.out.push_str(&s[start..i]);
+            if escape.is_empty() {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                self.out.push_str("\\u00");
+                self.out.push(char::from(HEX[usize::from(b >> 4)]));
+                self.out.push(char::from(HEX[usize::from(b & 0xf)]));
+            } else {
+                self.out.push_str(escape);
+            }
+            start = i + 1;
+        }
+        self.out.push_str(&s[start..]);
+        self.out.push('"');
     }
 
     /// Bytes as Avro's JSON encoding has them: one code point per byte.
     fn push_latin1(&mut self, bytes: &[u8]) {
-        let s: String = bytes.iter().map(|&b| char::from(b)).collect();
+        if !S::KEEPS {
+            return;
+        }
+        let mut s = String::with_capacity(bytes.len() * 2);
+        s.extend(bytes.iter().map(|&b| char::from(b)));
         self.push_json_str(&s);
+    }
+
+    fn push_int(&mut self, v: impl itoa::Integer) {
+        if S::KEEPS {
+            self.out.push_str(itoa::Buffer::new().format(v));
+        }
+    }
+
+    /// `v` zero-padded to `width` digits (a date or time part).
+    fn push_padded(&mut self, v: u32, width: usize) {
+        if !S::KEEPS {
+            return;
+        }
+        let mut buf = itoa::Buffer::new();
+        let digits = buf.format(v);
+        for _ in digits.len()..width {
+            self.out.push('0');
+        }
+        self.out.push_str(digits);
     }
 
     fn value(&mut self, schema: &'a Schema, depth: usize) -> Result<(), AvroError> {
@@ -236,23 +349,35 @@ impl<'a> Walker<'a, '_> {
             },
             Schema::Int => {
                 let v = self.int()?;
-                let _ = write!(self.out, "{v}");
+                self.push_int(v);
             }
             Schema::Long => {
                 let v = self.long()?;
-                let _ = write!(self.out, "{v}");
+                self.push_int(v);
             }
             Schema::Float => {
                 let b = self.take(4)?;
                 let v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-                self.float(f64::from(v), &v.to_string());
+                if S::KEEPS {
+                    if v.is_finite() {
+                        self.out.push_str(ryu::Buffer::new().format_finite(v));
+                    } else {
+                        self.non_finite(f64::from(v));
+                    }
+                }
             }
             Schema::Double => {
                 let b = self.take(8)?;
                 let mut a = [0; 8];
                 a.copy_from_slice(b);
                 let v = f64::from_le_bytes(a);
-                self.float(v, &v.to_string());
+                if S::KEEPS {
+                    if v.is_finite() {
+                        self.out.push_str(ryu::Buffer::new().format_finite(v));
+                    } else {
+                        self.non_finite(v);
+                    }
+                }
             }
             Schema::Bytes => {
                 let n = self.len()?;
@@ -292,8 +417,9 @@ impl<'a> Walker<'a, '_> {
                     self.out.push_str("null");
                 } else {
                     self.out.push('{');
-                    let name = self.branch_name(branch);
-                    self.push_json_str(&name);
+                    if S::KEEPS {
+                        self.push_branch_name(branch);
+                    }
                     self.out.push(':');
                     self.value(branch, depth + 1)?;
                     self.out.push('}');
@@ -364,34 +490,26 @@ impl<'a> Walker<'a, '_> {
             Schema::Duration => {
                 let b = self.take(12)?;
                 let n = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
-                let _ = write!(
-                    self.out,
-                    "{{\"months\":{},\"days\":{},\"milliseconds\":{}}}",
-                    n(0),
-                    n(4),
-                    n(8)
-                );
+                self.out.push_str("{\"months\":");
+                self.push_int(n(0));
+                self.out.push_str(",\"days\":");
+                self.push_int(n(4));
+                self.out.push_str(",\"milliseconds\":");
+                self.push_int(n(8));
+                self.out.push('}');
             }
         }
         Ok(())
     }
 
-    fn float(&mut self, v: f64, text: &str) {
-        if v.is_nan() {
-            self.out.push_str("\"NaN\"");
-        } else if v.is_infinite() {
-            self.out.push_str(if v > 0.0 {
-                "\"Infinity\""
-            } else {
-                "\"-Infinity\""
-            });
+    fn non_finite(&mut self, v: f64) {
+        self.out.push_str(if v.is_nan() {
+            "\"NaN\""
+        } else if v > 0.0 {
+            "\"Infinity\""
         } else {
-            self.out.push_str(text);
-            // 0.0 as `0.0`, not `0`: a float stays a float for JSON readers (as Java prints it).
-            if !text.contains(['.', 'e', 'E']) {
-                self.out.push_str(".0");
-            }
-        }
+            "\"-Infinity\""
+        });
     }
 
     fn record(&mut self, r: &'a RecordSchema, depth: usize) -> Result<(), AvroError> {
@@ -461,17 +579,18 @@ impl<'a> Walker<'a, '_> {
                 .all(|f| self.zero_width(&f.schema, depth + 1)),
             Schema::Ref { name } => self
                 .names
-                .get(&name.fullname(None))
+                .get(name)
                 .is_some_and(|s| self.zero_width(s, depth + 1)),
             _ => false,
         }
     }
 
-    fn branch_name(&self, schema: &Schema) -> String {
-        match schema {
-            Schema::Null => "null".into(),
-            Schema::Boolean => "boolean".into(),
-            Schema::Int | Schema::Date | Schema::TimeMillis => "int".into(),
+    /// The union branch's name, as a JSON string: a primitive's, or a named type's full name.
+    fn push_branch_name(&mut self, schema: &Schema) {
+        let name: Result<&str, &Name> = match schema {
+            Schema::Null => Ok("null"),
+            Schema::Boolean => Ok("boolean"),
+            Schema::Int | Schema::Date | Schema::TimeMillis => Ok("int"),
             Schema::Long
             | Schema::TimeMicros
             | Schema::TimestampMillis
@@ -479,20 +598,40 @@ impl<'a> Walker<'a, '_> {
             | Schema::TimestampNanos
             | Schema::LocalTimestampMillis
             | Schema::LocalTimestampMicros
-            | Schema::LocalTimestampNanos => "long".into(),
-            Schema::Float => "float".into(),
-            Schema::Double => "double".into(),
-            Schema::Bytes | Schema::BigDecimal => "bytes".into(),
-            Schema::String | Schema::Uuid => "string".into(),
-            Schema::Array(_) => "array".into(),
-            Schema::Map(_) => "map".into(),
-            Schema::Record(r) => r.name.fullname(None),
-            Schema::Enum(e) => e.name.fullname(None),
-            Schema::Fixed(f) => f.name.fullname(None),
-            Schema::Decimal(d) => self.branch_name(&d.inner),
-            Schema::Duration => "fixed".into(),
-            Schema::Union(_) => "union".into(),
-            Schema::Ref { name } => name.fullname(None),
+            | Schema::LocalTimestampNanos => Ok("long"),
+            Schema::Float => Ok("float"),
+            Schema::Double => Ok("double"),
+            Schema::Bytes | Schema::BigDecimal => Ok("bytes"),
+            Schema::String | Schema::Uuid => Ok("string"),
+            Schema::Array(_) => Ok("array"),
+            Schema::Map(_) => Ok("map"),
+            Schema::Duration => Ok("fixed"),
+            Schema::Union(_) => Ok("union"),
+            Schema::Decimal(d) => return self.push_branch_name(&d.inner),
+            Schema::Record(r) => Err(&r.name),
+            Schema::Enum(e) => Err(&e.name),
+            Schema::Fixed(f) => Err(&f.name),
+            Schema::Ref { name } => Err(name),
+        };
+        match name {
+            Ok(primitive) => {
+                self.out.push('"');
+                self.out.push_str(primitive);
+                self.out.push('"');
+            }
+            Err(name) => {
+                self.out.push('"');
+                if let Some(ns) = name
+                    .namespace
+                    .as_deref()
+                    .filter(|ns| !ns.is_empty() && !name.name.contains('.'))
+                {
+                    self.out.push_str(ns);
+                    self.out.push('.');
+                }
+                self.out.push_str(&name.name);
+                self.out.push('"');
+            }
         }
     }
 
@@ -504,7 +643,10 @@ impl<'a> Walker<'a, '_> {
                 self.take(n)?
             }
         };
-        let digits = if bytes.len() <= 16 {
+        if !S::KEEPS {
+            return Ok(());
+        }
+        if bytes.len() <= 16 {
             let mut v: i128 = if bytes.first().is_some_and(|b| b & 0x80 != 0) {
                 -1
             } else {
@@ -513,40 +655,95 @@ impl<'a> Walker<'a, '_> {
             for &b in bytes {
                 v = (v << 8) | i128::from(b);
             }
-            v.to_string()
+            let mut buf = itoa::Buffer::new();
+            self.push_decimal(buf.format(v), d.scale);
         } else {
-            num_bigint::BigInt::from_signed_bytes_be(bytes).to_string()
-        };
-        let text = place_point(&digits, d.scale);
-        self.push_json_str(&text);
+            let digits = num_bigint::BigInt::from_signed_bytes_be(bytes).to_string();
+            self.push_decimal(&digits, d.scale);
+        }
         Ok(())
     }
 
+    /// `digits` (an integer, maybe negative) as a JSON string with a decimal point `scale`
+    /// digits from the right.
+    fn push_decimal(&mut self, digits: &str, scale: usize) {
+        let (sign, digits) = match digits.strip_prefix('-') {
+            Some(d) => ("-", d),
+            None => ("", digits),
+        };
+        self.out.push('"');
+        self.out.push_str(sign);
+        if scale == 0 {
+            self.out.push_str(digits);
+        } else if digits.len() <= scale {
+            self.out.push_str("0.");
+            for _ in digits.len()..scale {
+                self.out.push('0');
+            }
+            self.out.push_str(digits);
+        } else {
+            let (int, frac) = digits.split_at(digits.len() - scale);
+            self.out.push_str(int);
+            self.out.push('.');
+            self.out.push_str(frac);
+        }
+        self.out.push('"');
+    }
+
+    fn push_date(&mut self, d: jiff::civil::Date) {
+        let year = d.year();
+        if year < 0 {
+            self.out.push('-');
+        }
+        self.push_padded(u32::from(year.unsigned_abs()), 4);
+        self.out.push('-');
+        self.push_padded(d.month() as u32, 2);
+        self.out.push('-');
+        self.push_padded(d.day() as u32, 2);
+    }
+
+    /// `hh:mm:ss.` and the first `digits` digits of the fraction of `nanos`.
+    fn push_time(&mut self, seconds_of_day: i64, nanos: u32, digits: usize) {
+        self.push_padded((seconds_of_day / 3600) as u32, 2);
+        self.out.push(':');
+        self.push_padded((seconds_of_day / 60 % 60) as u32, 2);
+        self.out.push(':');
+        self.push_padded((seconds_of_day % 60) as u32, 2);
+        self.out.push('.');
+        let mut buf = itoa::Buffer::new();
+        let fraction = buf.format(nanos);
+        let mut padded = [b'0'; 9];
+        padded[9 - fraction.len()..].copy_from_slice(fraction.as_bytes());
+        let digits = digits.min(9);
+        self.out
+            .push_str(std::str::from_utf8(&padded[..digits]).unwrap_or("000"));
+    }
+
     fn date(&mut self, days: i32) {
+        if !S::KEEPS {
+            return;
+        }
         match jiff::Timestamp::from_second(i64::from(days) * 86_400) {
             Ok(t) => {
-                let d = jiff::tz::Offset::UTC.to_datetime(t).date();
-                let _ = write!(self.out, "\"{}\"", year_month_day(d));
+                self.out.push('"');
+                self.push_date(jiff::tz::Offset::UTC.to_datetime(t).date());
+                self.out.push('"');
             }
-            Err(_) => {
-                let _ = write!(self.out, "{days}");
-            }
+            Err(_) => self.push_int(days),
         }
     }
 
     fn time_of_day(&mut self, nanos: i64, digits: usize) {
+        if !S::KEEPS {
+            return;
+        }
         let (s, n) = (
             nanos.div_euclid(1_000_000_000),
             nanos.rem_euclid(1_000_000_000),
         );
-        let _ = write!(
-            self.out,
-            "\"{:02}:{:02}:{:02}.{}\"",
-            s / 3600,
-            s / 60 % 60,
-            s % 60,
-            fraction(n, digits)
-        );
+        self.out.push('"');
+        self.push_time(s, n as u32, digits);
+        self.out.push('"');
     }
 
     fn timestamp(
@@ -556,59 +753,28 @@ impl<'a> Walker<'a, '_> {
         utc: bool,
     ) -> Result<(), AvroError> {
         let v = self.long()?;
+        if !S::KEEPS {
+            return Ok(());
+        }
         match jiff::Timestamp::from_nanosecond(i128::from(v) * nanos_per_unit) {
             Ok(t) => {
                 let dt = jiff::tz::Offset::UTC.to_datetime(t);
-                let _ = write!(
-                    self.out,
-                    "\"{}T{:02}:{:02}:{:02}.{}{}\"",
-                    year_month_day(dt.date()),
-                    dt.hour(),
-                    dt.minute(),
-                    dt.second(),
-                    fraction(i64::from(dt.subsec_nanosecond()), digits),
-                    if utc { "Z" } else { "" }
-                );
+                self.out.push('"');
+                self.push_date(dt.date());
+                self.out.push('T');
+                let seconds = i64::from(dt.hour()) * 3600
+                    + i64::from(dt.minute()) * 60
+                    + i64::from(dt.second());
+                self.push_time(seconds, dt.subsec_nanosecond() as u32, digits);
+                if utc {
+                    self.out.push('Z');
+                }
+                self.out.push('"');
             }
-            Err(_) => {
-                let _ = write!(self.out, "{v}");
-            }
+            Err(_) => self.push_int(v),
         }
         Ok(())
     }
-}
-
-fn year_month_day(d: jiff::civil::Date) -> String {
-    let y = d.year();
-    if y < 0 {
-        format!("-{:04}-{:02}-{:02}", -y, d.month(), d.day())
-    } else {
-        format!("{y:04}-{:02}-{:02}", d.month(), d.day())
-    }
-}
-
-/// The first `digits` digits of `nanos` (0 to 999,999,999) as a fraction of a second.
-fn fraction(nanos: i64, digits: usize) -> String {
-    let s = format!("{nanos:09}");
-    s[..digits.min(9)].to_owned()
-}
-
-/// `digits` (an integer, maybe negative) with a decimal point `scale` digits from the right.
-fn place_point(digits: &str, scale: usize) -> String {
-    if scale == 0 {
-        return digits.to_owned();
-    }
-    let (sign, digits) = match digits.strip_prefix('-') {
-        Some(d) => ("-", d),
-        None => ("", digits),
-    };
-    let padded = if digits.len() <= scale {
-        format!("{}{digits}", "0".repeat(scale + 1 - digits.len()))
-    } else {
-        digits.to_owned()
-    };
-    let (int, frac) = padded.split_at(padded.len() - scale);
-    format!("{sign}{int}.{frac}")
 }
 
 #[cfg(test)]
@@ -637,10 +803,21 @@ mod tests {
 
     #[test]
     fn decimal_points() {
-        assert_eq!(place_point("1234", 2), "12.34");
-        assert_eq!(place_point("-5", 3), "-0.005");
-        assert_eq!(place_point("0", 2), "0.00");
-        assert_eq!(place_point("77", 0), "77");
+        let point = |digits: &str, scale| {
+            let mut out = String::new();
+            let mut w = Walker {
+                names: &HashMap::new(),
+                bytes: &[],
+                zero_width: 0,
+                out: &mut out,
+            };
+            w.push_decimal(digits, scale);
+            out
+        };
+        assert_eq!(point("1234", 2), "\"12.34\"");
+        assert_eq!(point("-5", 3), "\"-0.005\"");
+        assert_eq!(point("0", 2), "\"0.00\"");
+        assert_eq!(point("77", 0), "\"77\"");
     }
 
     #[test]
@@ -687,5 +864,23 @@ mod tests {
         let mut ok = vec![2u8; 10];
         ok.push(0);
         assert!(json(&s, &ok).is_ok());
+    }
+
+    #[test]
+    fn strings_escape_at_every_position() {
+        let s = schema(r#""string""#);
+        for len in 0..20 {
+            for at in 0..len {
+                for special in ['"', '\\', '\n', '\u{1}', 'é'] {
+                    let mut text: String = "a".repeat(len);
+                    text.replace_range(at..at + 1, &special.to_string());
+                    let mut payload = vec![(text.len() as u8) << 1];
+                    payload.extend_from_slice(text.as_bytes());
+                    let out = json(&s, &payload).unwrap();
+                    let back: String = serde_json::from_str(&out).unwrap();
+                    assert_eq!(back, text, "{out}");
+                }
+            }
+        }
     }
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """A small Schema Registry serving the part of Confluent's REST API that Confluent's clients
 use (register, look up, schemas by id, subjects and versions, references, config), written
-against Confluent's API documentation, for kseek's tests. In memory; one process per test.
+against Confluent's API documentation, for kseek's tests; and the two calls of Apicurio's v2 API
+its Java serdes make for a Confluent-framed value (for benches/registry/run). In memory; one
+process per test.
 
 No Schema Registry server could be installed from the package registries here (Confluent's is
 not on Maven Central; Apicurio 2.6's app on Maven Central is the un-augmented Quarkus app,
@@ -101,7 +103,24 @@ class Handler(BaseHTTPRequestHandler):
         with lock:
             return self.dispatch(method, path)
 
+    def raw(self, status, text):
+        data = text.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
     def dispatch(self, method, path):
+        # Apicurio's v2 API, the part its serdes use with Confluent framing (a 4-byte content
+        # id; here a content id is a schema id): a schema's text, and its references.
+        if path[:4] == ["apis", "registry", "v2", "ids"] and len(path) >= 6 and path[4] == "contentIds":
+            sid = int(path[5]) if path[5].isdigit() else 0
+            if not 0 < sid <= len(schemas):
+                return self.error(404, 404, "No content with id %s" % path[5])
+            if len(path) == 7 and path[6] == "references":
+                return self.reply(200, [])
+            return self.raw(200, schemas[sid - 1]["schema"])
         if method == "GET" and len(path) == 3 and path[:2] == ["schemas", "ids"]:
             sid = int(path[2]) if path[2].isdigit() else 0
             if not 0 < sid <= len(schemas):
