@@ -404,8 +404,9 @@ pub(crate) struct OutputArgs {
     #[arg(long, short = 'q', help_heading = OUTPUT)]
     pub(crate) quiet: bool,
     /// How keys and values are decoded: key=FORMAT, value=FORMAT, or FORMAT for both, with
-    /// FORMAT bytes (the default), string, json, or avro (Confluent's framing, the schema from
-    /// the Schema Registry); repeatable
+    /// FORMAT bytes (the default), string, json, or, in Confluent's framing with the schema
+    /// from the Schema Registry, avro, protobuf, jsonschema, or registry (whichever the
+    /// schema is; unframed values as bytes); repeatable
     #[arg(long = "serdes", short = 's', value_name = "[key=|value=]FORMAT", help_heading = DECODING)]
     pub(crate) serdes: Vec<String>,
     /// The Schema Registry's URL(s), comma-separated [default: schema.registry.url of the

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use kseek::read::FetchedBatch;
 use kseek_registry::avro::AvroSchema;
+use kseek_registry::protobuf::ProtoSchema;
 use kseek_registry::wire::Framed;
 use kseek_registry::{Registry, RegistryError, SchemaKind};
 
@@ -25,6 +26,28 @@ pub(crate) enum Serde {
     Json,
     /// Avro in Confluent's framing, with its schema from the registry.
     Avro,
+    /// Protobuf in Confluent's framing (message indexes first), its schema from the registry.
+    Protobuf,
+    /// Whatever the registry says the framed value's schema is (Avro, Protobuf, JSON Schema);
+    /// a value without the framing as `bytes`.
+    Registry,
+}
+
+impl Serde {
+    fn uses_registry(self) -> bool {
+        matches!(self, Serde::Avro | Serde::Protobuf | Serde::Registry)
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Serde::Bytes => "bytes",
+            Serde::String => "string",
+            Serde::Json => "json",
+            Serde::Avro => "avro",
+            Serde::Protobuf => "protobuf",
+            Serde::Registry => "registry",
+        }
+    }
 }
 
 /// What a key or value that does not decode does (`--on-decode-error`).
@@ -64,7 +87,7 @@ pub(crate) struct Decoding {
     registry: Option<Registry>,
     /// Each schema id met: its parsed schema, or why it can't decode (an unknown id, a schema
     /// that is not Avro): a decode error for each record that uses it.
-    schemas: HashMap<u32, Result<Arc<AvroSchema>, String>>,
+    schemas: HashMap<u32, Result<Arc<Parsed>, String>>,
     /// Records left out (`--on-decode-error skip`) and printed raw (`raw`).
     pub(crate) skipped: u64,
     pub(crate) raw: u64,
@@ -83,14 +106,13 @@ pub(crate) fn parse_serdes(values: &[String]) -> Result<(Serde, Serde), Fail> {
             "string" | "s" => Serde::String,
             "json" => Serde::Json,
             "avro" => Serde::Avro,
-            "protobuf" | "jsonschema" => {
-                return Err(Fail::usage(format!(
-                    "-s {v}: {format} is not supported yet; use avro, json, string or bytes"
-                )))
-            }
+            "protobuf" => Serde::Protobuf,
+            // A JSON Schema value is JSON text in Confluent's framing.
+            "jsonschema" | "json_sr" => Serde::Json,
+            "registry" | "auto" => Serde::Registry,
             _ => {
                 return Err(Fail::usage(format!(
-                    "-s {v}: unknown format {format:?}; use avro, json, string or bytes"
+                    "-s {v}: unknown format {format:?}; use avro, protobuf, jsonschema, registry, json, string or bytes"
                 )))
             }
         };
@@ -132,13 +154,14 @@ impl Decoding {
         self.registry
     }
 
-    /// Fetches the schemas of `batch`'s Avro keys and values not fetched yet.
+    /// Fetches the schemas of `batch`'s framed keys and values (`avro`, `protobuf`,
+    /// `registry`) not fetched yet.
     ///
     /// # Errors
     /// The registry failed (unreachable, credentials refused, 5xx past the retry deadline):
     /// exit 6. An unknown schema id is not an error here but a decode error of its records.
     pub(crate) async fn prepare(&mut self, batch: &FetchedBatch) -> Result<(), Fail> {
-        if self.key != Serde::Avro && self.value != Serde::Avro {
+        if !self.key.uses_registry() && !self.value.uses_registry() {
             return Ok(());
         }
         let Some(registry) = self.registry.clone() else {
@@ -147,7 +170,7 @@ impl Decoding {
         let mut wanted = Vec::new();
         for record in batch.records().flatten() {
             for (serde, bytes) in [(self.key, record.key()), (self.value, record.value())] {
-                if serde != Serde::Avro {
+                if !serde.uses_registry() {
                     continue;
                 }
                 if let Some(Ok(framed)) = bytes.map(Framed::parse) {
@@ -161,13 +184,16 @@ impl Decoding {
         }
         for id in wanted {
             let parsed = match registry.schema_by_id(id).await {
-                Ok(resolved) if resolved.schema.kind != SchemaKind::Avro => Err(format!(
-                    "schema id {id} is a {} schema, not Avro",
-                    resolved.schema.kind.name()
-                )),
-                Ok(resolved) => AvroSchema::parse(&resolved)
-                    .map(Arc::new)
-                    .map_err(|e| format!("schema id {id} is not a valid Avro schema: {e}")),
+                Ok(resolved) => match resolved.schema.kind {
+                    SchemaKind::Avro => AvroSchema::parse(&resolved)
+                        .map(|s| Arc::new(Parsed::Avro(Box::new(s))))
+                        .map_err(|e| format!("schema id {id} is not a valid Avro schema: {e}")),
+                    SchemaKind::Protobuf => ProtoSchema::parse(&resolved)
+                        .map(|s| Arc::new(Parsed::Protobuf(s)))
+                        .map_err(|e| format!("schema id {id}: {e}")),
+                    SchemaKind::Json => Ok(Arc::new(Parsed::Json)),
+                    _ => Err(format!("schema id {id} is of a kind kseek does not know")),
+                },
                 Err(RegistryError::Status {
                     status: 404,
                     message,
@@ -214,42 +240,95 @@ impl Decoding {
                     out.extend_from_slice(s.as_bytes());
                 }
             }
-            Serde::Json => {
-                // A JSON Schema serializer's framing, when there is one.
-                let text = match Framed::parse(bytes) {
-                    Ok(framed) => framed.rest,
-                    Err(_) => bytes,
-                };
-                serde_json::from_slice::<serde::de::IgnoredAny>(text)
-                    .map_err(|e| format!("the {} is not JSON ({e})", side.name()))?;
-                out.extend_from_slice(trim_ascii(text));
+            Serde::Json => write_json_text(out, side, bytes)?,
+            // Not framed: as bytes.
+            Serde::Registry if Framed::parse(bytes).is_err() => {
+                if json {
+                    crate::json::write_json_bytes(out, Some(bytes));
+                } else {
+                    out.extend_from_slice(bytes);
+                }
             }
-            Serde::Avro => {
+            Serde::Avro | Serde::Protobuf | Serde::Registry => {
                 let framed =
                     Framed::parse(bytes).map_err(|e| format!("the {}: {e}", side.name()))?;
-                let schema = match self.schemas.get(&framed.schema_id) {
+                let id = framed.schema_id;
+                let schema = match self.schemas.get(&id) {
                     Some(Ok(schema)) => schema,
                     Some(Err(why)) => return Err(format!("the {}: {why}", side.name())),
                     None => {
                         return Err(format!(
-                            "the {}: schema id {} was not fetched (no registry)",
-                            side.name(),
-                            framed.schema_id
+                            "the {}: schema id {id} was not fetched (no registry)",
+                            side.name()
                         ))
                     }
                 };
-                let mut text = String::new();
-                schema.to_json(framed.rest, &mut text).map_err(|e| {
-                    format!(
-                        "the {} does not decode with its Avro schema (id {}): {e}",
-                        side.name(),
-                        framed.schema_id
-                    )
-                })?;
-                out.extend_from_slice(text.as_bytes());
+                match (&**schema, serde) {
+                    (Parsed::Avro(schema), Serde::Avro | Serde::Registry) => {
+                        let mut text = String::new();
+                        schema.to_json(framed.rest, &mut text).map_err(|e| {
+                            format!(
+                                "the {} does not decode with its Avro schema (id {id}): {e}",
+                                side.name()
+                            )
+                        })?;
+                        out.extend_from_slice(text.as_bytes());
+                    }
+                    (Parsed::Protobuf(schema), Serde::Protobuf | Serde::Registry) => {
+                        let (indexes, payload) = framed
+                            .protobuf_indexes()
+                            .map_err(|e| format!("the {}: {e}", side.name()))?;
+                        schema.to_json(&indexes, payload, out).map_err(|e| {
+                            format!(
+                                "the {} does not decode with its Protobuf schema (id {id}): {e}",
+                                side.name()
+                            )
+                        })?;
+                    }
+                    (Parsed::Json, Serde::Registry) => write_json_text(out, side, framed.rest)?,
+                    (parsed, _) => {
+                        return Err(format!(
+                            "the {}: schema id {id} is a {} schema, not {}",
+                            side.name(),
+                            parsed.kind_name(),
+                            serde.name()
+                        ))
+                    }
+                }
             }
         }
         Ok(())
+    }
+}
+
+/// JSON text, with a Confluent JSON Schema serializer's framing taken off when there is one.
+fn write_json_text(out: &mut Vec<u8>, side: Side, bytes: &[u8]) -> Result<(), String> {
+    let text = match Framed::parse(bytes) {
+        Ok(framed) => framed.rest,
+        Err(_) => bytes,
+    };
+    serde_json::from_slice::<serde::de::IgnoredAny>(text)
+        .map_err(|e| format!("the {} is not JSON ({e})", side.name()))?;
+    out.extend_from_slice(trim_ascii(text));
+    Ok(())
+}
+
+/// A schema fetched from the registry, ready to decode with.
+#[derive(Debug)]
+enum Parsed {
+    Avro(Box<AvroSchema>),
+    Protobuf(ProtoSchema),
+    /// JSON Schema: the payload is JSON text.
+    Json,
+}
+
+impl Parsed {
+    fn kind_name(&self) -> &'static str {
+        match self {
+            Parsed::Avro(_) => "AVRO",
+            Parsed::Protobuf(_) => "PROTOBUF",
+            Parsed::Json => "JSON",
+        }
     }
 }
 

@@ -503,3 +503,45 @@ fn avro_values_as_typed_parquet_columns() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `-s value=protobuf`: values of three message types of one schema (message indexes [0],
+/// [0, 0] and [1]) with nested messages, oneof, repeated fields, maps, enums, well-known types
+/// and an import, registered as `.proto` text (with a reference) and, by the serializer
+/// itself, as a base64 descriptor; kseek's JSON is what Confluent's ProtobufDeserializer reads,
+/// printed by MessageToDict. `-s value=registry` finds the same from the schema's type.
+#[test]
+fn protobuf_values_match_confluents_deserializer() {
+    let broker = support::broker();
+    let registry = Registry::start(&[]);
+    let topic = support::unique_name("proto");
+    let (ok, out) = confluent(&["produce-proto", broker.bootstrap(), &registry.url, &topic]);
+    assert!(ok, "{out}");
+    let (code, stdout, stderr) = kseek_read(&topic, &["-s", "value=protobuf", "-r", &registry.url]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout.lines().count(), 31, "{stderr}");
+    let lines = std::env::temp_dir().join(support::unique_name("kseek-proto.jsonl"));
+    std::fs::write(&lines, &stdout).unwrap();
+    let (ok, out) = confluent(&[
+        "compare-proto",
+        broker.bootstrap(),
+        &registry.url,
+        &topic,
+        lines.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_file(&lines);
+    assert!(
+        ok && out.contains("31 records compared, 0 mismatches"),
+        "{out}"
+    );
+
+    let (code, auto, stderr) = kseek_read(&topic, &["-s", "value=registry", "-r", &registry.url]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(auto, stdout);
+    // Read as Avro, a Protobuf value is named for what it is.
+    let (code, _, stderr) = kseek_read(&topic, &["-s", "value=avro", "-r", &registry.url]);
+    assert_eq!(code, Some(5), "{stderr}");
+    assert!(
+        stderr.contains("is a PROTOBUF schema, not avro"),
+        "{stderr}"
+    );
+}

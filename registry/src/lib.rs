@@ -9,6 +9,7 @@ pub mod arrow;
 pub mod avro;
 mod client;
 mod config;
+pub mod protobuf;
 pub mod wire;
 
 pub use client::{

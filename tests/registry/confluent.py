@@ -14,6 +14,11 @@ deserializers (the confluent-kafka package) write and read the topic.
     confluent.py compare-table BOOTSTRAP REGISTRY_URL TOPIC KSEEK_PARQUET
         Reads the topic with AvroDeserializer in the subject's latest schema, and compares each
         value with the `value` struct of kseek's Parquet file as pyarrow reads it.
+    confluent.py produce-proto BOOTSTRAP REGISTRY_URL TOPIC
+        Registers proto/order.proto and proto/common/money.proto (a reference) as .proto text,
+        and writes values of Order, Order.Line and Refund with ProtobufSerializer.
+    confluent.py compare-proto BOOTSTRAP REGISTRY_URL TOPIC KSEEK_JSON_LINES
+        ProtobufDeserializer's messages, printed by MessageToDict, against kseek's lines.
 """
 import datetime
 import decimal
@@ -225,18 +230,18 @@ def fits(branch, value, names):
     return False
 
 
-def same(a, b, path):
+def same(a, b, path, ordered=True):
     if isinstance(a, float) or isinstance(b, float):
         ok = isinstance(a, (int, float)) and isinstance(b, (int, float)) and math.isclose(a, b, rel_tol=1e-6)
         return [] if ok else ["%s: %r != %r" % (path, a, b)]
     if isinstance(a, dict) and isinstance(b, dict):
-        if list(a) != list(b):
+        if (list(a) if ordered else sorted(a)) != (list(b) if ordered else sorted(b)):
             return ["%s: fields %s != %s" % (path, list(a), list(b))]
-        return [m for k in a for m in same(a[k], b[k], path + "." + k)]
+        return [m for k in a for m in same(a[k], b[k], path + "." + k, ordered)]
     if isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
             return ["%s: %d items != %d" % (path, len(a), len(b))]
-        return [m for i, (x, y) in enumerate(zip(a, b)) for m in same(x, y, "%s[%d]" % (path, i))]
+        return [m for i, (x, y) in enumerate(zip(a, b)) for m in same(x, y, "%s[%d]" % (path, i), ordered)]
     return [] if a == b and type(a) == type(b) else ["%s: %r != %r" % (path, a, b)]
 
 
@@ -352,6 +357,145 @@ def compare_table(bootstrap, url, topic, parquet_path):
     sys.exit(1 if problems else 0)
 
 
+PROTO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "proto")
+
+
+def proto_classes():
+    """The message classes of tests/registry/proto, generated now by protoc (grpc_tools)."""
+    import importlib
+    import tempfile
+    import grpc_tools
+    from grpc_tools import protoc
+    out = tempfile.mkdtemp(prefix="kseek-proto-")
+    include = os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
+    rc = protoc.main(["protoc", "-I" + PROTO, "-I" + include, "--python_out=" + out,
+                      "order.proto", "common/money.proto"])
+    assert rc == 0, "protoc failed"
+    sys.path.insert(0, out)
+    order = importlib.import_module("order_pb2")
+    return {(0,): order.Order, (0, 0): order.Order.Line, (1,): order.Refund}
+
+
+def proto_message(classes, n):
+    from google.protobuf import timestamp_pb2, wrappers_pb2
+    import common.money_pb2 as money
+    Order, Line, Refund = classes[(0,)], classes[(0, 0)], classes[(1,)]
+    kind = n % 5
+    if kind == 3:
+        return Line(sku="sku-%d" % n, quantity=n, price=money.Money(currency="EUR", units=n, nanos=500000000))
+    if kind == 4:
+        return Refund(order_id=n, amount=money.Money(currency="USD", units=-n))
+    o = Order(id=n * 1_000_000_007, customer="customer %d \"quoted\" é" % n, status=n % 3,
+              total=money.Money(currency="EUR", units=n * 3, nanos=n % 1000),
+              created=timestamp_pb2.Timestamp(seconds=1_796_380_000 + n, nanos=(n % 4) * 250_000_000),
+              blob=bytes([0, 255, n % 256]), ratio=n / 7.0, gift=n % 2 == 0,
+              deltas=[-n, n, 0], big=2**63 + n)
+    for j in range(n % 3):
+        o.lines.add(sku="s%d" % j, quantity=j + 1, price=money.Money(currency="EUR", units=j))
+    for j in range(n % 4):
+        o.attrs["k%d" % j] = "v%d" % j
+    if n % 2:
+        o.card = "4111-%04d" % n
+    elif n % 4 == 0:
+        o.voucher = "V%d" % n
+    if n % 3 == 0:
+        o.note.CopyFrom(wrappers_pb2.StringValue(value="note %d" % n))
+    return o
+
+
+def indexes_of(cls, classes):
+    return [k for k, c in classes.items() if c is cls][0]
+
+
+def produce_proto(bootstrap, url, topic):
+    """Registers order.proto (and money.proto, a reference) as .proto text, then writes values
+    of three of its message types with ProtobufSerializer (use.latest.version)."""
+    from confluent_kafka.schema_registry import Schema, SchemaReference
+    from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for f in admin.create_topics([NewTopic(topic, 2, 1)]).values():
+        f.result(30)
+    classes = proto_classes()
+    sr = registry(url)
+    sr.register_schema("common/money.proto", Schema(open(os.path.join(PROTO, "common/money.proto")).read(), "PROTOBUF"))
+    sr.register_schema(topic + "-value", Schema(
+        open(os.path.join(PROTO, "order.proto")).read(), "PROTOBUF",
+        [SchemaReference("common/money.proto", "common/money.proto", 1)]))
+    # Order and Refund with the .proto text registered above; Order.Line (a nested type, which
+    # the serializer can't look up in the latest version) registers its file as the serializer
+    # does, a base64 FileDescriptorProto: both forms reach kseek.
+    latest = {"auto.register.schemas": False, "use.latest.version": True}
+    serializers = {k: ProtobufSerializer(c, sr, {} if k == (0, 0) else latest) for k, c in classes.items()}
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    n = 0
+    for n in range(30):
+        m = proto_message(classes, n)
+        ctx = SerializationContext(topic, MessageField.VALUE)
+        p.produce(topic, key=b"k%d" % n, value=serializers[indexes_of(type(m), classes)](m, ctx), partition=n % 2)
+    p.produce(topic, key=b"gone", value=None, partition=0)
+    assert p.flush(30) == 0
+    print(31)
+
+
+def message_indexes(value):
+    """The message indexes of a Confluent-framed Protobuf value."""
+    at = 5
+
+    def varint():
+        nonlocal at
+        shift = result = 0
+        while True:
+            b = value[at]
+            at += 1
+            result |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                return (result >> 1) ^ -(result & 1)
+    count = varint()
+    return (0,) if count == 0 else tuple(varint() for _ in range(count))
+
+
+def compare_proto(bootstrap, url, topic, kseek_path):
+    """Confluent's ProtobufDeserializer (one per message type, picked by the message indexes)
+    against kseek's JSON lines, as MessageToDict prints the messages."""
+    from google.protobuf import json_format
+    from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
+    classes = proto_classes()
+    sr = registry(url)
+    deserializers = {k: ProtobufDeserializer(c, {}, sr) for k, c in classes.items()}
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "kseek-compare", "enable.auto.commit": False})
+    parts = c.list_topics(topic, timeout=30).topics[topic].partitions
+    tps = [(p,) + c.get_watermark_offsets(TopicPartition(topic, p), timeout=30) for p in parts]
+    c.assign([TopicPartition(topic, p, lo) for p, lo, _ in tps])
+    want = sum(hi - lo for _, lo, hi in tps)
+    expected = {}
+    while len(expected) < want:
+        m = c.poll(30)
+        assert m is not None and m.error() is None, m and m.error()
+        ctx = SerializationContext(topic, MessageField.VALUE)
+        v = m.value()
+        if v is None:
+            expected[(m.partition(), m.offset())] = None
+            continue
+        msg = deserializers[message_indexes(v)](v, ctx)
+        expected[(m.partition(), m.offset())] = json_format.MessageToDict(msg)
+    c.close()
+    got = {}
+    for line in open(kseek_path, encoding="utf-8"):
+        r = json.loads(line)
+        got[(r["partition"], r["offset"])] = r["value"]
+    problems = []
+    if sorted(got) != sorted(expected):
+        problems.append("records: kseek %s, Confluent's consumer %s" % (sorted(got), sorted(expected)))
+    for k in sorted(set(got) & set(expected)):
+        # Protobuf maps have no order.
+        problems += same(expected[k], got[k], "partition %d offset %d" % k, ordered=False)
+    for p in problems:
+        print(p)
+    print("%d records compared, %d mismatches" % (len(expected), len(problems)))
+    sys.exit(1 if problems else 0)
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "produce":
@@ -360,5 +504,9 @@ if __name__ == "__main__":
         compare(*sys.argv[2:6])
     elif cmd == "compare-table":
         compare_table(*sys.argv[2:6])
+    elif cmd == "produce-proto":
+        produce_proto(*sys.argv[2:5])
+    elif cmd == "compare-proto":
+        compare_proto(*sys.argv[2:6])
     else:
         sys.exit("usage: confluent.py produce|compare ...")

@@ -25,7 +25,7 @@ import ssl
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import unquote, urlparse
+from urllib.parse import parse_qs, unquote, urlparse
 
 lock = threading.Lock()
 schemas = []  # id - 1 -> {"schema", "schemaType", "references"}
@@ -48,9 +48,49 @@ def schema_id(body):
     return len(schemas)
 
 
-def as_answer(sid, subject=None, version=None):
+def serialized(s):
+    """A Protobuf schema's .proto text as a base64 FileDescriptorProto (what Confluent's
+    registry answers with format=serialized), compiled by protoc (grpc_tools), with the schemas
+    it refers to beside it under their import names."""
+    import base64
+    import os
+    import tempfile
+    from google.protobuf import descriptor_pb2
+    from grpc_tools import protoc
+    import grpc_tools
+    text = s["schema"]
+    if "{" not in text:
+        return text  # registered serialized already
+    with tempfile.TemporaryDirectory() as d:
+        def write(name, body):
+            path = os.path.join(d, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write(body)
+
+        def refs(refs_of):
+            for r in refs_of:
+                sid = subjects[r["subject"]][r["version"] - 1]
+                write(r["name"], schemas[sid - 1]["schema"])
+                refs(schemas[sid - 1]["references"])
+
+        refs(s["references"])
+        write("kseek-root.proto", text)
+        out = os.path.join(d, "set.pb")
+        include = os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
+        rc = protoc.main(["protoc", "-I" + d, "-I" + include, "--descriptor_set_out=" + out, "kseek-root.proto"])
+        if rc != 0:
+            raise ValueError("protoc failed on the schema")
+        fds = descriptor_pb2.FileDescriptorSet.FromString(open(out, "rb").read())
+        return base64.standard_b64encode(fds.file[0].SerializeToString()).decode("ascii")
+
+
+def as_answer(sid, subject=None, version=None, fmt=None):
     s = schemas[sid - 1]
-    out = {"id": sid, "schema": s["schema"]}
+    text = s["schema"]
+    if fmt == "serialized" and s["schemaType"] == "PROTOBUF":
+        text = serialized(s)
+    out = {"id": sid, "schema": text}
     if s["schemaType"] != "AVRO":
         out["schemaType"] = s["schemaType"]
     if s["references"]:
@@ -99,7 +139,9 @@ class Handler(BaseHTTPRequestHandler):
             if state["fail_first"] > 0:
                 state["fail_first"] -= 1
                 return self.error(500, 50001, "injected failure")
-        path = [unquote(p) for p in urlparse(self.path).path.strip("/").split("/") if p]
+        url = urlparse(self.path)
+        path = [unquote(p) for p in url.path.strip("/").split("/") if p]
+        self.fmt = parse_qs(url.query).get("format", [None])[0]
         with lock:
             return self.dispatch(method, path)
 
@@ -125,7 +167,7 @@ class Handler(BaseHTTPRequestHandler):
             sid = int(path[2]) if path[2].isdigit() else 0
             if not 0 < sid <= len(schemas):
                 return self.error(404, 40403, "Schema %s not found" % path[2])
-            return self.reply(200, as_answer(sid))
+            return self.reply(200, as_answer(sid, fmt=self.fmt))
         if method == "GET" and path == ["subjects"]:
             return self.reply(200, sorted(subjects))
         if method == "GET" and path == ["schemas", "types"]:
@@ -156,7 +198,7 @@ class Handler(BaseHTTPRequestHandler):
                 v = len(ids) if path[3] in ("latest", "-1") else (int(path[3]) if re.fullmatch(r"\d+", path[3]) else 0)
                 if not 0 < v <= len(ids):
                     return self.error(404, 40402, "Version %s not found." % path[3])
-                return self.reply(200, as_answer(ids[v - 1], subject, v))
+                return self.reply(200, as_answer(ids[v - 1], subject, v, self.fmt))
         return self.error(404, 404, "no such endpoint: %s %s" % (method, self.path))
 
     def do_GET(self):

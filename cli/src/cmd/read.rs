@@ -491,7 +491,10 @@ fn decoding(
         return Ok(None);
     }
     let (key, value) = crate::decode::parse_serdes(&args.serdes)?;
-    let registry = if key == Serde::Avro || value == Serde::Avro {
+    let registry = if [key, value]
+        .iter()
+        .any(|s| matches!(s, Serde::Avro | Serde::Protobuf | Serde::Registry))
+    {
         let settings = kseek_registry::RegistryConfig::from_properties(
             properties,
             args.schema_registry.as_deref(),
