@@ -66,10 +66,19 @@ pub struct RegisteredSchema {
 impl RegisteredSchema {
     /// An Avro schema's text, nothing else known about it (for tests and tools).
     pub fn avro(text: &str) -> RegisteredSchema {
+        RegisteredSchema::of_kind(SchemaKind::Avro, text)
+    }
+
+    /// A Protobuf schema's text (`.proto` source or a base64 descriptor), nothing else known.
+    pub fn protobuf(text: &str) -> RegisteredSchema {
+        RegisteredSchema::of_kind(SchemaKind::Protobuf, text)
+    }
+
+    fn of_kind(kind: SchemaKind, text: &str) -> RegisteredSchema {
         RegisteredSchema {
             id: None,
             subject: None,
-            kind: SchemaKind::Avro,
+            kind,
             text: text.to_owned(),
             references: Vec::new(),
         }
@@ -79,9 +88,17 @@ impl RegisteredSchema {
 impl ResolvedSchema {
     /// A schema that refers to no other.
     pub fn new(schema: RegisteredSchema) -> ResolvedSchema {
+        ResolvedSchema::with_dependencies(schema, Vec::new())
+    }
+
+    /// A schema and the schemas it refers to, each with the name it is referred to by.
+    pub fn with_dependencies(
+        schema: RegisteredSchema,
+        dependencies: Vec<(String, RegisteredSchema)>,
+    ) -> ResolvedSchema {
         ResolvedSchema {
             schema,
-            dependencies: Vec::new(),
+            dependencies,
         }
     }
 }

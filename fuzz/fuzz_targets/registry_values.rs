@@ -1,14 +1,17 @@
 #![no_main]
-//! Confluent's wire format and kseek-registry's Avro to JSON decoder: any bytes give a value or
-//! an error, never a panic, and never an allocation beyond what the bytes justify (run with
-//! `-malloc_limit_mb=64`). The first byte picks one of the schemas: every type and logical
-//! type, a recursive list, arrays and maps of zero-width items.
+//! Confluent's wire format and kseek-registry's Avro and Protobuf decoders to JSON: any bytes
+//! give a value or an error, never a panic, and never an allocation beyond what the bytes
+//! justify (run with `-malloc_limit_mb=64`). The first byte picks one of the schemas: for Avro
+//! every type and logical type, a recursive list, arrays and maps of zero-width items; for
+//! Protobuf the tests' order.proto (nested messages, maps, oneof, well-known types, an import)
+//! and a recursive message, with the message indexes read from the framing.
 
 use std::sync::OnceLock;
 
 use kseek_registry::avro::AvroSchema;
+use kseek_registry::protobuf::ProtoSchema;
 use kseek_registry::wire::Framed;
-use kseek_registry::{RegisteredSchema, ResolvedSchema, SchemaKind};
+use kseek_registry::{RegisteredSchema, ResolvedSchema};
 use libfuzzer_sys::fuzz_target;
 
 const SCHEMAS: &[&str] = &[
@@ -50,13 +53,45 @@ fn schemas() -> &'static [AvroSchema] {
     })
 }
 
+const MONEY: &str = include_str!("../../tests/registry/proto/common/money.proto");
+const ORDER: &str = include_str!("../../tests/registry/proto/order.proto");
+const TREE: &str = "syntax = \"proto3\"; message Tree { repeated Tree children = 1; map<int32, Tree> named = 2; bytes leaf = 3; }";
+
+fn protos() -> &'static [ProtoSchema] {
+    static PARSED: OnceLock<Vec<ProtoSchema>> = OnceLock::new();
+    PARSED.get_or_init(|| {
+        let order = ResolvedSchema::with_dependencies(
+            RegisteredSchema::protobuf(ORDER),
+            vec![("common/money.proto".to_owned(), RegisteredSchema::protobuf(MONEY))],
+        );
+        let tree = ResolvedSchema::new(RegisteredSchema::protobuf(TREE));
+        [order, tree]
+            .iter()
+            .map(|s| ProtoSchema::parse(s).expect("a valid schema"))
+            .collect()
+    })
+}
+
 fuzz_target!(|data: &[u8]| {
-    if let Ok(framed) = Framed::parse(data) {
-        let _ = framed.protobuf_indexes();
-    }
     let Some((&pick, payload)) = data.split_first() else {
         return;
     };
+    if pick & 0x80 != 0 {
+        // Protobuf: the payload is framed (magic byte, id, message indexes, message).
+        let Ok(framed) = Framed::parse(payload) else {
+            return;
+        };
+        let Ok((indexes, message)) = framed.protobuf_indexes() else {
+            return;
+        };
+        let protos = protos();
+        let schema = &protos[usize::from(pick) % protos.len()];
+        let mut out = Vec::new();
+        if schema.to_json(&indexes, message, &mut out).is_ok() {
+            serde_json::from_slice::<serde_json::Value>(&out).expect("valid JSON");
+        }
+        return;
+    }
     let schemas = schemas();
     let schema = &schemas[usize::from(pick) % schemas.len()];
     let mut out = String::new();
@@ -64,4 +99,6 @@ fuzz_target!(|data: &[u8]| {
         // What decodes is JSON.
         serde_json::from_str::<serde_json::Value>(&out).expect("valid JSON");
     }
+    // A check agrees with a decode.
+    assert_eq!(schema.check(payload).is_ok(), schema.to_json(payload, &mut String::new()).is_ok());
 });
