@@ -545,3 +545,35 @@ fn protobuf_values_match_confluents_deserializer() {
         "{stderr}"
     );
 }
+
+/// A registry that answers 500 a few times is retried (the schema arrives, every record
+/// prints); one that keeps failing past the retry deadline ends the read with exit 6, nothing
+/// printed.
+#[test]
+fn registry_failures_are_retried_until_the_deadline() {
+    let broker = support::broker();
+    let flaky = Registry::start(&["--fail-ids", "3"]);
+    let topic = support::unique_name("avro-flaky");
+    let (ok, out) = confluent(&["produce", broker.bootstrap(), &flaky.url, &topic]);
+    assert!(ok, "{out}");
+    let (code, stdout, stderr) = kseek_read(&topic, &["-s", "value=avro", "-r", &flaky.url]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout.lines().count(), 41);
+
+    let down = Registry::start(&["--fail-ids", "1000000"]);
+    let (ok, out) = confluent(&["produce", broker.bootstrap(), &down.url, &topic]);
+    assert!(ok, "{out}");
+    let started = std::time::Instant::now();
+    let (code, stdout, stderr) = kseek_read(&topic, &["-s", "value=avro", "-r", &down.url]);
+    assert_eq!(code, Some(6), "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("answered 500") && stderr.contains("injected failure"),
+        "{stderr}"
+    );
+    // Given up at the deadline (--retry-deadline 3s), not at once.
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(2),
+        "{stderr}"
+    );
+}

@@ -374,8 +374,9 @@ impl Registry {
                 Err(Attempt::Final(e)) => return Err(e),
                 Err(Attempt::Retry(e)) => e,
             };
+            // Tried until the deadline: the last wait is cut short to end at it.
             let now = tokio::time::Instant::now();
-            if now + backoff > deadline {
+            if now >= deadline {
                 return Err(match failure {
                     Failure::Status(status, message) => RegistryError::Status {
                         url: shown,
@@ -388,7 +389,7 @@ impl Registry {
                     },
                 });
             }
-            tokio::time::sleep(backoff).await;
+            tokio::time::sleep(backoff.min(deadline - now)).await;
             backoff = (backoff * 2).min(Duration::from_secs(2));
         }
     }

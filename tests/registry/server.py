@@ -10,9 +10,11 @@ not on Maven Central; Apicurio 2.6's app on Maven Central is the un-augmented Qu
 its 3.x apps miss dependencies there; Karapace is not on PyPI): see issue 30's note.
 
     server.py [--user USER:PASSWORD] [--cert CERT.pem --key KEY.pem [--client-ca CA.pem]]
-              [--fail-first N]
+              [--fail-first N] [--fail-ids N]
 
 --cert serves HTTPS; --client-ca also requires a client certificate signed by CA.pem (mTLS).
+--fail-first answers the first N requests with 500; --fail-ids the first N requests for a schema
+by id (what a reader asks; a producer's registrations go through).
 
 Prints `URL=http://127.0.0.1:PORT` (or https) once listening, then serves until killed or
 until stdin closes (so a test that dies takes the server with it).
@@ -30,7 +32,7 @@ from urllib.parse import parse_qs, unquote, urlparse
 lock = threading.Lock()
 schemas = []  # id - 1 -> {"schema", "schemaType", "references"}
 subjects = {}  # subject -> [id, ...] (version - 1 -> id)
-state = {"fail_first": 0}
+state = {"fail_first": 0, "fail_ids": 0}
 
 
 def canonical(body):
@@ -154,6 +156,9 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def dispatch(self, method, path):
+        if path[:2] == ["schemas", "ids"] and state["fail_ids"] > 0:
+            state["fail_ids"] -= 1
+            return self.error(500, 50001, "injected failure")
         # Apicurio's v2 API, the part its serdes use with Confluent framing (a 4-byte content
         # id; here a content id is a schema id): a schema's text, and its references.
         if path[:4] == ["apis", "registry", "v2", "ids"] and len(path) >= 6 and path[4] == "contentIds":
@@ -218,8 +223,10 @@ def main():
     p.add_argument("--key")
     p.add_argument("--client-ca")
     p.add_argument("--fail-first", type=int, default=0)
+    p.add_argument("--fail-ids", type=int, default=0)
     a = p.parse_args()
     state["fail_first"] = a.fail_first
+    state["fail_ids"] = a.fail_ids
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.user = a.user
     scheme = "http"
