@@ -577,3 +577,33 @@ fn registry_failures_are_retried_until_the_deadline() {
         "{stderr}"
     );
 }
+
+/// `-s value=jsonschema` (and `registry`): values written by Confluent's JSONSerializer print as
+/// the JSON JSONDeserializer reads.
+#[test]
+fn json_schema_values_match_confluents_deserializer() {
+    let broker = support::broker();
+    let registry = Registry::start(&[]);
+    let topic = support::unique_name("jsonschema");
+    let (ok, out) = confluent(&["produce-json", broker.bootstrap(), &registry.url, &topic]);
+    assert!(ok, "{out}");
+    let (code, stdout, stderr) = kseek_read(&topic, &["-s", "value=jsonschema"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let lines = std::env::temp_dir().join(support::unique_name("kseek-jsonschema.jsonl"));
+    std::fs::write(&lines, &stdout).unwrap();
+    let (ok, out) = confluent(&[
+        "compare-json",
+        broker.bootstrap(),
+        &registry.url,
+        &topic,
+        lines.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_file(&lines);
+    assert!(
+        ok && out.contains("20 records compared, 0 mismatches"),
+        "{out}"
+    );
+    let (code, auto, stderr) = kseek_read(&topic, &["-s", "value=registry", "-r", &registry.url]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(auto, stdout);
+}

@@ -14,6 +14,9 @@ deserializers (the confluent-kafka package) write and read the topic.
     confluent.py compare-table BOOTSTRAP REGISTRY_URL TOPIC KSEEK_PARQUET
         Reads the topic with AvroDeserializer in the subject's latest schema, and compares each
         value with the `value` struct of kseek's Parquet file as pyarrow reads it.
+    confluent.py produce-json BOOTSTRAP REGISTRY_URL TOPIC
+    confluent.py compare-json BOOTSTRAP REGISTRY_URL TOPIC KSEEK_JSON_LINES
+        The same with JSONSerializer and JSONDeserializer (JSON Schema).
     confluent.py produce-proto BOOTSTRAP REGISTRY_URL TOPIC
         Registers proto/order.proto and proto/common/money.proto (a reference) as .proto text,
         and writes values of Order, Order.Line and Refund with ProtobufSerializer.
@@ -496,6 +499,72 @@ def compare_proto(bootstrap, url, topic, kseek_path):
     sys.exit(1 if problems else 0)
 
 
+JSON_SCHEMA = {
+    "$schema": "http://json-schema.org/draft-07/schema#",
+    "title": "Shipment",
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer"},
+        "to": {"type": "string"},
+        "weight": {"type": "number"},
+        "express": {"type": "boolean"},
+        "items": {"type": "array", "items": {"type": "object", "properties": {"sku": {"type": "string"}}}},
+        "note": {"type": ["string", "null"]},
+    },
+    "required": ["id", "to"],
+}
+
+
+def shipment(n):
+    return {"id": n, "to": "city %d \u00e9 \"q\"" % n, "weight": n * 1.25, "express": n % 2 == 0,
+            "items": [{"sku": "s%d" % j} for j in range(n % 3)], "note": None if n % 2 else "n%d" % n}
+
+
+def produce_json(bootstrap, url, topic):
+    """Values written by JSONSerializer (JSON Schema, Confluent's framing), string keys."""
+    from confluent_kafka.schema_registry.json_schema import JSONSerializer
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for f in admin.create_topics([NewTopic(topic, 2, 1)]).values():
+        f.result(30)
+    ser = JSONSerializer(json.dumps(JSON_SCHEMA), registry(url))
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    for n in range(20):
+        ctx = SerializationContext(topic, MessageField.VALUE)
+        p.produce(topic, key=b"k%d" % n, value=ser(shipment(n), ctx), partition=n % 2)
+    assert p.flush(30) == 0
+    print(20)
+
+
+def compare_json(bootstrap, url, topic, kseek_path):
+    """JSONDeserializer's values against kseek's lines."""
+    from confluent_kafka.schema_registry.json_schema import JSONDeserializer
+    de = JSONDeserializer(None, schema_registry_client=registry(url))
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "kseek-compare", "enable.auto.commit": False})
+    parts = c.list_topics(topic, timeout=30).topics[topic].partitions
+    tps = [(p,) + c.get_watermark_offsets(TopicPartition(topic, p), timeout=30) for p in parts]
+    c.assign([TopicPartition(topic, p, lo) for p, lo, _ in tps])
+    want = sum(hi - lo for _, lo, hi in tps)
+    expected = {}
+    while len(expected) < want:
+        m = c.poll(30)
+        assert m is not None and m.error() is None, m and m.error()
+        expected[(m.partition(), m.offset())] = de(m.value(), SerializationContext(topic, MessageField.VALUE))
+    c.close()
+    got = {}
+    for line in open(kseek_path, encoding="utf-8"):
+        r = json.loads(line)
+        got[(r["partition"], r["offset"])] = r["value"]
+    problems = []
+    if sorted(got) != sorted(expected):
+        problems.append("records: kseek %s, Confluent's consumer %s" % (sorted(got), sorted(expected)))
+    for k in sorted(set(got) & set(expected)):
+        problems += same(expected[k], got[k], "partition %d offset %d" % k, ordered=False)
+    for p in problems:
+        print(p)
+    print("%d records compared, %d mismatches" % (len(expected), len(problems)))
+    sys.exit(1 if problems else 0)
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "produce":
@@ -504,6 +573,10 @@ if __name__ == "__main__":
         compare(*sys.argv[2:6])
     elif cmd == "compare-table":
         compare_table(*sys.argv[2:6])
+    elif cmd == "produce-json":
+        produce_json(*sys.argv[2:5])
+    elif cmd == "compare-json":
+        compare_json(*sys.argv[2:6])
     elif cmd == "produce-proto":
         produce_proto(*sys.argv[2:5])
     elif cmd == "compare-proto":
