@@ -50,6 +50,32 @@ impl Serde {
     }
 }
 
+/// The schema Parquet and Arrow output read every value in (`--value-schema`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReaderSchema {
+    /// The latest version of `<topic>-value`.
+    Latest,
+    /// This version of `<topic>-value`.
+    Version(i32),
+    /// The schema with this id.
+    Id(u32),
+}
+
+/// `--value-schema`: `latest`, `version:N` or `id:N`.
+pub(crate) fn reader_schema(text: &str) -> Result<ReaderSchema, String> {
+    let bad = || format!("{text:?}: give latest, version:N or id:N");
+    match text.trim().split_once(':') {
+        None if text.trim() == "latest" => Ok(ReaderSchema::Latest),
+        Some(("version", n)) => n
+            .trim()
+            .parse()
+            .map(ReaderSchema::Version)
+            .map_err(|_| bad()),
+        Some(("id", n)) => n.trim().parse().map(ReaderSchema::Id).map_err(|_| bad()),
+        _ => Err(bad()),
+    }
+}
+
 /// What a key or value that does not decode does (`--on-decode-error`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum OnDecodeError {
@@ -349,19 +375,38 @@ impl ValueColumns {
     pub(crate) async fn new(
         registry: Registry,
         topic: &str,
+        reader: &ReaderSchema,
         on_error: OnDecodeError,
     ) -> Result<ValueColumns, Fail> {
         let subject = format!("{topic}-value");
-        let reader = match registry
-            .schema_by_version(&subject, kseek_registry::Version::Latest)
-            .await
-        {
+        let (fetched, named) = match reader {
+            ReaderSchema::Latest => (
+                registry
+                    .schema_by_version(&subject, kseek_registry::Version::Latest)
+                    .await,
+                format!("the latest schema of subject {subject:?}"),
+            ),
+            ReaderSchema::Version(v) => (
+                registry
+                    .schema_by_version(&subject, kseek_registry::Version::Number(*v))
+                    .await,
+                format!("version {v} of subject {subject:?}"),
+            ),
+            ReaderSchema::Id(id) => (
+                registry
+                    .schema_by_id(*id)
+                    .await
+                    .map(|s| kseek_registry::ResolvedSchema::clone(&s)),
+                format!("schema id {id}"),
+            ),
+        };
+        let reader = match fetched {
             Ok(reader) => reader,
             Err(RegistryError::Status { status: 404, .. }) => {
                 return Err(Fail {
                     code: crate::fail::DECODE,
                     message: format!(
-                        "subject {subject:?} is not in the Schema Registry: Parquet and Arrow output read the values in its latest schema. Check the topic's name"
+                        "{named} is not in the Schema Registry: Parquet and Arrow output read every value in that schema. Check the topic's name, or --value-schema"
                     ),
                 })
             }
@@ -369,16 +414,14 @@ impl ValueColumns {
         };
         if reader.schema.kind != SchemaKind::Avro {
             return Err(Fail::usage(format!(
-                "subject {subject:?} holds {} schemas, not Avro",
+                "{named} is a {} schema, not Avro",
                 reader.schema.kind.name()
             )));
         }
         let columns =
             kseek_registry::arrow::AvroColumns::new(&reader, "value").map_err(|e| Fail {
                 code: crate::fail::DECODE,
-                message: format!(
-                    "the latest schema of subject {subject:?} can't be read into columns: {e}"
-                ),
+                message: format!("{named} can't be read into columns: {e}"),
             })?;
         Ok(ValueColumns {
             columns,

@@ -463,6 +463,38 @@ fn avro_values_as_typed_parquet_columns() {
         "{out}"
     );
 
+    // Read in version 2 (the latest) by name: the same file; in version 1, whose field "s"
+    // (no default) version 2 removed: version 2's values can't be read in it (exit 5, named).
+    let v2 = dir.join("v2.parquet");
+    let (code, _, stderr) = kseek_read(
+        &topic,
+        &[
+            &avro[..],
+            &["-o", v2.to_str().unwrap(), "--value-schema", "version:2"],
+        ]
+        .concat(),
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        std::fs::read(&v2).unwrap().len(),
+        std::fs::read(&file).unwrap().len()
+    );
+    let v1 = dir.join("v1.parquet");
+    let (code, _, stderr) = kseek_read(
+        &topic,
+        &[
+            &avro[..],
+            &["-o", v1.to_str().unwrap(), "--value-schema", "version:1"],
+        ]
+        .concat(),
+    );
+    assert_eq!(code, Some(5), "{stderr}");
+    assert!(
+        stderr.contains("can't be read as the reader schema"),
+        "{stderr}"
+    );
+    assert!(!v1.exists());
+
     // A value that is not Avro: no file, exit 5; skipped, the rest is there.
     broker.produce(
         &topic,

@@ -111,6 +111,10 @@ impl AvroColumns {
         let ours = AvroSchema::parse(schema)?;
         let theirs = ArrowAvroSchema::new(text_of(schema)?);
         self.writers.insert(id, (ours, theirs));
+        // Resolved to the reader's schema now: a writer schema that can't be is an error of
+        // each of its values ([`AvroColumns::check`]), found before any is written.
+        self.decoders.remove(&id);
+        let _ = self.decoder(id);
         Ok(())
     }
 
@@ -124,6 +128,9 @@ impl AvroColumns {
         let Some((checker, _)) = self.writers.get(&id) else {
             return Err(format!("schema id {id} is not in the Schema Registry"));
         };
+        if let Some(Err(e)) = self.decoders.get(&id) {
+            return Err(e.clone());
+        }
         checker
             .check(framed.rest)
             .map_err(|e| format!("the value does not decode with its Avro schema (id {id}): {e}"))

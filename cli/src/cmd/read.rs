@@ -60,7 +60,7 @@ impl Out {
         };
         let values = match decoding {
             None => None,
-            Some(d) => Some(value_columns(d, plan).await?),
+            Some(d) => Some(value_columns(d, args, plan).await?),
         };
         if args.format != "json" {
             return Err(Fail::usage(format!(
@@ -448,7 +448,11 @@ async fn read_plan(
 }
 
 /// `-s value=avro` for Parquet and Arrow output: the value columns of the plan's one topic.
-async fn value_columns(decoding: Decoding, plan: &Plan) -> Result<ValueColumns, Fail> {
+async fn value_columns(
+    decoding: Decoding,
+    args: &OutputArgs,
+    plan: &Plan,
+) -> Result<ValueColumns, Fail> {
     use crate::decode::{OnDecodeError, Serde};
     let refuse = |why: &str| {
         Err(Fail::usage(format!(
@@ -472,7 +476,7 @@ async fn value_columns(decoding: Decoding, plan: &Plan) -> Result<ValueColumns, 
     let Some(registry) = decoding.registry() else {
         return refuse("no Schema Registry");
     };
-    ValueColumns::new(registry, topic, on_error).await
+    ValueColumns::new(registry, topic, &args.value_schema, on_error).await
 }
 
 /// The decoders `-s` asks for, with a registry client when one of them is Avro.
