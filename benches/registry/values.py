@@ -10,6 +10,9 @@ confluent-kafka side of it.
     values.py python REGISTRY_URL IN RUNS
         Confluent's AvroDeserializer over every value of IN, RUNS times; prints one line per
         run: `python <records> <seconds>` (CPU time of this process).
+    values.py make-proto REGISTRY_URL OUT N, values.py python-proto REGISTRY_URL IN RUNS
+        The same with Protobuf (bench.proto: the same 15 fields, the decimal as cents),
+        ProtobufSerializer and ProtobufDeserializer (to message objects).
 """
 import datetime
 import decimal
@@ -103,5 +106,56 @@ def python(url, path, runs):
         print("python %d %.6f" % (len(values), time.process_time() - start), flush=True)
 
 
+def proto_class():
+    import importlib
+    import os
+    import tempfile
+    import grpc_tools
+    from grpc_tools import protoc
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = tempfile.mkdtemp(prefix="kseek-bench-proto-")
+    include = os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
+    assert protoc.main(["protoc", "-I" + here, "-I" + include, "--python_out=" + out, "bench.proto"]) == 0
+    sys.path.insert(0, out)
+    return importlib.import_module("bench_pb2").Order
+
+
+def make_proto(url, out, n):
+    from google.protobuf import timestamp_pb2
+    from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
+    Order = proto_class()
+    ser = ProtobufSerializer(Order, SchemaRegistryClient({"url": url}))
+    ctx = SerializationContext("bench-proto", MessageField.VALUE)
+    total = 0
+    with open(out, "wb") as f:
+        for i in range(int(n)):
+            v = value(i)
+            created = v["created"]
+            m = Order(order_id=v["order_id"], customer=v["customer"], email=v["email"], country=v["country"],
+                      amount_cents=int(v["amount"] * 100), quantity=v["quantity"], price=v["price"],
+                      discount=v["discount"], created=timestamp_pb2.Timestamp(seconds=int(created.timestamp()), nanos=created.microsecond * 1000),
+                      status=["NEW", "PAID", "SHIPPED", "RETURNED"].index(v["status"]), coupon=v["coupon"] or "",
+                      tags=v["tags"], address=Order.Address(**v["address"]), gift=v["gift"], channel=v["channel"])
+            b = ser(m, ctx)
+            total += len(b)
+            f.write(struct.pack(">I", len(b)))
+            f.write(b)
+    print("%d values, %.1f bytes on average" % (int(n), total / int(n)))
+
+
+def python_proto(url, path, runs):
+    from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
+    Order = proto_class()
+    values = load(path)
+    de = ProtobufDeserializer(Order, {}, SchemaRegistryClient({"url": url}))
+    ctx = SerializationContext("bench-proto", MessageField.VALUE)
+    de(values[0], ctx)
+    for _ in range(int(runs)):
+        start = time.process_time()
+        for v in values:
+            de(v, ctx)
+        print("python-protobuf %d %.6f" % (len(values), time.process_time() - start), flush=True)
+
+
 if __name__ == "__main__":
-    {"make": make, "python": python}[sys.argv[1]](*sys.argv[2:])
+    {"make": make, "python": python, "make-proto": make_proto, "python-proto": python_proto}[sys.argv[1]](*sys.argv[2:])

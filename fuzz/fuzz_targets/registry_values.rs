@@ -4,7 +4,8 @@
 //! justify (run with `-malloc_limit_mb=64`). The first byte picks one of the schemas: for Avro
 //! every type and logical type, a recursive list, arrays and maps of zero-width items; for
 //! Protobuf the tests' order.proto (nested messages, maps, oneof, well-known types, an import)
-//! and a recursive message, with the message indexes read from the framing.
+//! and a recursive message, with the message indexes read from the framing; where both
+//! Protobuf paths accept a message, the wire walker must print what prost-reflect prints.
 
 use std::sync::OnceLock;
 
@@ -86,9 +87,19 @@ fuzz_target!(|data: &[u8]| {
         };
         let protos = protos();
         let schema = &protos[usize::from(pick) % protos.len()];
-        let mut out = Vec::new();
-        if schema.to_json(&indexes, message, &mut out).is_ok() {
-            serde_json::from_slice::<serde_json::Value>(&out).expect("valid JSON");
+        let mut fast = Vec::new();
+        let fast_ok = schema.to_json(&indexes, message, &mut fast).is_ok();
+        if fast_ok {
+            serde_json::from_slice::<serde_json::Value>(&fast).expect("valid JSON");
+        }
+        // The wire walker prints what prost-reflect's dynamic messages print.
+        let mut dynamic = Vec::new();
+        if schema.to_json_dynamic(&indexes, message, &mut dynamic).is_ok() && fast_ok {
+            assert_eq!(
+                String::from_utf8_lossy(&fast),
+                String::from_utf8_lossy(&dynamic),
+                "the wire walker and prost-reflect disagree"
+            );
         }
         return;
     }

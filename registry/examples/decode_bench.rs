@@ -7,7 +7,8 @@
 //! ```
 //!
 //! Prints one line per run: `json <records> <seconds>` and `arrow <records> <seconds>` (CPU
-//! time of this thread). The schemas are fetched before timing starts.
+//! time of this thread); for a file of Protobuf values, `protobuf-json <records> <seconds>`.
+//! The schemas are fetched before timing starts.
 
 use std::time::Duration;
 
@@ -15,7 +16,8 @@ use arrow_array::BinaryArray;
 use kseek_registry::arrow::AvroColumns;
 use kseek_registry::avro::AvroSchema;
 use kseek_registry::wire::Framed;
-use kseek_registry::{Registry, RegistryConfig};
+use kseek_registry::protobuf::ProtoSchema;
+use kseek_registry::{Registry, RegistryConfig, ResolvedSchema, SchemaKind};
 
 /// Rows per Arrow record batch, as kseek read's Parquet output hands them over.
 const BATCH: usize = 8192;
@@ -51,6 +53,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .enable_all()
         .build()?
         .block_on(registry.schema_by_id(id))?;
+    if resolved.schema.kind == SchemaKind::Protobuf {
+        return protobuf(&resolved, &values, runs);
+    }
     let schema = AvroSchema::parse(&resolved)?;
     let mut columns = AvroColumns::new(&resolved, "value")?;
     columns.add_writer(id, &resolved)?;
@@ -82,6 +87,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             rows += decoded.column.len();
         }
         println!("arrow {rows} {:.6}", (cpu_time() - start).as_secs_f64());
+    }
+    Ok(())
+}
+
+/// Protobuf values to JSON text: `protobuf-json <records> <seconds>` per run.
+fn protobuf(
+    resolved: &ResolvedSchema,
+    values: &[&[u8]],
+    runs: usize,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let schema = ProtoSchema::parse(resolved)?;
+    let mut out = Vec::with_capacity(1 << 20);
+    for _ in 0..runs {
+        let start = cpu_time();
+        for v in values {
+            out.clear();
+            let framed = Framed::parse(v)?;
+            let (indexes, payload) = framed.protobuf_indexes()?;
+            schema.to_json(&indexes, payload, &mut out)?;
+        }
+        println!(
+            "protobuf-json {} {:.6}",
+            values.len(),
+            (cpu_time() - start).as_secs_f64()
+        );
     }
     Ok(())
 }

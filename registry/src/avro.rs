@@ -360,7 +360,7 @@ impl<'a, S: Sink> Walker<'a, '_, S> {
                 let v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
                 if S::KEEPS {
                     if v.is_finite() {
-                        self.out.push_str(ryu::Buffer::new().format_finite(v));
+                        self.out.push_str(zmij::Buffer::new().format_finite(v));
                     } else {
                         self.non_finite(f64::from(v));
                     }
@@ -373,7 +373,7 @@ impl<'a, S: Sink> Walker<'a, '_, S> {
                 let v = f64::from_le_bytes(a);
                 if S::KEEPS {
                     if v.is_finite() {
-                        self.out.push_str(ryu::Buffer::new().format_finite(v));
+                        self.out.push_str(zmij::Buffer::new().format_finite(v));
                     } else {
                         self.non_finite(v);
                     }

@@ -10,6 +10,7 @@ pub mod avro;
 mod client;
 mod config;
 pub mod protobuf;
+mod protowire;
 pub mod wire;
 
 pub use client::{

@@ -32,6 +32,7 @@ pub struct ProtoError(String);
 #[derive(Debug, Clone)]
 pub struct ProtoSchema {
     file: prost_reflect::FileDescriptor,
+    plans: crate::protowire::Plans,
 }
 
 /// The name the schema itself gets in the pool (its imports keep the names the schema uses).
@@ -97,7 +98,8 @@ impl ProtoSchema {
         let file = pool
             .get_file_by_name(ROOT)
             .ok_or_else(|| ProtoError("the compiled schema is missing".into()))?;
-        Ok(ProtoSchema { file })
+        let plans = crate::protowire::Plans::new(&pool);
+        Ok(ProtoSchema { file, plans })
     }
 
     /// The message type at `indexes` (the first message of the file is `[0]`, its second
@@ -127,11 +129,12 @@ impl ProtoSchema {
         Ok(message)
     }
 
-    /// Appends the JSON of `payload`, a message of the type at `indexes`, to `out`.
+    /// Appends the JSON of `payload`, a message of the type at `indexes`, to `out`, straight
+    /// from the wire bytes (`protowire`). On error `out` may hold part of the value.
     ///
     /// # Errors
-    /// Bytes that are not a message of that type (`prost` checks every length against the
-    /// bytes present and limits nesting to 100 levels).
+    /// Bytes that are not a message of that type: every length is checked against the bytes
+    /// present, nesting is limited to 100 levels.
     pub fn to_json(
         &self,
         indexes: &[i32],
@@ -139,8 +142,26 @@ impl ProtoSchema {
         out: &mut Vec<u8>,
     ) -> Result<(), ProtoError> {
         let descriptor = self.message(indexes)?;
-        let message = DynamicMessage::decode(descriptor.clone(), payload)
-            .map_err(|e| ProtoError(format!("not a {} message: {e}", descriptor.full_name())))?;
+        self.plans
+            .to_json(&descriptor, payload, out)
+            .map_err(|e| ProtoError(format!("not a {} message: {e}", descriptor.full_name())))
+    }
+
+    /// [`ProtoSchema::to_json`] the slow way: a `prost-reflect` dynamic message, serialized
+    /// (map entries in key order). The reference the fast path is checked against.
+    ///
+    /// # Errors
+    /// As [`ProtoSchema::to_json`].
+    pub fn to_json_dynamic(
+        &self,
+        indexes: &[i32],
+        payload: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<(), ProtoError> {
+        let descriptor = self.message(indexes)?;
+        let message = DynamicMessage::decode(descriptor.clone(), payload).map_err(|e| {
+            ProtoError(format!("not a {} message: {e}", descriptor.full_name()))
+        })?;
         let mut serializer = serde_json::Serializer::new(out);
         Msg(&message).serialize(&mut serializer).map_err(|e| {
             ProtoError(format!(
