@@ -15,8 +15,8 @@ use std::time::Duration;
 use arrow_array::BinaryArray;
 use kseek_registry::arrow::AvroColumns;
 use kseek_registry::avro::AvroSchema;
-use kseek_registry::wire::Framed;
 use kseek_registry::protobuf::ProtoSchema;
+use kseek_registry::wire::Framed;
 use kseek_registry::{Registry, RegistryConfig, ResolvedSchema, SchemaKind};
 
 /// Rows per Arrow record batch, as kseek read's Parquet output hands them over.

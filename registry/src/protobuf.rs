@@ -159,9 +159,8 @@ impl ProtoSchema {
         out: &mut Vec<u8>,
     ) -> Result<(), ProtoError> {
         let descriptor = self.message(indexes)?;
-        let message = DynamicMessage::decode(descriptor.clone(), payload).map_err(|e| {
-            ProtoError(format!("not a {} message: {e}", descriptor.full_name()))
-        })?;
+        let message = DynamicMessage::decode(descriptor.clone(), payload)
+            .map_err(|e| ProtoError(format!("not a {} message: {e}", descriptor.full_name())))?;
         let mut serializer = serde_json::Serializer::new(out);
         Msg(&message).serialize(&mut serializer).map_err(|e| {
             ProtoError(format!(

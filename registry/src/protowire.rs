@@ -11,10 +11,10 @@
 use std::collections::HashMap;
 
 use base64::Engine as _;
-use smallvec::SmallVec;
 use prost_reflect::{
     Cardinality, DescriptorPool, DynamicMessage, Kind, MessageDescriptor, SerializeOptions,
 };
+use smallvec::SmallVec;
 
 /// How deep messages may nest (`prost`'s limit).
 const MAX_DEPTH: usize = 100;
@@ -95,10 +95,14 @@ fn scalar(kind: &Kind, by_name: &HashMap<String, usize>) -> Scalar {
         Kind::String => Scalar::String,
         Kind::Bytes => Scalar::Bytes,
         Kind::Enum(e) => Scalar::Enum(
-            e.values().map(|v| (v.number(), v.name().to_owned())).collect(),
+            e.values()
+                .map(|v| (v.number(), v.name().to_owned()))
+                .collect(),
             e.full_name() == "google.protobuf.NullValue",
         ),
-        Kind::Message(m) => Scalar::Message(by_name.get(m.full_name()).copied().unwrap_or(usize::MAX)),
+        Kind::Message(m) => {
+            Scalar::Message(by_name.get(m.full_name()).copied().unwrap_or(usize::MAX))
+        }
     }
 }
 
@@ -170,7 +174,13 @@ impl Plans {
         self.message(plan, bytes, out, 0)
     }
 
-    fn message(&self, plan: usize, bytes: &[u8], out: &mut Vec<u8>, depth: usize) -> Result<(), String> {
+    fn message(
+        &self,
+        plan: usize,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+        depth: usize,
+    ) -> Result<(), String> {
         if depth > MAX_DEPTH {
             return Err("recursion limit reached".into());
         }
@@ -201,7 +211,10 @@ impl Plans {
                 return Err(format!("invalid field number {number}"));
             }
             let value = take_value(&mut rest, wire)?;
-            let Ok(index) = plan.fields.binary_search_by_key(&(number as u32), |f| f.number) else {
+            let Ok(index) = plan
+                .fields
+                .binary_search_by_key(&(number as u32), |f| f.number)
+            else {
                 continue; // an unknown field: not printed
             };
             let field = &plan.fields[index];
@@ -238,7 +251,10 @@ impl Plans {
             at = end;
             let field = &plan.fields[index];
             if let Some(o) = field.oneof {
-                if oneof_last.iter().any(|&(of, last)| of == o && last != index) {
+                if oneof_last
+                    .iter()
+                    .any(|&(of, last)| of == o && last != index)
+                {
                     continue;
                 }
             }
@@ -337,8 +353,8 @@ impl Plans {
         out: &mut Vec<u8>,
         depth: usize,
     ) -> Result<bool, String> {
-        // (key, the value's bytes and wire type, or none for a default value), last wins.
-        let mut entries: Vec<(MapKey, Option<(u8, &[u8])>)> = Vec::with_capacity(group.len());
+        // (key, the value's bytes, or none for a default value), last wins.
+        let mut entries: Vec<(MapKey, Option<&[u8]>)> = Vec::with_capacity(group.len());
         for &(_, _, entry) in group {
             let mut rest = entry;
             let mut key = None;
@@ -352,7 +368,7 @@ impl Plans {
                         let mut b = bytes;
                         key = Some(read_scalar(key_kind, &mut b)?);
                     }
-                    2 if wire == wire_type(value_kind) => value = Some((wire, bytes)),
+                    2 if wire == wire_type(value_kind) => value = Some(bytes),
                     1 | 2 => return Err(format!("invalid wire type {wire} in a map entry")),
                     _ => {}
                 }
@@ -374,9 +390,11 @@ impl Plans {
             out.extend_from_slice(&text);
             out.push(b':');
             match (value, value_kind) {
-                (Some((_, bytes)), Scalar::Message(plan)) => self.message(*plan, bytes, out, depth + 1)?,
+                (Some(bytes), Scalar::Message(plan)) => {
+                    self.message(*plan, bytes, out, depth + 1)?
+                }
                 (None, Scalar::Message(plan)) => self.message(*plan, &[], out, depth + 1)?,
-                (Some((_, bytes)), kind) => {
+                (Some(bytes), kind) => {
                     let mut b = *bytes;
                     read_scalar(kind, &mut b)?.write(kind, out)?;
                 }
@@ -491,12 +509,24 @@ fn read_scalar<'a>(kind: &Scalar, bytes: &mut &'a [u8]) -> Result<Value<'a>, Str
         Ok(v)
     };
     Ok(match kind {
-        Scalar::Double => Value::F64(f64::from_le_bytes(fixed(bytes, 8)?.try_into().unwrap_or([0; 8]))),
-        Scalar::Float => Value::F32(f32::from_le_bytes(fixed(bytes, 4)?.try_into().unwrap_or([0; 4]))),
-        Scalar::Fixed64 => Value::U64(u64::from_le_bytes(fixed(bytes, 8)?.try_into().unwrap_or([0; 8]))),
-        Scalar::Sfixed64 => Value::I64(i64::from_le_bytes(fixed(bytes, 8)?.try_into().unwrap_or([0; 8]))),
-        Scalar::Fixed32 => Value::U64(u64::from(u32::from_le_bytes(fixed(bytes, 4)?.try_into().unwrap_or([0; 4])))),
-        Scalar::Sfixed32 => Value::I64(i64::from(i32::from_le_bytes(fixed(bytes, 4)?.try_into().unwrap_or([0; 4])))),
+        Scalar::Double => Value::F64(f64::from_le_bytes(
+            fixed(bytes, 8)?.try_into().unwrap_or([0; 8]),
+        )),
+        Scalar::Float => Value::F32(f32::from_le_bytes(
+            fixed(bytes, 4)?.try_into().unwrap_or([0; 4]),
+        )),
+        Scalar::Fixed64 => Value::U64(u64::from_le_bytes(
+            fixed(bytes, 8)?.try_into().unwrap_or([0; 8]),
+        )),
+        Scalar::Sfixed64 => Value::I64(i64::from_le_bytes(
+            fixed(bytes, 8)?.try_into().unwrap_or([0; 8]),
+        )),
+        Scalar::Fixed32 => Value::U64(u64::from(u32::from_le_bytes(
+            fixed(bytes, 4)?.try_into().unwrap_or([0; 4]),
+        ))),
+        Scalar::Sfixed32 => Value::I64(i64::from(i32::from_le_bytes(
+            fixed(bytes, 4)?.try_into().unwrap_or([0; 4]),
+        ))),
         Scalar::Int32 => Value::I64(i64::from(varint(bytes)? as i32)),
         Scalar::Int64 => Value::I64(varint(bytes)? as i64),
         Scalar::Uint32 => Value::U64(u64::from(varint(bytes)? as u32)),
@@ -513,7 +543,10 @@ fn read_scalar<'a>(kind: &Scalar, bytes: &mut &'a [u8]) -> Result<Value<'a>, Str
         Scalar::Enum(..) => Value::Enum(varint(bytes)? as i32),
         Scalar::String => {
             let all = std::mem::take(bytes);
-            Value::Str(std::str::from_utf8(all).map_err(|_| "invalid string value: data is not UTF-8 encoded".to_owned())?)
+            Value::Str(
+                std::str::from_utf8(all)
+                    .map_err(|_| "invalid string value: data is not UTF-8 encoded".to_owned())?,
+            )
         }
         Scalar::Bytes => Value::Bytes(std::mem::take(bytes)),
         Scalar::Message(_) => return Err("a message where a scalar was expected".into()),
@@ -563,8 +596,12 @@ impl Value<'_> {
             Value::U64(v) if wide => quote(out, itoa::Buffer::new().format(*v)),
             Value::I64(v) => out.extend_from_slice(itoa::Buffer::new().format(*v).as_bytes()),
             Value::U64(v) => out.extend_from_slice(itoa::Buffer::new().format(*v).as_bytes()),
-            Value::F32(v) if v.is_finite() => out.extend_from_slice(zmij::Buffer::new().format_finite(*v).as_bytes()),
-            Value::F64(v) if v.is_finite() => out.extend_from_slice(zmij::Buffer::new().format_finite(*v).as_bytes()),
+            Value::F32(v) if v.is_finite() => {
+                out.extend_from_slice(zmij::Buffer::new().format_finite(*v).as_bytes())
+            }
+            Value::F64(v) if v.is_finite() => {
+                out.extend_from_slice(zmij::Buffer::new().format_finite(*v).as_bytes())
+            }
             Value::F32(v) => non_finite(f64::from(*v), out),
             Value::F64(v) => non_finite(*v, out),
             Value::Bool(v) => out.extend_from_slice(if *v { b"true" } else { b"false" }),
@@ -582,7 +619,9 @@ impl Value<'_> {
             Value::Enum(n) => match kind {
                 Scalar::Enum(_, true) => out.extend_from_slice(b"null"),
                 Scalar::Enum(names, _) => match names.get(n) {
-                    Some(name) => serde_json::to_writer(&mut *out, name).map_err(|e| e.to_string())?,
+                    Some(name) => {
+                        serde_json::to_writer(&mut *out, name).map_err(|e| e.to_string())?
+                    }
                     None => out.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
                 },
                 _ => return Err("an enum value of a field that is not an enum".into()),
