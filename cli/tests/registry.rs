@@ -87,6 +87,36 @@ fn confluent_with(args: &[&str], envs: &[(&str, &str)]) -> (bool, String) {
     (out.status.success(), text)
 }
 
+/// `confluent.py <command> BOOTSTRAP URL TOPIC FILE` with kseek's `lines` in FILE: Confluent's
+/// deserializer reads the topic and compares each value with kseek's. Asserts `records` were
+/// compared and none differed.
+fn assert_confluent_agrees(
+    command: &str,
+    registry: &Registry,
+    topic: &str,
+    lines: &str,
+    envs: &[(&str, &str)],
+    records: usize,
+) {
+    let file = std::env::temp_dir().join(support::unique_name("kseek-registry.jsonl"));
+    std::fs::write(&file, lines).unwrap();
+    let (ok, out) = confluent_with(
+        &[
+            command,
+            support::broker().bootstrap(),
+            &registry.url,
+            topic,
+            file.to_str().unwrap(),
+        ],
+        envs,
+    );
+    let _ = std::fs::remove_file(&file);
+    assert!(
+        ok && out.contains(&format!("{records} records compared, 0 mismatches")),
+        "kseek's values differ from Confluent's deserializer ({command}):\n{out}"
+    );
+}
+
 /// `kseek read --topic <topic> <args>` (from earliest to latest unless `args` say --from):
 /// (exit code, stdout, stderr).
 fn kseek_read(topic: &str, args: &[&str]) -> (Option<i32>, String, String) {
@@ -127,21 +157,7 @@ fn avro_values_match_confluents_deserializer() {
     );
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(stdout.lines().count(), 41, "{stderr}");
-    let lines = std::env::temp_dir().join(support::unique_name("kseek-avro.jsonl"));
-    std::fs::write(&lines, &stdout).unwrap();
-    let (ok, out) = confluent(&[
-        "compare",
-        broker.bootstrap(),
-        &registry.url,
-        &topic,
-        lines.to_str().unwrap(),
-    ]);
-    let _ = std::fs::remove_file(&lines);
-    assert!(
-        ok,
-        "kseek's JSON differs from Confluent's deserializer:\n{out}"
-    );
-    assert!(out.contains("41 records compared, 0 mismatches"), "{out}");
+    assert_confluent_agrees("compare", &registry, &topic, &stdout, &[], 41);
 
     // The registry's URL from a properties file, as a consumer's client.properties has it.
     let config = std::env::temp_dir().join(support::unique_name("registry.properties"));
@@ -392,21 +408,13 @@ fn registry_over_tls_with_a_client_certificate_and_basic_auth() {
     ];
     let (code, stdout, stderr) = kseek_read(&topic, &args);
     assert_eq!(code, Some(0), "{stderr}");
-    let lines = certs.join("kseek.jsonl");
-    std::fs::write(&lines, &stdout).unwrap();
-    let (ok, out) = confluent_with(
-        &[
-            "compare",
-            broker.bootstrap(),
-            &registry.url,
-            &topic,
-            lines.to_str().unwrap(),
-        ],
+    assert_confluent_agrees(
+        "compare",
+        &registry,
+        &topic,
+        &stdout,
         &[tls_env[0], ("KSEEK_REGISTRY_USER_INFO", "alice:tls-s3cret")],
-    );
-    assert!(
-        ok && out.contains("41 records compared, 0 mismatches"),
-        "{out}"
+        41,
     );
 
     // A CA that did not sign the registry's certificate: refused, named, exit 6.
@@ -551,20 +559,7 @@ fn protobuf_values_match_confluents_deserializer() {
     let (code, stdout, stderr) = kseek_read(&topic, &["-s", "value=protobuf", "-r", &registry.url]);
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(stdout.lines().count(), 31, "{stderr}");
-    let lines = std::env::temp_dir().join(support::unique_name("kseek-proto.jsonl"));
-    std::fs::write(&lines, &stdout).unwrap();
-    let (ok, out) = confluent(&[
-        "compare-proto",
-        broker.bootstrap(),
-        &registry.url,
-        &topic,
-        lines.to_str().unwrap(),
-    ]);
-    let _ = std::fs::remove_file(&lines);
-    assert!(
-        ok && out.contains("31 records compared, 0 mismatches"),
-        "{out}"
-    );
+    assert_confluent_agrees("compare-proto", &registry, &topic, &stdout, &[], 31);
 
     let (code, auto, stderr) = kseek_read(&topic, &["-s", "value=registry", "-r", &registry.url]);
     assert_eq!(code, Some(0), "{stderr}");
@@ -621,20 +616,7 @@ fn json_schema_values_match_confluents_deserializer() {
     assert!(ok, "{out}");
     let (code, stdout, stderr) = kseek_read(&topic, &["-s", "value=jsonschema"]);
     assert_eq!(code, Some(0), "{stderr}");
-    let lines = std::env::temp_dir().join(support::unique_name("kseek-jsonschema.jsonl"));
-    std::fs::write(&lines, &stdout).unwrap();
-    let (ok, out) = confluent(&[
-        "compare-json",
-        broker.bootstrap(),
-        &registry.url,
-        &topic,
-        lines.to_str().unwrap(),
-    ]);
-    let _ = std::fs::remove_file(&lines);
-    assert!(
-        ok && out.contains("20 records compared, 0 mismatches"),
-        "{out}"
-    );
+    assert_confluent_agrees("compare-json", &registry, &topic, &stdout, &[], 20);
     let (code, auto, stderr) = kseek_read(&topic, &["-s", "value=registry", "-r", &registry.url]);
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(auto, stdout);

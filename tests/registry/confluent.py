@@ -248,46 +248,58 @@ def same(a, b, path, ordered=True):
     return [] if a == b and type(a) == type(b) else ["%s: %r != %r" % (path, a, b)]
 
 
-def compare(bootstrap, url, topic, kseek_path):
-    sr = registry(url, os.environ.get("KSEEK_REGISTRY_USER_INFO"))
-    deserializer = AvroDeserializer(sr)
+def consume(bootstrap, topic, decode):
+    """Every record of TOPIC as Confluent's consumer reads it: {(partition, offset):
+    decode(message)}."""
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": "kseek-compare", "enable.auto.commit": False})
     parts = c.list_topics(topic, timeout=30).topics[topic].partitions
-    tps = []
-    for p in parts:
-        lo, hi = c.get_watermark_offsets(TopicPartition(topic, p), timeout=30)
-        tps.append((p, lo, hi))
+    tps = [(p,) + c.get_watermark_offsets(TopicPartition(topic, p), timeout=30) for p in parts]
     c.assign([TopicPartition(topic, p, lo) for p, lo, _ in tps])
     want = sum(hi - lo for _, lo, hi in tps)
-    expected = {}
-    while len(expected) < want:
+    records = {}
+    while len(records) < want:
         m = c.poll(30)
-        assert m is not None, "the Java-free consumer timed out"
+        assert m is not None, "Confluent's consumer timed out"
         assert m.error() is None, m.error()
-        ctx = SerializationContext(topic, MessageField.VALUE)
-        value = m.value()
-        if value is None:
-            rendered = None
-        else:
-            obj = deserializer(value, ctx)
-            sid = int.from_bytes(value[1:5], "big")
-            schema = json.loads(sr.get_schema(sid).schema_str)
-            rendered = render(schema, obj, {})
-        expected[(m.partition(), m.offset())] = (m.key().decode(), rendered)
+        records[(m.partition(), m.offset())] = decode(m)
     c.close()
+    return records
+
+
+def kseek_lines(path, fields):
+    """kseek's JSON lines: {(partition, offset): the line's `fields`}."""
     got = {}
-    for line in open(kseek_path, encoding="utf-8"):
+    for line in open(path, encoding="utf-8"):
         r = json.loads(line)
-        got[(r["partition"], r["offset"])] = (r["key"], r["value"])
+        got[(r["partition"], r["offset"])] = tuple(r[f] for f in fields) if len(fields) > 1 else r[fields[0]]
+    return got
+
+
+def report(expected, got, ordered=True):
+    """Prints every difference and a count; exit 1 if any."""
     problems = []
     if sorted(got) != sorted(expected):
         problems.append("records: kseek %s, Confluent's consumer %s" % (sorted(got), sorted(expected)))
     for k in sorted(set(got) & set(expected)):
-        problems += same(expected[k], got[k], "partition %d offset %d" % k)
+        problems += same(expected[k], got[k], "partition %d offset %d" % k, ordered)
     for p in problems:
         print(p)
     print("%d records compared, %d mismatches" % (len(expected), len(problems)))
     sys.exit(1 if problems else 0)
+
+
+def compare(bootstrap, url, topic, kseek_path):
+    sr = registry(url, os.environ.get("KSEEK_REGISTRY_USER_INFO"))
+    deserializer = AvroDeserializer(sr)
+
+    def decode(m):
+        value = m.value()
+        if value is None:
+            return (m.key().decode(), None)
+        obj = deserializer(value, SerializationContext(topic, MessageField.VALUE))
+        schema = json.loads(sr.get_schema(int.from_bytes(value[1:5], "big")).schema_str)
+        return (m.key().decode(), render(schema, obj, {}))
+    report(consume(bootstrap, topic, decode), kseek_lines(kseek_path, ["key", "value"]))
 
 
 def plain(schema, value, names):
@@ -327,19 +339,9 @@ def compare_table(bootstrap, url, topic, parquet_path):
     latest = sr.get_latest_version(topic + "-value").schema.schema_str
     reader = json.loads(latest)
     deserializer = AvroDeserializer(sr, schema_str=latest)
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "kseek-compare", "enable.auto.commit": False})
-    parts = c.list_topics(topic, timeout=30).topics[topic].partitions
-    tps = [(p,) + c.get_watermark_offsets(TopicPartition(topic, p), timeout=30) for p in parts]
-    c.assign([TopicPartition(topic, p, lo) for p, lo, _ in tps])
-    want = sum(hi - lo for _, lo, hi in tps)
-    expected = {}
-    while len(expected) < want:
-        m = c.poll(30)
-        assert m is not None and m.error() is None, m and m.error()
-        ctx = SerializationContext(topic, MessageField.VALUE)
-        value = None if m.value() is None else plain(reader, deserializer(m.value(), ctx), {})
-        expected[(m.partition(), m.offset())] = value
-    c.close()
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    expected = consume(bootstrap, topic, lambda m: None if m.value() is None
+                       else plain(reader, deserializer(m.value(), ctx), {}))
     table = pq.read_table(parquet_path)
     got = {}
     for row in table.to_pylist():
@@ -348,16 +350,8 @@ def compare_table(bootstrap, url, topic, parquet_path):
             v = {k: (sorted(x) if isinstance(x, list) and x and isinstance(x[0], tuple) else x)
                  for k, x in v.items()}
         got[(row["partition"], row["offset"])] = v
-    problems = []
-    if sorted(got) != sorted(expected):
-        problems.append("records: kseek %s, Confluent's consumer %s" % (sorted(got), sorted(expected)))
-    for k in sorted(set(got) & set(expected)):
-        problems += same(expected[k], got[k], "partition %d offset %d" % k)
     print("value column type: %s" % table.schema.field("value").type)
-    for p in problems:
-        print(p)
-    print("%d records compared, %d mismatches" % (len(expected), len(problems)))
-    sys.exit(1 if problems else 0)
+    report(expected, got)
 
 
 PROTO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "proto")
@@ -466,37 +460,13 @@ def compare_proto(bootstrap, url, topic, kseek_path):
     classes = proto_classes()
     sr = registry(url)
     deserializers = {k: ProtobufDeserializer(c, {}, sr) for k, c in classes.items()}
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "kseek-compare", "enable.auto.commit": False})
-    parts = c.list_topics(topic, timeout=30).topics[topic].partitions
-    tps = [(p,) + c.get_watermark_offsets(TopicPartition(topic, p), timeout=30) for p in parts]
-    c.assign([TopicPartition(topic, p, lo) for p, lo, _ in tps])
-    want = sum(hi - lo for _, lo, hi in tps)
-    expected = {}
-    while len(expected) < want:
-        m = c.poll(30)
-        assert m is not None and m.error() is None, m and m.error()
-        ctx = SerializationContext(topic, MessageField.VALUE)
+    ctx = SerializationContext(topic, MessageField.VALUE)
+
+    def decode(m):
         v = m.value()
-        if v is None:
-            expected[(m.partition(), m.offset())] = None
-            continue
-        msg = deserializers[message_indexes(v)](v, ctx)
-        expected[(m.partition(), m.offset())] = json_format.MessageToDict(msg)
-    c.close()
-    got = {}
-    for line in open(kseek_path, encoding="utf-8"):
-        r = json.loads(line)
-        got[(r["partition"], r["offset"])] = r["value"]
-    problems = []
-    if sorted(got) != sorted(expected):
-        problems.append("records: kseek %s, Confluent's consumer %s" % (sorted(got), sorted(expected)))
-    for k in sorted(set(got) & set(expected)):
-        # Protobuf maps have no order.
-        problems += same(expected[k], got[k], "partition %d offset %d" % k, ordered=False)
-    for p in problems:
-        print(p)
-    print("%d records compared, %d mismatches" % (len(expected), len(problems)))
-    sys.exit(1 if problems else 0)
+        return None if v is None else json_format.MessageToDict(deserializers[message_indexes(v)](v, ctx))
+    # Protobuf maps have no order.
+    report(consume(bootstrap, topic, decode), kseek_lines(kseek_path, ["value"]), ordered=False)
 
 
 JSON_SCHEMA = {
@@ -539,30 +509,9 @@ def compare_json(bootstrap, url, topic, kseek_path):
     """JSONDeserializer's values against kseek's lines."""
     from confluent_kafka.schema_registry.json_schema import JSONDeserializer
     de = JSONDeserializer(None, schema_registry_client=registry(url))
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "kseek-compare", "enable.auto.commit": False})
-    parts = c.list_topics(topic, timeout=30).topics[topic].partitions
-    tps = [(p,) + c.get_watermark_offsets(TopicPartition(topic, p), timeout=30) for p in parts]
-    c.assign([TopicPartition(topic, p, lo) for p, lo, _ in tps])
-    want = sum(hi - lo for _, lo, hi in tps)
-    expected = {}
-    while len(expected) < want:
-        m = c.poll(30)
-        assert m is not None and m.error() is None, m and m.error()
-        expected[(m.partition(), m.offset())] = de(m.value(), SerializationContext(topic, MessageField.VALUE))
-    c.close()
-    got = {}
-    for line in open(kseek_path, encoding="utf-8"):
-        r = json.loads(line)
-        got[(r["partition"], r["offset"])] = r["value"]
-    problems = []
-    if sorted(got) != sorted(expected):
-        problems.append("records: kseek %s, Confluent's consumer %s" % (sorted(got), sorted(expected)))
-    for k in sorted(set(got) & set(expected)):
-        problems += same(expected[k], got[k], "partition %d offset %d" % k, ordered=False)
-    for p in problems:
-        print(p)
-    print("%d records compared, %d mismatches" % (len(expected), len(problems)))
-    sys.exit(1 if problems else 0)
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    report(consume(bootstrap, topic, lambda m: de(m.value(), ctx)),
+           kseek_lines(kseek_path, ["value"]), ordered=False)
 
 
 if __name__ == "__main__":
