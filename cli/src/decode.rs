@@ -291,14 +291,12 @@ impl Decoding {
                 };
                 match (&**schema, serde) {
                     (Parsed::Avro(schema), Serde::Avro | Serde::Registry) => {
-                        let mut text = String::new();
-                        schema.to_json(framed.rest, &mut text).map_err(|e| {
+                        schema.to_json_bytes(framed.rest, out).map_err(|e| {
                             format!(
                                 "the {} does not decode with its Avro schema (id {id}): {e}",
                                 side.name()
                             )
                         })?;
-                        out.extend_from_slice(text.as_bytes());
                     }
                     (Parsed::Protobuf(schema), Serde::Protobuf | Serde::Registry) => {
                         let (indexes, payload) = framed

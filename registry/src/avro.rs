@@ -94,6 +94,14 @@ impl AvroSchema {
         self.walk(payload, out)
     }
 
+    /// [`AvroSchema::to_json`] into a byte buffer (what a writer of lines holds).
+    ///
+    /// # Errors
+    /// As [`AvroSchema::to_json`].
+    pub fn to_json_bytes(&self, payload: &[u8], out: &mut Vec<u8>) -> Result<(), AvroError> {
+        self.walk(payload, out)
+    }
+
     /// Whether `payload` is a value of the schema, as [`AvroSchema::to_json`] would find, with
     /// nothing written.
     ///
@@ -151,6 +159,19 @@ fn needs_escape(word: u64) -> bool {
     below_space
         || has_zero(word ^ (ONES * u64::from(b'"')))
         || has_zero(word ^ (ONES * u64::from(b'\\')))
+}
+
+impl Sink for Vec<u8> {
+    const KEEPS: bool = true;
+    #[inline]
+    fn push_str(&mut self, s: &str) {
+        self.extend_from_slice(s.as_bytes());
+    }
+    #[inline]
+    fn push(&mut self, c: char) {
+        let mut buf = [0; 4];
+        self.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+    }
 }
 
 /// Keeps nothing: [`AvroSchema::check`].
