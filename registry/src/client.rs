@@ -170,13 +170,23 @@ pub struct Registry {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug)]
 struct Inner {
     http: reqwest::Client,
     urls: Vec<Url>,
     auth: Auth,
     retry_deadline: Duration,
     by_id: Mutex<HashMap<u32, Arc<ResolvedSchema>>>,
+}
+
+impl std::fmt::Debug for Inner {
+    // URLs without the credentials they may carry; the auth's secrets are `Secret`s.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("urls", &self.urls.iter().map(shown).collect::<Vec<_>>())
+            .field("auth", &self.auth)
+            .field("retry_deadline", &self.retry_deadline)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A schema as the REST API returns it (`GET /schemas/ids/{id}`,
@@ -496,7 +506,7 @@ fn join(base: &Url, segments: &[&str]) -> Url {
 }
 
 /// `url` without credentials, for messages.
-fn shown(url: &Url) -> String {
+pub(crate) fn shown(url: &Url) -> String {
     let mut url = url.clone();
     let _ = url.set_username("");
     let _ = url.set_password(None);

@@ -25,8 +25,8 @@ pub enum Auth {
     Bearer(Secret),
 }
 
-/// A registry client's settings.
-#[derive(Debug, Clone)]
+/// A registry client's settings. Its `Debug` shows no secret: URLs without their credentials.
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct RegistryConfig {
     /// The registry's URLs (`http://` or `https://`), tried in turn.
@@ -39,6 +39,25 @@ pub struct RegistryConfig {
     pub request_timeout: Duration,
     /// How long a registry that fails (unreachable, 5xx, 429) is retried.
     pub retry_deadline: Duration,
+}
+
+impl std::fmt::Debug for RegistryConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegistryConfig")
+            .field(
+                "urls",
+                &self
+                    .urls
+                    .iter()
+                    .map(crate::client::shown)
+                    .collect::<Vec<_>>(),
+            )
+            .field("auth", &self.auth)
+            .field("tls", &self.tls)
+            .field("request_timeout", &self.request_timeout)
+            .field("retry_deadline", &self.retry_deadline)
+            .finish()
+    }
 }
 
 /// Settings that can't be used. Names the property and where it was set; never a secret.
@@ -225,6 +244,11 @@ mod tests {
             kseek::security::TrustAnchors::PemFile("/etc/ca.pem".into())
         );
         assert!(!format!("{c:?}").contains("s3cr"), "{c:?}");
+        // Credentials in a URL are not shown either.
+        let c = RegistryConfig::new("http://bob:hunter2@r:8081").unwrap();
+        assert!(!format!("{c:?}").contains("hunter2"), "{c:?}");
+        let r = crate::Registry::new(&c).unwrap();
+        assert!(!format!("{r:?}").contains("hunter2"), "{r:?}");
         // kcat's -r overrides the file's URL.
         let c = RegistryConfig::from_properties(&p, Some("http://c:1"), &ClientConfig::default())
             .unwrap();
