@@ -96,7 +96,7 @@ pub(crate) enum Side {
 }
 
 impl Side {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Side::Key => "key",
             Side::Value => "value",
@@ -356,27 +356,30 @@ impl Parsed {
     }
 }
 
-/// `-s value=avro` for Parquet and Arrow output: the values as one struct column of the
-/// subject's latest schema (`<topic>-value`), each writer schema resolved to it.
+/// `-s value=avro` (or `key=avro`) for Parquet and Arrow output: the values (keys) as one
+/// struct column in a reader schema (by default the latest of `<topic>-value` or
+/// `<topic>-key`), each writer schema resolved to it.
 #[derive(Debug)]
 pub(crate) struct ValueColumns {
     pub(crate) columns: kseek_registry::arrow::AvroColumns,
+    /// Which side of the records, and the column replaced: `key` or `value`.
+    pub(crate) side: Side,
     registry: Registry,
     /// Writer schema ids the registry does not have (their rows are decode errors).
     unknown: Vec<u32>,
     pub(crate) on_error: OnDecodeError,
-    pub(crate) skipped: u64,
 }
 
 impl ValueColumns {
-    /// The reader schema: the latest version of `<topic>-value`.
+    /// The column of `side` in the `reader` schema of `topic`'s subject for it.
     pub(crate) async fn new(
         registry: Registry,
         topic: &str,
+        side: Side,
         reader: &ReaderSchema,
         on_error: OnDecodeError,
     ) -> Result<ValueColumns, Fail> {
-        let subject = format!("{topic}-value");
+        let subject = format!("{topic}-{}", side.name());
         let (fetched, named) = match reader {
             ReaderSchema::Latest => (
                 registry
@@ -404,7 +407,9 @@ impl ValueColumns {
                 return Err(Fail {
                     code: crate::fail::DECODE,
                     message: format!(
-                        "{named} is not in the Schema Registry: Parquet and Arrow output read every value in that schema. Check the topic's name, or --value-schema"
+                        "{named} is not in the Schema Registry: Parquet and Arrow output read every {} in that schema. Check the topic's name, or --{}-schema",
+                        side.name(),
+                        side.name()
                     ),
                 })
             }
@@ -417,24 +422,35 @@ impl ValueColumns {
             )));
         }
         let columns =
-            kseek_registry::arrow::AvroColumns::new(&reader, "value").map_err(|e| Fail {
+            kseek_registry::arrow::AvroColumns::new(&reader, side.name()).map_err(|e| Fail {
                 code: crate::fail::DECODE,
                 message: format!("{named} can't be read into columns: {e}"),
             })?;
         Ok(ValueColumns {
             columns,
+            side,
             registry,
             unknown: Vec::new(),
             on_error,
-            skipped: 0,
         })
     }
 
-    /// Fetches the writer schemas of `batch`'s values not fetched yet.
+    /// The side of `record` this column decodes.
+    pub(crate) fn bytes_of<'r>(
+        &self,
+        record: &kseek::protocol::records::Record<'r>,
+    ) -> Option<&'r [u8]> {
+        match self.side {
+            Side::Key => record.key(),
+            Side::Value => record.value(),
+        }
+    }
+
+    /// Fetches the writer schemas of `batch`'s keys or values not fetched yet.
     pub(crate) async fn prepare(&mut self, batch: &FetchedBatch) -> Result<(), Fail> {
         let mut wanted = Vec::new();
         for record in batch.records().flatten() {
-            if let Some(Ok(framed)) = record.value().map(Framed::parse) {
+            if let Some(Ok(framed)) = self.bytes_of(&record).map(Framed::parse) {
                 let id = framed.schema_id;
                 if !self.columns.knows(id) && !self.unknown.contains(&id) && !wanted.contains(&id) {
                     wanted.push(id);

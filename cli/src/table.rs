@@ -144,8 +144,10 @@ enum Sink {
 /// Writes the records of fetched batches as Parquet or an Arrow IPC stream.
 pub(crate) struct TableWriter {
     builder: RecordBatchBuilder,
-    /// `-s value=avro`: the value column decoded into a struct column.
-    pub(crate) values: Option<ValueColumns>,
+    /// `-s key=avro`, `-s value=avro`: the key and value columns decoded into struct columns.
+    pub(crate) values: Vec<ValueColumns>,
+    /// Records left out by `--on-decode-error skip`.
+    pub(crate) skipped: u64,
     schema: arrow_schema::SchemaRef,
     sink: Option<Sink>,
     /// The file's temporary name, while it is written under one.
@@ -204,14 +206,13 @@ impl TableWriter {
         kind: Kind,
         path: Option<&Path>,
         compression: ParquetCompression,
-        values: Option<ValueColumns>,
+        values: Vec<ValueColumns>,
     ) -> io::Result<TableWriter> {
         let target = Target::open(path)?;
         let temporary = target.temporary();
-        let schema = match &values {
-            None => kseek_arrow::schema(),
-            Some(v) => with_value_field(&kseek_arrow::schema(), v.columns.field()),
-        };
+        let schema = values.iter().fold(kseek_arrow::schema(), |schema, v| {
+            with_field(&schema, v.columns.field())
+        });
         let sink = || -> io::Result<Sink> {
             Ok(match kind {
                 Kind::Parquet => {
@@ -238,6 +239,7 @@ impl TableWriter {
             // writers, which gather them into row groups (Parquet) or messages (IPC).
             builder: RecordBatchBuilder::new(BatchLimits::default()),
             values,
+            skipped: 0,
             schema,
             sink: Some(sink),
             temporary,
@@ -256,17 +258,17 @@ impl TableWriter {
         let max = usize::try_from(max).unwrap_or(usize::MAX);
         // --on-decode-error fail: a value that does not decode stops the read before any
         // record of its batch is appended.
-        if let Some(v) = self
+        for v in self
             .values
-            .as_ref()
+            .iter()
             .filter(|v| v.on_error == OnDecodeError::Fail)
         {
             for record in batch.records().take(max).flatten() {
-                if let Some(value) = record.value() {
-                    if let Err(message) = v.columns.check(value) {
+                if let Some(bytes) = v.bytes_of(&record) {
+                    if let Err(message) = v.columns.check(bytes) {
                         return Err(BatchFailed::Decode {
                             offset: record.offset(),
-                            message: format!("the value: {message}"),
+                            message: format!("the {}: {message}", v.side.name()),
                         });
                     }
                 }
@@ -336,8 +338,7 @@ impl TableWriter {
         if done.is_err() {
             remove(self.temporary.as_deref());
         }
-        let skipped = self.values.as_ref().map_or(0, |v| v.skipped);
-        done.map(|bytes| (bytes, skipped))
+        done.map(|bytes| (bytes, self.skipped))
     }
 
     fn complete(&mut self) -> io::Result<u64> {
@@ -366,8 +367,8 @@ impl TableWriter {
         }
         let mut batch = self.builder.finish();
         self.bytes += key_value_bytes(&batch);
-        if let Some(values) = self.values.as_mut() {
-            batch = decode_values(values, &self.schema, batch)?;
+        if !self.values.is_empty() {
+            batch = decode_columns(&mut self.values, &self.schema, batch, &mut self.skipped)?;
         }
         match self.sink.as_mut() {
             Some(Sink::Parquet(w)) => w.write(&batch).map_err(parquet_error),
@@ -378,8 +379,8 @@ impl TableWriter {
 }
 
 /// The bytes of the key and value columns of `batch`.
-/// `schema` with its `value` field replaced by `field`.
-fn with_value_field(
+/// `schema` with the field of `field`'s name (`key` or `value`) replaced by `field`.
+fn with_field(
     schema: &arrow_schema::Schema,
     field: &arrow_schema::Field,
 ) -> arrow_schema::SchemaRef {
@@ -387,7 +388,7 @@ fn with_value_field(
         .fields()
         .iter()
         .map(|f| {
-            if f.name() == "value" {
+            if f.name() == field.name() {
                 std::sync::Arc::new(field.clone())
             } else {
                 f.clone()
@@ -400,40 +401,48 @@ fn with_value_field(
     ))
 }
 
-/// `batch` with its binary `value` column decoded into `values`' struct column (`schema`'s);
-/// with `--on-decode-error skip`, the rows that do not decode left out.
-fn decode_values(
-    values: &mut ValueColumns,
+/// `batch` with its binary `key` and `value` columns decoded into the struct columns of
+/// `columns` (`schema`'s); with `--on-decode-error skip`, the rows that do not decode left
+/// out (counted in `skipped`).
+fn decode_columns(
+    columns: &mut [ValueColumns],
     schema: &arrow_schema::SchemaRef,
     batch: RecordBatch,
+    skipped: &mut u64,
 ) -> io::Result<RecordBatch> {
-    let at = batch
-        .schema()
-        .index_of("value")
+    let mut arrays = batch.columns().to_vec();
+    let mut failed: Vec<(usize, String)> = Vec::new();
+    let mut skip = true;
+    for c in columns.iter_mut() {
+        let name = c.side.name();
+        let at = batch
+            .schema()
+            .index_of(name)
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        let raw = batch
+            .column(at)
+            .as_any()
+            .downcast_ref::<BinaryArray>()
+            .ok_or_else(|| io::Error::other(format!("the {name} column is not binary")))?;
+        let decoded = c
+            .columns
+            .decode(raw)
+            .map_err(|e| io::Error::other(format!("decoding the {name}s: {e}")))?;
+        arrays[at] = decoded.column;
+        failed.extend(decoded.errors);
+        skip &= c.on_error == OnDecodeError::Skip;
+    }
+    let mut out = RecordBatch::try_new(schema.clone(), arrays)
         .map_err(|e| io::Error::other(e.to_string()))?;
-    let raw = batch
-        .column(at)
-        .as_any()
-        .downcast_ref::<BinaryArray>()
-        .ok_or_else(|| io::Error::other("the value column is not binary"))?;
-    let decoded = values
-        .columns
-        .decode(raw)
-        .map_err(|e| io::Error::other(format!("decoding the values: {e}")))?;
-    let mut columns = batch.columns().to_vec();
-    columns[at] = decoded.column;
-    let mut out = RecordBatch::try_new(schema.clone(), columns)
-        .map_err(|e| io::Error::other(e.to_string()))?;
-    if !decoded.errors.is_empty() {
-        if values.on_error != OnDecodeError::Skip {
-            let (row, why) = &decoded.errors[0];
+    if let Some((row, why)) = failed.first() {
+        if !skip {
             return Err(io::Error::other(format!("row {row}: {why}")));
         }
-        values.skipped += decoded.errors.len() as u64;
         let mut keep = vec![true; out.num_rows()];
-        for (row, _) in &decoded.errors {
+        for (row, _) in &failed {
             keep[*row] = false;
         }
+        *skipped += keep.iter().filter(|k| !**k).count() as u64;
         out = arrow_select::filter::filter_record_batch(&out, &keep.into())
             .map_err(|e| io::Error::other(e.to_string()))?;
     }

@@ -621,3 +621,54 @@ fn json_schema_values_match_confluents_deserializer() {
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(auto, stdout);
 }
+
+/// `-s key=avro -s value=avro -o FILE.parquet`: Avro keys (subject `<topic>-key`) become a
+/// struct column too; both columns equal what Confluent's deserializer reads.
+#[test]
+fn avro_keys_and_values_as_parquet_columns() {
+    let broker = support::broker();
+    let registry = Registry::start(&[]);
+    let topic = support::unique_name("avro-keys");
+    let env = [("KSEEK_AVRO_PROFILE", "table"), ("KSEEK_AVRO_KEYS", "1")];
+    let (ok, out) = confluent_with(
+        &["produce", broker.bootstrap(), &registry.url, &topic],
+        &env,
+    );
+    assert!(ok, "{out}");
+    let file = std::env::temp_dir().join(support::unique_name("kseek-keys.parquet"));
+    let (code, _, stderr) = kseek_read(
+        &topic,
+        &[
+            "-s",
+            "key=avro",
+            "-s",
+            "value=avro",
+            "-r",
+            &registry.url,
+            "--output-format",
+            "parquet",
+            "-o",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let (ok, out) = confluent_with(
+        &[
+            "compare-table",
+            broker.bootstrap(),
+            &registry.url,
+            &topic,
+            file.to_str().unwrap(),
+        ],
+        &env,
+    );
+    let _ = std::fs::remove_file(&file);
+    assert!(
+        ok && out.contains("41 records compared, 0 mismatches"),
+        "{out}"
+    );
+    assert!(
+        out.contains("key column type: struct<name: string not null, shard: int32 not null>"),
+        "{out}"
+    );
+}

@@ -86,6 +86,9 @@ if os.environ.get("KSEEK_AVRO_PROFILE") == "table":
         return dict(schema, fields=[dict(f, type=INNER) if f["name"] == "inner" else f for f in fields])
     V1, V2 = without_choice(V1), without_choice(V2)
 
+KEY_SCHEMA = {"type": "record", "name": "Key", "namespace": "kseek.test", "fields": [
+    {"name": "name", "type": "string"}, {"name": "shard", "type": "int"}]}
+
 UTC = datetime.timezone.utc
 
 
@@ -146,7 +149,16 @@ def produce(bootstrap, url, topic, user_info=None):
             if e.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
                 raise
     sr = registry(url, user_info)
-    keys = StringSerializer()
+    # KSEEK_AVRO_KEYS=1: Avro keys (subject TOPIC-key) instead of strings.
+    avro_keys = AvroSerializer(sr, json.dumps(KEY_SCHEMA)) \
+        if os.environ.get("KSEEK_AVRO_KEYS") else None
+    strings = StringSerializer()
+
+    def keys(text):
+        if avro_keys is None:
+            return strings(text)
+        return avro_keys({"name": text, "shard": len(text) % 4},
+                         SerializationContext(topic, MessageField.KEY))
     values = {1: AvroSerializer(sr, json.dumps(V1)), 2: AvroSerializer(sr, json.dumps(V2))}
     p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
     n = 0
@@ -340,8 +352,15 @@ def compare_table(bootstrap, url, topic, parquet_path):
     reader = json.loads(latest)
     deserializer = AvroDeserializer(sr, schema_str=latest)
     ctx = SerializationContext(topic, MessageField.VALUE)
-    expected = consume(bootstrap, topic, lambda m: None if m.value() is None
-                       else plain(reader, deserializer(m.value(), ctx), {}))
+    keys = AvroDeserializer(sr) if os.environ.get("KSEEK_AVRO_KEYS") else None
+    key_ctx = SerializationContext(topic, MessageField.KEY)
+
+    def decode(m):
+        value = None if m.value() is None else plain(reader, deserializer(m.value(), ctx), {})
+        if keys is None:
+            return value
+        return (keys(m.key(), key_ctx), value)
+    expected = consume(bootstrap, topic, decode)
     table = pq.read_table(parquet_path)
     got = {}
     for row in table.to_pylist():
@@ -349,8 +368,9 @@ def compare_table(bootstrap, url, topic, parquet_path):
         if v is not None:
             v = {k: (sorted(x) if isinstance(x, list) and x and isinstance(x[0], tuple) else x)
                  for k, x in v.items()}
-        got[(row["partition"], row["offset"])] = v
+        got[(row["partition"], row["offset"])] = v if keys is None else (row["key"], v)
     print("value column type: %s" % table.schema.field("value").type)
+    print("key column type: %s" % table.schema.field("key").type)
     report(expected, got)
 
 

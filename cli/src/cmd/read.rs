@@ -59,8 +59,8 @@ impl Out {
             return Ok(Out::Text(writer));
         };
         let values = match decoding {
-            None => None,
-            Some(d) => Some(value_columns(d, args, plan).await?),
+            None => Vec::new(),
+            Some(d) => value_columns(d, args, plan).await?,
         };
         if args.format != "json" {
             return Err(Fail::usage(format!(
@@ -98,10 +98,12 @@ impl Out {
             Out::Text(RecordWriter {
                 decoding: Some(d), ..
             }) => d.prepare(batch).await,
-            Out::Table(t) => match t.values.as_mut() {
-                Some(v) => v.prepare(batch).await,
-                None => Ok(()),
-            },
+            Out::Table(t) => {
+                for v in &mut t.values {
+                    v.prepare(batch).await?;
+                }
+                Ok(())
+            }
             Out::Text(_) => Ok(()),
         }
     }
@@ -112,7 +114,7 @@ impl Out {
             Out::Text(RecordWriter {
                 decoding: Some(d), ..
             }) => (d.skipped, d.raw),
-            Out::Table(t) => (t.values.as_ref().map_or(0, |v| v.skipped), 0),
+            Out::Table(t) => (t.skipped, 0),
             Out::Text(_) => (0, 0),
         }
     }
@@ -447,22 +449,25 @@ async fn read_plan(
     Ok(())
 }
 
-/// `-s value=avro` for Parquet and Arrow output: the value columns of the plan's one topic.
+/// `-s value=avro` and `-s key=avro` for Parquet and Arrow output: the columns of the plan's
+/// one topic (the other side stays bytes).
 async fn value_columns(
     decoding: Decoding,
     args: &OutputArgs,
     plan: &Plan,
-) -> Result<ValueColumns, Fail> {
-    use crate::decode::{OnDecodeError, Serde};
+) -> Result<Vec<ValueColumns>, Fail> {
+    use crate::decode::{OnDecodeError, ReaderSchema, Serde, Side};
     let refuse = |why: &str| {
         Err(Fail::usage(format!(
             "{why}. Use --output-format text, or leave -s out"
         )))
     };
-    if decoding.key != Serde::Bytes || decoding.value != Serde::Avro {
-        return refuse(
-            "Parquet and Arrow output decode values with -s value=avro only (keys stay bytes)",
-        );
+    let sides = [(Side::Key, decoding.key), (Side::Value, decoding.value)];
+    if sides
+        .iter()
+        .any(|(_, serde)| !matches!(serde, Serde::Bytes | Serde::Avro))
+    {
+        return refuse("Parquet and Arrow output decode keys and values with -s key=avro and -s value=avro only");
     }
     if decoding.on_error == OnDecodeError::Raw {
         return refuse("--on-decode-error raw is for text output (a column has one type)");
@@ -470,13 +475,24 @@ async fn value_columns(
     let mut topics: Vec<&str> = plan.partitions.iter().map(|p| p.topic.as_str()).collect();
     topics.dedup();
     let [topic] = topics[..] else {
-        return refuse("-s value=avro with Parquet or Arrow output reads one topic (its subject's schema gives the columns)");
+        return refuse("-s avro with Parquet or Arrow output reads one topic (its subjects' schemas give the columns)");
     };
     let on_error = decoding.on_error;
     let Some(registry) = decoding.registry() else {
         return refuse("no Schema Registry");
     };
-    ValueColumns::new(registry, topic, &args.value_schema, on_error).await
+    let mut columns = Vec::new();
+    for (side, serde) in sides {
+        if serde == Serde::Avro {
+            let reader = match side {
+                Side::Key => ReaderSchema::Latest,
+                Side::Value => args.value_schema,
+            };
+            columns
+                .push(ValueColumns::new(registry.clone(), topic, side, &reader, on_error).await?);
+        }
+    }
+    Ok(columns)
 }
 
 /// The decoders `-s` asks for, with a registry client when one of them is Avro.
