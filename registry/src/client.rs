@@ -265,7 +265,7 @@ impl Registry {
             return Ok(hit);
         }
         let answer = self.get(&["schemas", "ids", &id.to_string()]).await?;
-        let mut schema = answer.into_schema()?;
+        let mut schema = answer.into_schema(&self.inner.urls[0])?;
         schema.id = Some(id);
         let resolved = Arc::new(self.resolve(schema).await?);
         self.inner
@@ -306,7 +306,7 @@ impl Registry {
         };
         let answer = self.get(&["subjects", subject, "versions", &v]).await?;
         let (id, number) = (answer.id, answer.version);
-        let mut schema = answer.into_schema()?;
+        let mut schema = answer.into_schema(&self.inner.urls[0])?;
         schema.id = id;
         schema.subject = Some((subject.to_owned(), number.unwrap_or(-1)));
         Ok(schema)
@@ -474,15 +474,18 @@ enum Failure {
 }
 
 impl Answer {
-    fn into_schema(self) -> Result<RegisteredSchema, RegistryError> {
+    /// The schema; `registry` names the registry in an error.
+    fn into_schema(self, registry: &Url) -> Result<RegisteredSchema, RegistryError> {
         let kind = match self.schema_type.as_deref() {
             None | Some("AVRO") => SchemaKind::Avro,
             Some("PROTOBUF") => SchemaKind::Protobuf,
             Some("JSON") => SchemaKind::Json,
             Some(other) => {
                 return Err(RegistryError::Invalid {
-                    url: String::new(),
-                    message: format!("unknown schemaType {other:?}"),
+                    url: shown(registry),
+                    message: format!(
+                        "unknown schemaType {other:?} (kseek reads AVRO, PROTOBUF and JSON)"
+                    ),
                 })
             }
         };
