@@ -9,7 +9,7 @@ use std::time::Duration;
 use reqwest::{StatusCode, Url};
 use serde::Deserialize;
 
-use crate::config::{Auth, RegistryConfig};
+use crate::config::{shown, Auth, RegistryConfig};
 
 /// The kind of a registered schema (the registry's `schemaType`; absent means Avro).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -506,14 +506,6 @@ fn join(base: &Url, segments: &[&str]) -> Url {
         path.pop_if_empty().extend(segments);
     }
     url
-}
-
-/// `url` without credentials, for messages.
-pub(crate) fn shown(url: &Url) -> String {
-    let mut url = url.clone();
-    let _ = url.set_username("");
-    let _ = url.set_password(None);
-    url.to_string()
 }
 
 fn percent_decoded(s: &str) -> String {

@@ -44,14 +44,7 @@ pub struct RegistryConfig {
 impl std::fmt::Debug for RegistryConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RegistryConfig")
-            .field(
-                "urls",
-                &self
-                    .urls
-                    .iter()
-                    .map(crate::client::shown)
-                    .collect::<Vec<_>>(),
-            )
+            .field("urls", &self.urls.iter().map(shown).collect::<Vec<_>>())
             .field("auth", &self.auth)
             .field("tls", &self.tls)
             .field("request_timeout", &self.request_timeout)
@@ -210,6 +203,14 @@ fn parse_urls(text: &str, what: &str) -> Result<Vec<Url>, ConfigError> {
         return Err(ConfigError(format!("{what} names no URL")));
     }
     Ok(urls)
+}
+
+/// `url` without credentials, for messages.
+pub(crate) fn shown(url: &Url) -> String {
+    let mut url = url.clone();
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    url.to_string()
 }
 
 #[cfg(test)]
