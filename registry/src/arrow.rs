@@ -184,6 +184,8 @@ impl AvroColumns {
         // Rows waiting in each id's decoder: (id, rows decoded and not flushed).
         let mut pending: Vec<(u32, Vec<usize>)> = Vec::new();
         let mut slots: Vec<Option<(usize, usize)>> = vec![None; values.len()];
+        // The column's field, apart from `self` (whose decoders are borrowed in the loop).
+        let field = self.field.clone();
         for row in 0..values.len() {
             if values.is_null(row) {
                 continue;
@@ -207,9 +209,8 @@ impl AvroColumns {
             };
             if decoder.batch_is_full() {
                 let batch = decoder.flush().map_err(|e| fail(&e))?;
-                flush_into(&self.field, &mut parts, &mut pending, &mut slots, id, batch)?;
+                flush_into(&field, &mut parts, &mut pending, &mut slots, id, batch)?;
             }
-            let decoder = self.decoder(id).map_err(|e| fail(&e))?;
             decoder.decode(framed.rest).map_err(|e| fail(&e))?;
             match pending.iter_mut().find(|(i, _)| *i == id) {
                 Some((_, rows)) => rows.push(row),
@@ -223,7 +224,7 @@ impl AvroColumns {
                 .map_err(|e| fail(&e))?
                 .flush()
                 .map_err(|e| fail(&e))?;
-            flush_into(&self.field, &mut parts, &mut pending, &mut slots, id, batch)?;
+            flush_into(&field, &mut parts, &mut pending, &mut slots, id, batch)?;
         }
         for slot in slots {
             order.push(slot.unwrap_or((0, 0)));
