@@ -34,6 +34,8 @@
 //! - Both streams report where each partition stands ([`PartitionPosition`]); those become
 //!   [`CommitOffset`]s for [`Client::commit`], which commits without joining the group.
 //!   [`Client::committed`] reads a group's offsets back.
+//! - [`Client::topic_config`] describes a topic's configuration ([`TopicConfig`]): each entry's
+//!   value and whether the topic sets it or inherits it.
 //! - The wire format (messages, record batches, framing) is the [`protocol`] crate,
 //!   `kseek-protocol`, which does no IO.
 //!
@@ -150,6 +152,7 @@ pub mod security;
 mod sim;
 #[cfg(feature = "tls")]
 mod tls;
+pub mod topic_config;
 
 pub use client::{Client, ClientConfig};
 pub use cluster::{BrokerMetadata, ClusterMetadata, PartitionMetadata, TopicMetadata};
@@ -162,3 +165,4 @@ pub use read::{
     BatchStream, FetchedBatch, PartitionPosition, ReadOptions, ReadRecord, RecordStream,
 };
 pub use security::{SaslConfig, SecurityConfig, SecurityProtocol, TlsConfig, TlsVersions};
+pub use topic_config::{TopicConfig, TopicConfigEntry};

@@ -4,7 +4,8 @@
 //! headers, framing, the seven APIs a reader by time needs (ApiVersions, Metadata,
 //! ListOffsets, Fetch, OffsetCommit, OffsetFetch, FindCoordinator), the two of SASL
 //! authentication (SaslHandshake, SaslAuthenticate), DescribeLogDirs (log sizes, to cut a plan
-//! into splits by bytes), error codes and record batches. It owns
+//! into splits by bytes), DescribeConfigs (a topic's configuration), error codes and record
+//! batches. It owns
 //! no sockets, no runtime and no clock; the `kseek` crate does the IO.
 //!
 //! Decoding is hostile-input safe: every length is checked against the bytes present before

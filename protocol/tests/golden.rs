@@ -6,7 +6,7 @@
 //! crate's type for that API and version, re-encoded, and compared byte for byte with what the
 //! wire carried. The capture wrote fixed data, so decoded values are checked too: topic names,
 //! the offsets ListOffsets answered, the committed offset and its metadata, the compression
-//! codec of each fetched batch.
+//! codec of each fetched batch, the topic configuration DescribeConfigs described.
 //!
 //! A round trip alone can't catch an encoder and decoder that are wrong in the same way; bytes
 //! written by Kafka itself can.
@@ -17,6 +17,9 @@ use std::path::{Path, PathBuf};
 
 use bytes::{Bytes, BytesMut};
 use kseek_protocol::messages::api_versions::{ApiVersionsRequest, ApiVersionsResponse};
+use kseek_protocol::messages::describe_configs::{
+    ConfigResourceType, ConfigSource, DescribeConfigsRequest, DescribeConfigsResponse,
+};
 use kseek_protocol::messages::fetch::{FetchRequest, FetchResponse};
 use kseek_protocol::messages::find_coordinator::{FindCoordinatorRequest, FindCoordinatorResponse};
 use kseek_protocol::messages::list_offsets::{ListOffsetsRequest, ListOffsetsResponse};
@@ -95,6 +98,8 @@ struct Seen {
     commits: BTreeMap<String, usize>,
     /// FindCoordinator answers that named the coordinator.
     coordinators_found: usize,
+    /// DescribeConfigs answers: (topic, error code).
+    described_configs: BTreeSet<(String, i16)>,
     /// Exchanges left undecoded because their version is beyond this crate's range.
     beyond: Vec<String>,
 }
@@ -671,6 +676,75 @@ fn check_find_coordinator(x: &Exchange, seen: &mut Seen) {
     }
 }
 
+/// Admin.describeConfigs of `golden-none` (with `retention.ms=-1` set on it at creation) and of
+/// `golden-missing` (no such topic): every entry, no synonyms, no documentation.
+fn check_describe_configs(x: &Exchange, seen: &mut Seen) {
+    let Some((req, resp)) = pair::<DescribeConfigsRequest, DescribeConfigsResponse>(x, seen) else {
+        return;
+    };
+    assert!(
+        !req.include_synonyms && !req.include_documentation,
+        "{}",
+        x.name
+    );
+    assert_eq!(req.resources.len(), 1, "{}", x.name);
+    let asked = &req.resources[0];
+    assert_eq!(asked.resource_type, ConfigResourceType::TOPIC, "{}", x.name);
+    assert_eq!(asked.configuration_keys, None, "{}: every key", x.name);
+    let result = resp
+        .result(ConfigResourceType::TOPIC, &asked.resource_name)
+        .unwrap_or_else(|| panic!("{}: no result for {}", x.name, asked.resource_name));
+    match asked.resource_name.as_str() {
+        "golden-none" => {
+            assert_eq!(result.error_code, 0, "{}", x.name);
+            let entry = |name: &str| {
+                result
+                    .configs
+                    .iter()
+                    .find(|c| c.name == name)
+                    .unwrap_or_else(|| panic!("{}: no {name}", x.name))
+            };
+            let retention = entry("retention.ms");
+            assert_eq!(retention.value.as_deref(), Some("-1"), "{}", x.name);
+            assert_eq!(
+                retention.config_source,
+                ConfigSource::TOPIC_CONFIG,
+                "{}",
+                x.name
+            );
+            let timestamps = entry("message.timestamp.type");
+            assert_eq!(
+                timestamps.value.as_deref(),
+                Some("CreateTime"),
+                "{}",
+                x.name
+            );
+            assert_eq!(
+                timestamps.config_source,
+                ConfigSource::DEFAULT_CONFIG,
+                "{}",
+                x.name
+            );
+            for c in &result.configs {
+                assert!(c.synonyms.is_empty(), "{}: {c:?}", x.name);
+                assert_eq!(c.documentation, None, "{}: {c:?}", x.name);
+            }
+        }
+        "golden-missing" => {
+            assert_eq!(
+                result.error_code,
+                ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.0,
+                "{}",
+                x.name
+            );
+            assert!(result.configs.is_empty(), "{}", x.name);
+        }
+        other => panic!("{}: DescribeConfigs of {other}", x.name),
+    }
+    seen.described_configs
+        .insert((asked.resource_name.clone(), result.error_code));
+}
+
 fn check_dir(dir: &Path) -> Seen {
     let exchanges = load(dir);
     assert!(!exchanges.is_empty(), "{}: no frames", dir.display());
@@ -689,6 +763,7 @@ fn check_dir(dir: &Path) -> Seen {
             ApiKey::OFFSET_COMMIT => check_offset_commit(x, &mut seen),
             ApiKey::OFFSET_FETCH => check_offset_fetch(x, &mut seen),
             ApiKey::FIND_COORDINATOR => check_find_coordinator(x, &mut seen),
+            ApiKey::DESCRIBE_CONFIGS => check_describe_configs(x, &mut seen),
             other => panic!("{}: unexpected API {other:?}", x.name),
         }
     }
@@ -711,7 +786,7 @@ fn check_capture(label: &str) {
     let keys: BTreeSet<i16> = seen.apis.iter().map(|(k, _)| *k).collect();
     assert_eq!(
         keys,
-        BTreeSet::from([1, 2, 3, 8, 9, 10, 18]),
+        BTreeSet::from([1, 2, 3, 8, 9, 10, 18, 32]),
         "{name}: every API captured"
     );
     for (codec, _) in CODECS {
@@ -772,6 +847,17 @@ fn check_capture(label: &str) {
     assert!(
         seen.coordinators_found > 0,
         "{name}: FindCoordinator found the group's"
+    );
+    assert_eq!(
+        seen.described_configs,
+        BTreeSet::from([
+            (
+                "golden-missing".to_owned(),
+                ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.0
+            ),
+            ("golden-none".to_owned(), 0),
+        ]),
+        "{name}: DescribeConfigs answers"
     );
 }
 

@@ -1,6 +1,7 @@
 // Capture driver for golden traffic: drives Kafka's own Java client (kafka-clients) through the
 // recording proxy so that the proxy sees ApiVersions, Metadata, ListOffsets, Fetch,
-// OffsetCommit, OffsetFetch and FindCoordinator exchanges of a real client with a real broker.
+// OffsetCommit, OffsetFetch, FindCoordinator and DescribeConfigs exchanges of a real client with
+// a real broker.
 //
 // Run with the source launcher:
 //   java -cp <kafka-clients classpath> Capture.java <bootstrap> <kafka-clients version> [<broker version>]
@@ -14,7 +15,8 @@
 //   offset 2: key "key-2", value "value-<codec>-2", headers a="1", b=null, timestamp T0+2000
 // with T0 = 1700000000000. Group golden-group (classic protocol) and, where the client and
 // broker support KIP-848, group golden-group-848 (consumer protocol) commit offset 2 with
-// metadata "golden-meta" on golden-none partition 0.
+// metadata "golden-meta" on golden-none partition 0. Last, Admin describes the configuration
+// of golden-none (retention.ms=-1 set on the topic) and of golden-missing (no such topic).
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -24,7 +26,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.FinalizedVersionRange;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -35,6 +40,8 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -63,6 +70,7 @@ public class Capture {
         fetchEmpty();
         group();
         group848();
+        describeConfigs();
         System.out.println("CAPTURE_DONE");
     }
 
@@ -227,6 +235,27 @@ public class Capture {
                     admin.listConsumerGroupOffsets(groupId).partitionsToOffsetAndMetadata().get();
             check(offsets.get(tp).offset() == 2 && "golden-meta".equals(offsets.get(tp).metadata()),
                     "admin listConsumerGroupOffsets");
+        }
+    }
+
+    // DescribeConfigs (Admin.describeConfigs: no synonyms, no documentation) of a topic with a
+    // configuration of its own, and of a topic that doesn't exist.
+    static void describeConfigs() throws Exception {
+        try (Admin admin = Admin.create(props("golden-describe-configs"))) {
+            ConfigResource none = new ConfigResource(ConfigResource.Type.TOPIC, "golden-none");
+            Config config = admin.describeConfigs(List.of(none)).all().get().get(none);
+            ConfigEntry retention = config.get("retention.ms");
+            check(retention != null && "-1".equals(retention.value())
+                    && retention.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG,
+                    "retention.ms of golden-none: " + retention);
+            ConfigResource missing = new ConfigResource(ConfigResource.Type.TOPIC, "golden-missing");
+            try {
+                admin.describeConfigs(List.of(missing)).all().get();
+                check(false, "golden-missing described");
+            } catch (ExecutionException e) {
+                check(e.getCause() instanceof UnknownTopicOrPartitionException,
+                        "golden-missing: " + e.getCause());
+            }
         }
     }
 }

@@ -3,7 +3,7 @@
 
 Usage: pick_frames.py <raw-dir> <out-dir> <description>
 
-Keeps request/response pairs of the seven APIs kseek implements, drops pairs whose request body
+Keeps request/response pairs of the eight APIs kseek implements and the capture drives, drops pairs whose request body
 and response body both equal those of an earlier pair of the same API and version (headers
 differ only by correlation id and client id), keeps for each Fetch phase (client id
 golden-fetch-<codec>) the pair with the largest response (the one carrying the batch), and for
@@ -26,6 +26,7 @@ APIS = {
     8: ("OffsetCommit", 8),
     9: ("OffsetFetch", 6),
     10: ("FindCoordinator", 3),
+    32: ("DescribeConfigs", 4),
 }
 MAX_PER_VERSION = 4
 

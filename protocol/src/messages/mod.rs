@@ -10,6 +10,7 @@ use bytes::{Bytes, BytesMut};
 
 pub mod api_versions;
 pub(crate) mod codec;
+pub mod describe_configs;
 pub mod describe_log_dirs;
 pub mod fetch;
 pub mod find_coordinator;
