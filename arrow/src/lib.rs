@@ -480,6 +480,8 @@ pub struct ArrowStream {
     /// The error to hand out after the rows before it.
     failed: Option<kseek::Error>,
     done: bool,
+    /// The bytes of the Kafka record batches taken from the read so far.
+    fetched_bytes: u64,
 }
 
 impl ArrowStream {
@@ -491,7 +493,14 @@ impl ArrowStream {
             pending: None,
             failed: None,
             done: false,
+            fetched_bytes: 0,
         }
+    }
+
+    /// The bytes of the Kafka record batches (as fetched: compressed, headers included) this
+    /// stream has taken from the read so far.
+    pub fn fetched_bytes(&self) -> u64 {
+        self.fetched_bytes
     }
 
     /// The next record batch; `None` once the read has ended.
@@ -525,7 +534,10 @@ impl ArrowStream {
                 return Poll::Ready(self.failed.take().map(Err));
             }
             match Pin::new(&mut self.batches).poll_next(cx) {
-                Poll::Ready(Some(Ok(batch))) => self.pending = Some((batch, 0)),
+                Poll::Ready(Some(Ok(batch))) => {
+                    self.fetched_bytes += batch.batch().size_in_bytes() as u64;
+                    self.pending = Some((batch, 0));
+                }
                 Poll::Ready(Some(Err(e))) => {
                     self.failed = Some(e);
                     self.done = true;

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::{new_null_array, Array, ArrayRef, BinaryArray, StructArray};
-use arrow_avro::reader::{Decoder, DecoderMode, ReaderBuilder};
+use arrow_avro::reader::{Decoder, ReaderBuilder};
 use arrow_avro::schema::{
     AvroSchema as ArrowAvroSchema, Fingerprint, FingerprintAlgorithm, SchemaStore,
 };
@@ -77,7 +77,6 @@ impl AvroColumns {
             .with_reader_schema(reader.clone())
             .with_writer_schema_store(store)
             .with_active_fingerprint(Fingerprint::Id(0))
-            .with_decoder_mode(DecoderMode::UnframedDatum)
             .build_decoder()
             .map_err(|e| {
                 AvroError::new(format!("the reader schema can't be read into Arrow: {e}"))
@@ -150,7 +149,6 @@ impl AvroColumns {
                                 .with_reader_schema(self.reader.clone())
                                 .with_writer_schema_store(store)
                                 .with_active_fingerprint(Fingerprint::Id(id))
-                                .with_decoder_mode(DecoderMode::UnframedDatum)
                                 .with_batch_size(self.batch_size)
                                 .build_decoder()
                                 .map_err(|e| {
@@ -211,7 +209,8 @@ impl AvroColumns {
                 let batch = decoder.flush().map_err(|e| fail(&e))?;
                 flush_into(&field, &mut parts, &mut pending, &mut slots, id, batch)?;
             }
-            decoder.decode(framed.rest).map_err(|e| fail(&e))?;
+            // The whole framed value: arrow-avro reads Confluent's framing itself.
+            decoder.decode(bytes).map_err(|e| fail(&e))?;
             match pending.iter_mut().find(|(i, _)| *i == id) {
                 Some((_, rows)) => rows.push(row),
                 None => pending.push((id, vec![row])),
