@@ -274,6 +274,117 @@ pub(crate) enum Command {
     /// Show a consumer group's committed offsets, the end offsets and the lag
     #[command(after_help = COMMITTED_EXAMPLES)]
     Committed(CommittedArgs),
+    /// Run SQL over topics (DataFusion): every topic is a table, and WHERE clauses on
+    /// timestamp, partition and offset choose the offsets read
+    #[command(after_help = SQL_EXAMPLES)]
+    Sql(SqlArgs),
+}
+
+pub(crate) const SQL_EXAMPLES: &str = "\
+Every topic is a table with the columns key, value, topic, partition, offset, timestamp,
+timestampType and headers (quote names with dashes or capitals: \"orders-v2\"). Predicates on
+timestamp, partition and offset become the offsets read (EXPLAIN shows them, reading nothing);
+every filter is applied again on the rows, so the answer is exact.
+
+Examples:
+  kseek sql \"SELECT count(*) FROM events WHERE timestamp >= '2026-11-30T10:00:00Z'
+      AND timestamp < '2026-11-30T10:05:00Z'\"
+  kseek sql \"SELECT key, count(*) AS n FROM events WHERE partition IN (0, 2) GROUP BY key
+      ORDER BY n DESC LIMIT 10\"
+  kseek sql \"EXPLAIN SELECT * FROM events WHERE timestamp > now() - INTERVAL '5 minutes'\"
+  kseek sql -r http://localhost:8081 \"CREATE EXTERNAL TABLE orders STORED AS KAFKA
+      LOCATION 'orders' OPTIONS ('format' 'avro', 'max_lateness' '1m');
+      SELECT country, sum(amount) FROM orders GROUP BY country\" -o totals.parquet
+
+Table options (OPTIONS, or the flags for every topic): isolation (read_committed,
+read_uncommitted), max_lateness (5m: how far an upper time bound on a CreateTime topic is
+pushed), format (bytes, avro), on_decode_error (fail, skip, null).";
+
+/// `kseek sql`.
+#[derive(Debug, Args)]
+pub(crate) struct SqlArgs {
+    /// The SQL: one or more statements separated by ';' (the last one's rows are printed)
+    /// [default: read from stdin when it is not a terminal]
+    #[arg(value_name = "SQL")]
+    pub(crate) query: Option<String>,
+    /// table (aligned columns), json (lines), csv, parquet, or arrow (an Arrow IPC stream)
+    /// [default: from --output's extension, else table on a terminal and json when piped]
+    #[arg(long, value_enum, value_name = "KIND", help_heading = OUTPUT)]
+    pub(crate) output_format: Option<SqlFormat>,
+    /// Write to FILE instead of stdout ('-': stdout); a Parquet or Arrow file is written
+    /// under a temporary name and renamed once complete
+    #[arg(long, short = 'o', value_name = "FILE", help_heading = OUTPUT)]
+    pub(crate) output: Option<std::path::PathBuf>,
+    /// Parquet page compression
+    #[arg(long, value_enum, default_value_t = ParquetCompression::Snappy, help_heading = OUTPUT)]
+    pub(crate) compression: ParquetCompression,
+    /// No progress and no notices on stderr
+    #[arg(long, short = 'q', help_heading = OUTPUT)]
+    pub(crate) quiet: bool,
+    /// Which records to see of transactions, for every topic
+    #[arg(long, value_enum, ignore_case = true, default_value_t = Isolation::ReadUncommitted)]
+    pub(crate) isolation: Isolation,
+    /// How late a CreateTime timestamp may be: an upper time bound is pushed to the offset
+    /// of bound + DURATION (e.g. 5m) [default: not pushed on CreateTime topics]
+    #[arg(long, value_name = "DURATION", value_parser = lateness)]
+    pub(crate) max_lateness: Option<Duration>,
+    /// Refuse a query whose scans would read more than N records (by their offset ranges)
+    #[arg(long, value_name = "N", value_parser = record_count)]
+    pub(crate) max_records: Option<u64>,
+    /// The query engine's memory limit (sorts, joins and aggregates beyond it fail with a
+    /// one-line error), e.g. 2GiB [default: none]
+    #[arg(long, value_name = "SIZE", value_parser = byte_size)]
+    pub(crate) memory_limit: Option<u64>,
+    /// How values are read, for every topic: bytes (the value column), or avro (also
+    /// decoded through the Schema Registry into one column per field)
+    #[arg(long, value_enum, default_value_t = ValueFormat::Bytes, help_heading = DECODING)]
+    pub(crate) value_format: ValueFormat,
+    /// The Schema Registry's URL(s), comma-separated [default: schema.registry.url of the
+    /// properties files and -X]
+    #[arg(long = "schema-registry", short = 'r', value_name = "URL", help_heading = DECODING)]
+    pub(crate) schema_registry: Option<String>,
+    /// What a value that does not decode does: fail, skip the row, or null its fields
+    #[arg(long, value_enum, default_value_t = SqlDecodeError::Fail, help_heading = DECODING)]
+    pub(crate) on_decode_error: SqlDecodeError,
+}
+
+/// `kseek sql --output-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SqlFormat {
+    /// Aligned columns with a header
+    Table,
+    /// One JSON object per row
+    Json,
+    /// Comma-separated values with a header
+    Csv,
+    /// A Parquet file
+    Parquet,
+    /// An Arrow IPC stream
+    Arrow,
+}
+
+/// `kseek sql --value-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ValueFormat {
+    /// The binary value column only
+    Bytes,
+    /// Confluent-framed Avro, decoded with the Schema Registry's schemas
+    Avro,
+}
+
+/// `kseek sql --on-decode-error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SqlDecodeError {
+    /// Fail the query
+    Fail,
+    /// Leave the row out
+    Skip,
+    /// Keep the row with its value fields null
+    Null,
+}
+
+fn lateness(text: &str) -> Result<Duration, String> {
+    kseek_sql::parse_duration(text)
 }
 
 pub(crate) const SPLITS_EXAMPLES: &str = "\

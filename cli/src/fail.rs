@@ -107,7 +107,16 @@ impl Fail {
 }
 
 /// The subcommands, for usage lines.
-const SUBCOMMANDS: [&str; 5] = ["read", "offsets", "metadata", "commit", "committed"];
+const SUBCOMMANDS: [&str; 8] = [
+    "read",
+    "offsets",
+    "splits",
+    "read-split",
+    "metadata",
+    "commit",
+    "committed",
+    "sql",
+];
 
 impl Fail {
     /// A command-line parse error as one usage line (exit 2) that names the flag and says

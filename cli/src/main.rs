@@ -1,7 +1,8 @@
 //! `kseek`: read Kafka topics by time from the command line.
 //!
 //! Subcommands: `read` (print records of a resolved range), `offsets` (the plan without
-//! reading), `metadata`, `commit` (set a group's offsets) and `committed` (show them). Exit
+//! reading), `metadata`, `commit` (set a group's offsets), `committed` (show them) and `sql`
+//! (SQL over topics). Exit
 //! codes: 0 success, 1 other failures, 2 usage, 3 Kafka or network, 4 corrupt data.
 
 use std::process::ExitCode;
@@ -42,10 +43,13 @@ fn main() -> ExitCode {
             return ExitCode::from(f.code);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    // `sql` runs its scans and operators on every core; the other commands on this thread.
+    let mut builder = if matches!(cli.command, args::Command::Sql(_)) {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(r) => r,
         Err(e) => {
             report(&Fail {

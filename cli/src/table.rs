@@ -141,6 +141,14 @@ enum Sink {
     Arrow(arrow_ipc::writer::StreamWriter<Target>),
 }
 
+/// Writes record batches of one schema as Parquet or an Arrow IPC stream, to stdout or to a
+/// file that gets its name once complete.
+pub(crate) struct BatchWriter {
+    sink: Option<Sink>,
+    /// The file's temporary name, while it is written under one.
+    temporary: Option<PathBuf>,
+}
+
 /// Writes the records of fetched batches as Parquet or an Arrow IPC stream.
 pub(crate) struct TableWriter {
     builder: RecordBatchBuilder,
@@ -149,15 +157,13 @@ pub(crate) struct TableWriter {
     /// Records left out by `--on-decode-error skip`.
     pub(crate) skipped: u64,
     schema: arrow_schema::SchemaRef,
-    sink: Option<Sink>,
-    /// The file's temporary name, while it is written under one.
-    temporary: Option<PathBuf>,
+    out: BatchWriter,
     /// Key and value bytes of the rows handed to the sink.
     bytes: u64,
 }
 
-impl Drop for TableWriter {
-    /// A writer dropped before [`TableWriter::finish`] completed the file (abandoned, or a
+impl Drop for BatchWriter {
+    /// A writer dropped before [`BatchWriter::finish`] completed the file (abandoned, or a
     /// panic) removes its temporary file.
     fn drop(&mut self) {
         if self.sink.take().is_some() {
@@ -199,20 +205,17 @@ fn arrow_error(e: arrow_schema::ArrowError) -> io::Error {
     }
 }
 
-impl TableWriter {
-    /// A writer of `kind` to `path` (`None` for stdout); Parquet pages compressed with
-    /// `compression`.
+impl BatchWriter {
+    /// A writer of `kind` to `path` (`None` for stdout) of batches with `schema`; Parquet
+    /// pages compressed with `compression`.
     pub(crate) fn create(
         kind: Kind,
         path: Option<&Path>,
         compression: ParquetCompression,
-        values: Vec<ValueColumns>,
-    ) -> io::Result<TableWriter> {
+        schema: &arrow_schema::SchemaRef,
+    ) -> io::Result<BatchWriter> {
         let target = Target::open(path)?;
         let temporary = target.temporary();
-        let schema = values.iter().fold(kseek_arrow::schema(), |schema, v| {
-            with_field(&schema, v.columns.field())
-        });
         let sink = || -> io::Result<Sink> {
             Ok(match kind {
                 Kind::Parquet => {
@@ -227,13 +230,73 @@ impl TableWriter {
                     )
                 }
                 Kind::Arrow => Sink::Arrow(
-                    arrow_ipc::writer::StreamWriter::try_new(target, &schema)
+                    arrow_ipc::writer::StreamWriter::try_new(target, schema)
                         .map_err(arrow_error)?,
                 ),
             })
         };
         // Writing the format's header may fail already (a full disk).
         let sink = sink().inspect_err(|_| remove(temporary.as_deref()))?;
+        Ok(BatchWriter {
+            sink: Some(sink),
+            temporary,
+        })
+    }
+
+    /// Writes `batch` (Parquet gathers batches into row groups).
+    pub(crate) fn write(&mut self, batch: &RecordBatch) -> io::Result<()> {
+        match self.sink.as_mut() {
+            Some(Sink::Parquet(w)) => w.write(batch).map_err(parquet_error),
+            Some(Sink::Arrow(w)) => w.write(batch).map_err(arrow_error),
+            None => Ok(()),
+        }
+    }
+
+    /// For an Arrow stream, writes out what was written so far.
+    pub(crate) fn flush(&mut self) -> io::Result<()> {
+        if let Some(Sink::Arrow(w)) = self.sink.as_mut() {
+            w.flush().map_err(arrow_error)?;
+        }
+        Ok(())
+    }
+
+    /// Finishes the file or stream (Parquet's footer, the IPC end marker) and gives a file
+    /// its final name. On a failure (a full disk at the last row group, the footer or the
+    /// sync) the temporary file is removed.
+    pub(crate) fn finish(mut self) -> io::Result<()> {
+        let done = self.complete();
+        if done.is_err() {
+            remove(self.temporary.as_deref());
+        }
+        done
+    }
+
+    fn complete(&mut self) -> io::Result<()> {
+        let target = match self.sink.take() {
+            Some(Sink::Parquet(w)) => w.into_inner().map_err(parquet_error)?,
+            Some(Sink::Arrow(mut w)) => {
+                w.finish().map_err(arrow_error)?;
+                w.into_inner().map_err(arrow_error)?
+            }
+            None => return Ok(()),
+        };
+        target.complete()
+    }
+}
+
+impl TableWriter {
+    /// A writer of `kind` to `path` (`None` for stdout); Parquet pages compressed with
+    /// `compression`.
+    pub(crate) fn create(
+        kind: Kind,
+        path: Option<&Path>,
+        compression: ParquetCompression,
+        values: Vec<ValueColumns>,
+    ) -> io::Result<TableWriter> {
+        let schema = values.iter().fold(kseek_arrow::schema(), |schema, v| {
+            with_field(&schema, v.columns.field())
+        });
+        let out = BatchWriter::create(kind, path, compression, &schema)?;
         Ok(TableWriter {
             // Record batches of kseek-arrow's default size (8192 rows or 1 MiB) are handed to the
             // writers, which gather them into row groups (Parquet) or messages (IPC).
@@ -241,8 +304,7 @@ impl TableWriter {
             values,
             skipped: 0,
             schema,
-            sink: Some(sink),
-            temporary,
+            out,
             bytes: 0,
         })
     }
@@ -323,36 +385,17 @@ impl TableWriter {
     /// Hands the rows appended so far to the writer; for an Arrow stream, writes them out.
     pub(crate) fn flush(&mut self) -> io::Result<()> {
         self.hand_over()?;
-        if let Some(Sink::Arrow(w)) = self.sink.as_mut() {
-            w.flush().map_err(arrow_error)?;
-        }
-        Ok(())
+        self.out.flush()
     }
 
     /// Finishes the file or stream (Parquet's footer, the IPC end marker) and gives a file
-    /// its final name. Returns the key and value bytes written.
+    /// its final name. Returns the key and value bytes written, and the records skipped.
     /// On a failure (a full disk at the last row group, the footer or the sync) the temporary
     /// file is removed, as by [`TableWriter::abandon`].
     pub(crate) fn finish(mut self) -> io::Result<(u64, u64)> {
-        let done = self.complete();
-        if done.is_err() {
-            remove(self.temporary.as_deref());
-        }
-        done.map(|bytes| (bytes, self.skipped))
-    }
-
-    fn complete(&mut self) -> io::Result<u64> {
         self.hand_over()?;
-        let target = match self.sink.take() {
-            Some(Sink::Parquet(w)) => w.into_inner().map_err(parquet_error)?,
-            Some(Sink::Arrow(mut w)) => {
-                w.finish().map_err(arrow_error)?;
-                w.into_inner().map_err(arrow_error)?
-            }
-            None => return Ok(self.bytes),
-        };
-        target.complete()?;
-        Ok(self.bytes)
+        self.out.finish()?;
+        Ok((self.bytes, self.skipped))
     }
 
     /// Gives up: a file is removed, never left under its final name (nothing more is written
@@ -370,11 +413,7 @@ impl TableWriter {
         if !self.values.is_empty() {
             batch = decode_columns(&mut self.values, &self.schema, batch, &mut self.skipped)?;
         }
-        match self.sink.as_mut() {
-            Some(Sink::Parquet(w)) => w.write(&batch).map_err(parquet_error),
-            Some(Sink::Arrow(w)) => w.write(&batch).map_err(arrow_error),
-            None => Ok(()),
-        }
+        self.out.write(&batch)
     }
 }
 

@@ -19,6 +19,7 @@ mod metadata;
 mod offsets;
 mod read;
 mod splits;
+mod sql;
 
 /// Runs the subcommand of `cli`.
 pub(crate) async fn run(cli: Cli) -> Result<(), Fail> {
@@ -33,6 +34,7 @@ pub(crate) async fn run(cli: Cli) -> Result<(), Fail> {
         Command::Metadata(args) => metadata::run(&config, args).await,
         Command::Commit(args) => commit::run(&config, args, now).await,
         Command::Committed(args) => committed::run(&config, args).await,
+        Command::Sql(args) => sql::run(&config, &properties, args).await,
     }
 }
 
