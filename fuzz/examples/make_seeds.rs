@@ -11,6 +11,7 @@ use std::hash::{Hash, Hasher};
 use std::path::Path;
 
 use bytes::{Bytes, BytesMut};
+use kseek_protocol::messages::describe_configs::DescribeConfigsRequest;
 use kseek_protocol::messages::fetch::FetchResponse;
 use kseek_protocol::messages::sasl_authenticate::{
     SaslAuthenticateRequest, SaslAuthenticateResponse,
@@ -34,6 +35,7 @@ fn target_of(api: ApiKey) -> Option<&'static str> {
         ApiKey::FIND_COORDINATOR => "find_coordinator",
         ApiKey::SASL_HANDSHAKE => "sasl_handshake",
         ApiKey::SASL_AUTHENTICATE => "sasl_authenticate",
+        ApiKey::DESCRIBE_CONFIGS => "describe_configs",
         _ => return None,
     })
 }
@@ -78,16 +80,19 @@ fn main() {
                 f[4].parse::<i16>().unwrap(),
                 f[5].parse::<i16>().unwrap(),
             );
-            let (Some(target), Some(api)) = (
-                target_of(key),
-                SUPPORTED_APIS.iter().find(|a| a.api_key == key),
-            ) else {
+            // DescribeConfigs is not negotiated up front (not in SUPPORTED_APIS).
+            let versions = match SUPPORTED_APIS.iter().find(|a| a.api_key == key) {
+                Some(api) => api.versions,
+                None if key == ApiKey::DESCRIBE_CONFIGS => DescribeConfigsRequest::VERSIONS,
+                None => continue,
+            };
+            let Some(target) = target_of(key) else {
                 continue;
             };
-            if !api.versions.contains(version) {
+            if !versions.contains(version) {
                 continue;
             }
-            let selector = ((version - api.versions.min) as u8) << 1;
+            let selector = ((version - versions.min) as u8) << 1;
             let mut request = Bytes::from(fs::read(capture.join(f[7])).unwrap());
             RequestHeader::decode(&mut request, req_hv).unwrap();
             let mut response = Bytes::from(fs::read(capture.join(f[8])).unwrap());
