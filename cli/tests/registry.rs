@@ -125,21 +125,15 @@ fn kseek_read(topic: &str, args: &[&str]) -> (Option<i32>, String, String) {
     } else {
         &["--from", "earliest", "--to", "latest"]
     };
-    let out = Command::new(env!("CARGO_BIN_EXE_kseek"))
-        .args(["read", "--topic", topic])
-        .args(range)
-        .args(args)
-        .args(["--bootstrap", support::broker().bootstrap()])
-        .args(["--retry-deadline", "3s"])
-        .env_remove("KSEEK_BOOTSTRAP")
-        .stdin(Stdio::null())
-        .output()
-        .expect("running kseek");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let all = [
+        &["read", "--topic", topic][..],
+        range,
+        args,
+        &["--retry-deadline", "3s"],
+    ]
+    .concat();
+    let (code, out, err) = support::run_kseek(env!("CARGO_BIN_EXE_kseek"), &all);
+    (code, String::from_utf8_lossy(&out).into_owned(), err)
 }
 
 /// Every Avro type Confluent's serializer writes, two schema versions, a tombstone: kseek's

@@ -20,19 +20,9 @@ type Row = (i64, i64, i64, Option<String>, Option<String>);
 
 /// `kseek <args> --bootstrap <broker>`, which must succeed: its stdout.
 fn kseek(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_kseek"))
-        .args(args)
-        .args(["--bootstrap", support::broker().bootstrap()])
-        .env_remove("KSEEK_BOOTSTRAP")
-        .stdin(Stdio::null())
-        .output()
-        .expect("running kseek");
-    assert!(
-        out.status.success(),
-        "kseek {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8")
+    let (code, out, err) = support::run_kseek(env!("CARGO_BIN_EXE_kseek"), args);
+    assert_eq!(code, Some(0), "kseek {args:?}: {err}");
+    String::from_utf8(out).expect("UTF-8")
 }
 
 /// The splits `kseek splits <args>` prints, one JSON line each.

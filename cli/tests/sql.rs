@@ -25,41 +25,17 @@ const MINUTE: i64 = 60_000;
 
 /// `ms` since the epoch as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
 fn iso(ms: i64) -> String {
-    let (days, rem) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
-    // Days to a civil date (proleptic Gregorian), after Howard Hinnant's algorithm.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3_600_000,
-        rem / 60_000 % 60,
-        rem / 1_000 % 60,
-        rem % 1_000
-    )
+    chrono::DateTime::from_timestamp_millis(ms)
+        .expect("a time in range")
+        .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string()
 }
 
 /// `kseek sql <args> --bootstrap <broker>`: (exit code, stdout, stderr).
 fn kseek_sql(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kseek"))
-        .arg("sql")
-        .args(args)
-        .args(["--bootstrap", support::broker().bootstrap()])
-        .env_remove("KSEEK_BOOTSTRAP")
-        .stdin(Stdio::null())
-        .output()
-        .expect("running kseek");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let all = [&["sql"][..], args].concat();
+    let (code, out, err) = support::run_kseek(env!("CARGO_BIN_EXE_kseek"), &all);
+    (code, String::from_utf8_lossy(&out).into_owned(), err)
 }
 
 /// The rows `kseek sql` prints as JSON lines for `query` (null columns left out, as

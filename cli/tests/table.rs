@@ -57,19 +57,8 @@ fn seed(prefix: &str) -> (String, Vec<Record>) {
 
 /// `kseek read --topic <topic> <args> --bootstrap <broker>`: (exit code, stdout, stderr).
 fn kseek_read(topic: &str, args: &[&str]) -> (Option<i32>, Vec<u8>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kseek"))
-        .args(["read", "--topic", topic])
-        .args(args)
-        .args(["--bootstrap", support::broker().bootstrap()])
-        .env_remove("KSEEK_BOOTSTRAP")
-        .stdin(Stdio::null())
-        .output()
-        .expect("running kseek");
-    (
-        out.status.code(),
-        out.stdout,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let all = [&["read", "--topic", topic][..], args].concat();
+    support::run_kseek(env!("CARGO_BIN_EXE_kseek"), &all)
 }
 
 /// What `tests/python/read_table.py` reads of `path` (`kind`: parquet or arrow).

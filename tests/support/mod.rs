@@ -31,6 +31,24 @@ use serde_json::{json, Value};
 pub(crate) mod nodes;
 pub(crate) mod secure;
 
+/// Runs the command line `bin` (a test's `env!("CARGO_BIN_EXE_kseek")`) with `args` and the
+/// shared Kafka 4.4 broker's `--bootstrap`, stdin closed and `KSEEK_BOOTSTRAP` unset: (exit
+/// code, stdout, stderr).
+pub(crate) fn run_kseek(bin: &str, args: &[&str]) -> (Option<i32>, Vec<u8>, String) {
+    let out = Command::new(bin)
+        .args(args)
+        .args(["--bootstrap", broker().bootstrap()])
+        .env_remove("KSEEK_BOOTSTRAP")
+        .stdin(Stdio::null())
+        .output()
+        .expect("running kseek");
+    (
+        out.status.code(),
+        out.stdout,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// `tests/golden/proxy.py` in front of a single-node `broker`, with fault options (see the
 /// script: `--corrupt-fetch`, `--fail API:CODE:N`). Clients given [`Proxy::bootstrap`] reach
 /// the broker only through it (it rewrites the addresses in Metadata and FindCoordinator
