@@ -304,7 +304,7 @@ pushed), format (bytes, avro), on_decode_error (fail, skip, null).";
 #[derive(Debug, Args)]
 pub(crate) struct SqlArgs {
     /// The SQL: one or more statements separated by ';' (the last one's rows are printed)
-    /// [default: read from stdin when it is not a terminal]
+    /// [default: read from stdin; on a terminal, a prompt with line editing and history]
     #[arg(value_name = "SQL")]
     pub(crate) query: Option<String>,
     /// table (aligned columns), json (lines), csv, parquet, or arrow (an Arrow IPC stream)

@@ -74,7 +74,7 @@ fn main() -> ExitCode {
 }
 
 /// Prints a failure's one line (nothing for a quiet stop, such as a closed pipe).
-fn report(f: &Fail) {
+pub(crate) fn report(f: &Fail) {
     if !f.message.is_empty() {
         use std::io::Write;
         let _ = writeln!(std::io::stderr(), "{f}");

@@ -23,19 +23,16 @@ pub(crate) async fn run(
     args: SqlArgs,
 ) -> Result<(), Fail> {
     let query = match &args.query {
-        Some(q) => q.clone(),
+        Some(q) => Some(q.clone()),
         None if !std::io::stdin().is_terminal() => {
             let mut text = String::new();
             std::io::stdin()
                 .read_to_string(&mut text)
                 .map_err(|e| Fail::usage(format!("reading the SQL from stdin: {e}")))?;
-            text
+            Some(text)
         }
-        None => {
-            return Err(Fail::usage(
-                "no query. Give the SQL as an argument (kseek sql \"SELECT ...\") or on stdin",
-            ))
-        }
+        // A terminal: the prompt.
+        None => None,
     };
     let format = output_format(&args)?;
     let client = super::connect(config).await?;
@@ -63,9 +60,22 @@ pub(crate) async fn run(
         .register(&ctx)
         .await
         .map_err(|e| failed(&e, "listing the topics"))?;
-    let progress =
-        (!args.quiet && std::io::stderr().is_terminal()).then(|| Progress::start(&kafka));
-    let result = execute(&ctx, &query, &args, format).await;
+    match query {
+        Some(query) => run_one(&ctx, &kafka, &query, &args, format).await,
+        None => prompt(&ctx, &kafka, &args, format).await,
+    }
+}
+
+/// Runs `query` with the progress line and the notices on stderr.
+async fn run_one(
+    ctx: &SessionContext,
+    kafka: &Kafka,
+    query: &str,
+    args: &SqlArgs,
+    format: SqlFormat,
+) -> Result<(), Fail> {
+    let progress = (!args.quiet && std::io::stderr().is_terminal()).then(|| Progress::start(kafka));
+    let result = execute(ctx, query, args, format).await;
     if let Some(p) = progress {
         p.stop().await;
     }
@@ -75,6 +85,61 @@ pub(crate) async fn run(
         }
     }
     result
+}
+
+/// The prompt of `kseek sql` without a query on a terminal: statements end with `;`, a failed
+/// one prints its line and the prompt goes on; Ctrl-C drops the statement being typed, Ctrl-D
+/// (or `\q`) leaves. History in `~/.kseek_sql_history`.
+async fn prompt(
+    ctx: &SessionContext,
+    kafka: &Kafka,
+    args: &SqlArgs,
+    format: SqlFormat,
+) -> Result<(), Fail> {
+    use rustyline::error::ReadlineError;
+    let mut editor = rustyline::DefaultEditor::new()
+        .map_err(|e| Fail::usage(format!("the prompt can't start: {e}")))?;
+    let history = std::env::var_os("HOME")
+        .map(|home| std::path::PathBuf::from(home).join(".kseek_sql_history"));
+    if let Some(h) = &history {
+        let _ = editor.load_history(h);
+    }
+    eprintln!(
+        "kseek sql: every topic is a table; end a statement with ';', leave with Ctrl-D or \\q"
+    );
+    let mut statement = String::new();
+    loop {
+        let shown = if statement.is_empty() {
+            "kseek> "
+        } else {
+            "   ..> "
+        };
+        let line = tokio::task::block_in_place(|| editor.readline(shown));
+        match line {
+            Ok(line) if statement.is_empty() && matches!(line.trim(), "\\q" | "quit" | "exit") => {
+                break
+            }
+            Ok(line) => {
+                statement.push_str(&line);
+                statement.push('\n');
+                if !line.trim_end().ends_with(';') {
+                    continue;
+                }
+                let _ = editor.add_history_entry(statement.trim());
+                if let Err(f) = run_one(ctx, kafka, &statement, args, format).await {
+                    crate::report(&f);
+                }
+                statement.clear();
+            }
+            Err(ReadlineError::Interrupted) => statement.clear(),
+            Err(ReadlineError::Eof) => break,
+            Err(e) => return Err(Fail::usage(format!("the prompt failed: {e}"))),
+        }
+    }
+    if let Some(h) = &history {
+        let _ = editor.save_history(h);
+    }
+    Ok(())
 }
 
 /// The output format: `--output-format`, else `--output`'s extension, else a table on a
