@@ -815,11 +815,11 @@ mod tests {
             ),
             (
                 &["kseek", "metadatas"],
-                "kseek: unknown subcommand \"metadatas\". Use read, offsets, metadata, commit or committed (did you mean metadata?).",
+                "kseek: unknown subcommand \"metadatas\". Use read, offsets, splits, read-split, metadata, commit, committed or sql (did you mean metadata?).",
             ),
             (
                 &["kseek"],
-                "kseek: kseek needs a subcommand. Use read, offsets, metadata, commit or committed; kseek --help shows them.",
+                "kseek: kseek needs a subcommand. Use read, offsets, splits, read-split, metadata, commit, committed or sql; kseek --help shows them.",
             ),
         ] {
             assert_eq!(usage_line(args), line, "{args:?}");
