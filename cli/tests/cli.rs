@@ -1539,11 +1539,17 @@ fn usage_errors_are_one_line_that_names_the_flag_and_says_what_to_do() {
             &["frobnicate"],
             &[
                 "unknown subcommand \"frobnicate\"",
-                "read, offsets, metadata",
+                "read, offsets, splits, read-split, metadata",
             ],
         ),
         (&["comit"], &["did you mean", "commit"]),
-        (&[], &["needs a subcommand", "read, offsets, metadata"]),
+        (
+            &[],
+            &[
+                "needs a subcommand",
+                "read, offsets, splits, read-split, metadata",
+            ],
+        ),
         (
             &["metadata", "--request-timeout", "5x"],
             &["--request-timeout", "\"5x\"", "500ms, 5s"],
