@@ -246,17 +246,18 @@ pub(crate) fn kafka_error(e: kseek::Error) -> DataFusionError {
     DataFusionError::External(Box::new(e))
 }
 
-/// The [`kseek::Error`] that made `e`, if one did (a Kafka failure rather than a query's).
-pub fn kafka_cause(e: &DataFusionError) -> Option<&kseek::Error> {
+/// The error of type `E` that made `e`, if one did: a [`kseek::Error`] (a Kafka failure rather
+/// than a query's), a [`ValueError`], a Schema Registry error. Follows DataFusion's
+/// [`DataFusionError::External`] wrappers and every error's `source`.
+pub fn cause<E: std::error::Error + 'static>(e: &DataFusionError) -> Option<&E> {
     let mut current: &(dyn std::error::Error + 'static) = e;
     loop {
-        if let Some(k) = current.downcast_ref::<kseek::Error>() {
-            return Some(k);
+        if let Some(found) = current.downcast_ref::<E>() {
+            return Some(found);
         }
-        if let Some(DataFusionError::External(inner)) = current.downcast_ref::<DataFusionError>() {
-            current = inner.as_ref();
-            continue;
-        }
-        current = current.source()?;
+        current = match current.downcast_ref::<DataFusionError>() {
+            Some(DataFusionError::External(inner)) => inner.as_ref(),
+            _ => current.source()?,
+        };
     }
 }

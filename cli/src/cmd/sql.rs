@@ -363,24 +363,17 @@ impl<W: Write> RowWriter for arrow_json::LineDelimitedWriter<W> {
 /// A DataFusion error as a failure: Kafka's as `read`'s are, a value that does not decode
 /// (exit 5), the Schema Registry's (exit 6), a query that is wrong (exit 2), others (exit 1).
 fn failed(e: &DataFusionError, doing: &str) -> Fail {
-    if let Some(k) = kseek_sql::kafka_cause(e) {
+    if let Some(k) = kseek_sql::cause::<kseek::Error>(e) {
         return Fail::kafka(doing, k);
     }
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(s) = source {
-        if let Some(v) = s.downcast_ref::<kseek_sql::ValueError>() {
-            return Fail {
-                code: fail::DECODE,
-                message: format!("a value does not decode: {v}"),
-            };
-        }
-        if let Some(r) = s.downcast_ref::<kseek_registry::RegistryError>() {
-            return crate::decode::registry_failed(r);
-        }
-        source = match s.downcast_ref::<DataFusionError>() {
-            Some(DataFusionError::External(inner)) => Some(inner.as_ref()),
-            _ => s.source(),
+    if let Some(v) = kseek_sql::cause::<kseek_sql::ValueError>(e) {
+        return Fail {
+            code: fail::DECODE,
+            message: format!("a value does not decode: {v}"),
         };
+    }
+    if let Some(r) = kseek_sql::cause::<kseek_registry::RegistryError>(e) {
+        return crate::decode::registry_failed(r);
     }
     let text = one_line(&e.strip_backtrace());
     let code = match e.find_root() {
