@@ -217,40 +217,41 @@ async fn execute(
     args: &SqlArgs,
     format: SqlFormat,
 ) -> Result<(), Fail> {
-    let state = ctx.state();
-    let statements: Vec<_> = kseek_sql::datafusion::sql::parser::DFParser::parse_sql(query)
-        .map_err(|e| failed(&e, "parsing the SQL"))?
-        .into_iter()
-        .collect();
-    let Some((last, before)) = statements.split_last() else {
-        return Err(Fail::usage("the SQL has no statement"));
-    };
-    for statement in before {
-        let plan = state
-            .statement_to_plan(statement.clone())
+    let statements = kseek_sql::datafusion::sql::parser::DFParser::parse_sql(query)
+        .map_err(|e| failed(&e, "parsing the SQL"))?;
+    let count = statements.len();
+    for (i, statement) in statements.into_iter().enumerate() {
+        // Planned with the session as the statements before left it (a table they created).
+        let plan = ctx
+            .state()
+            .statement_to_plan(statement)
             .await
             .map_err(|e| failed(&e, "planning the query"))?;
-        ctx.execute_logical_plan(plan)
-            .await
-            .map_err(|e| failed(&e, "running the query"))?
-            .collect()
-            .await
-            .map_err(|e| failed(&e, "running the query"))?;
+        let last = i + 1 == count;
+        let frame = ctx.execute_logical_plan(plan).await.map_err(|e| {
+            failed(
+                &e,
+                if last {
+                    "planning the query"
+                } else {
+                    "running the query"
+                },
+            )
+        })?;
+        if !last {
+            frame
+                .collect()
+                .await
+                .map_err(|e| failed(&e, "running the query"))?;
+        } else {
+            let stream = frame
+                .execute_stream()
+                .await
+                .map_err(|e| failed(&e, "planning the query"))?;
+            return write_rows(stream, args, format).await;
+        }
     }
-    let plan = ctx
-        .state()
-        .statement_to_plan(last.clone())
-        .await
-        .map_err(|e| failed(&e, "planning the query"))?;
-    let frame = ctx
-        .execute_logical_plan(plan)
-        .await
-        .map_err(|e| failed(&e, "planning the query"))?;
-    let stream = frame
-        .execute_stream()
-        .await
-        .map_err(|e| failed(&e, "planning the query"))?;
-    write_rows(stream, args, format).await
+    Err(Fail::usage("the SQL has no statement"))
 }
 
 /// Writes the rows of `stream` as `format` says.
