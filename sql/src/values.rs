@@ -146,20 +146,16 @@ impl ValueColumns {
             .map_err(|e| DataFusionError::External(Box::new(e)))?;
         let fields = decoded.column.as_struct();
         let mut arrays: Vec<ArrayRef> = batch.columns().to_vec();
+        // A null struct (a tombstone, a value that did not decode) nulls its fields: the rows
+        // to null are the struct's validity bits inverted, made once for every field.
+        let null_rows = fields
+            .nulls()
+            .map(|nulls| arrow_array::BooleanArray::new(!nulls.inner(), None));
         for child in fields.columns() {
-            // A null struct (a tombstone, a value that did not decode) nulls its fields.
-            let child = match fields.nulls() {
-                Some(nulls) => {
-                    let mask = arrow_array::BooleanArray::from(
-                        (0..fields.len())
-                            .map(|i| nulls.is_null(i))
-                            .collect::<Vec<_>>(),
-                    );
-                    arrow_select::nullif::nullif(child, &mask)?
-                }
+            arrays.push(match &null_rows {
+                Some(mask) => arrow_select::nullif::nullif(child, mask)?,
                 None => child.clone(),
-            };
-            arrays.push(child);
+            });
         }
         let mut out = RecordBatch::try_new(self.decoder.schema.clone(), arrays)?;
         if let Some((row, why)) = decoded.errors.first() {
