@@ -142,6 +142,7 @@ pub mod error;
 #[cfg(feature = "group")]
 pub mod group;
 pub mod plan;
+pub mod position;
 pub mod properties;
 pub mod read;
 pub mod resolve;

@@ -244,7 +244,7 @@ fn timeout(text: &str) -> Result<Duration, String> {
     if text.starts_with('-') {
         return Err(format!("a timeout can't be negative. {HINT}"));
     }
-    let ms = crate::position::parse_duration(text).map_err(|why| format!("{why}. {HINT}"))?;
+    let ms = kseek::position::parse_duration(text).map_err(|why| format!("{why}. {HINT}"))?;
     if ms == 0 {
         return Err(format!("a timeout must be more than 0. {HINT}"));
     }

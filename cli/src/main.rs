@@ -18,7 +18,6 @@ mod decode;
 mod fail;
 mod json;
 mod output;
-mod position;
 mod progress;
 mod table;
 

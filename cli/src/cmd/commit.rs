@@ -13,9 +13,13 @@ pub(crate) async fn run(config: &ClientConfig, args: CommitArgs, now: i64) -> Re
     let to = super::parse_position("--to", &args.to, now)?;
     let client = super::connect(config).await?;
     let selection = super::selection(&client, &args.topic, &args.partition, &[&to]).await?;
-    let start = crate::position::to_start(&to, "--to", Some(&args.group), &selection)
+    let start = kseek::position::to_start(&to, "--to", Some(&args.group), &selection)
         .map_err(Fail::usage)?;
-    let mut spec = ReadSpec::new(super::distinct(&args.topic), start, End::Unbounded);
+    let mut spec = ReadSpec::new(
+        kseek::position::distinct(&args.topic),
+        start,
+        End::Unbounded,
+    );
     spec.partitions = super::partition_filter(&args.partition);
     let plan = client
         .resolve(&spec)

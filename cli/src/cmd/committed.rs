@@ -22,7 +22,7 @@ pub(crate) async fn run(config: &ClientConfig, args: CommittedArgs) -> Result<()
             .map_err(|e| Fail::kafka("fetching the cluster metadata", &e))?;
         cluster.topics.into_iter().map(|t| t.name).collect()
     } else {
-        super::distinct(&args.topic)
+        kseek::position::distinct(&args.topic)
     };
     let doing = format!("fetching the committed offsets of group {:?}", args.group);
     let mut offsets = if asked.is_empty() {

@@ -20,7 +20,7 @@ pub(crate) async fn run(config: &ClientConfig, args: MetadataArgs) -> Result<(),
         // Served from the cache the answer above filled; a topic missing from it is the
         // library's to wait for (a topic just created) and to report.
         cluster.topics = client
-            .metadata(&super::distinct(&args.topic))
+            .metadata(&kseek::position::distinct(&args.topic))
             .await
             .map_err(|e| Fail::kafka("fetching the topics' metadata", &e))?;
     }

@@ -11,7 +11,7 @@ use kseek::{Adjusted, Client, ClientConfig, End, IsolationLevel, Plan, ReadSpec}
 
 use crate::args::{Cli, Command, Isolation, Selector};
 use crate::fail::Fail;
-use crate::position::{self, Position, Selection};
+use kseek::position::{self, partition_filter, Position, Selection};
 
 mod commit;
 mod committed;
@@ -67,58 +67,16 @@ async fn connect(config: &ClientConfig) -> Result<Client, Fail> {
         .map_err(|e| Fail::kafka(&format!("connecting to {}", config.bootstrap.join(",")), &e))
 }
 
-/// `names` without repeats, in the order given.
-fn distinct(names: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::with_capacity(names.len());
-    for n in names {
-        if !out.contains(n) {
-            out.push(n.clone());
-        }
-    }
-    out
-}
-
-/// `partitions` sorted, without repeats; `None` (every partition) when empty.
-fn partition_filter(partitions: &[i32]) -> Option<Vec<i32>> {
-    if partitions.is_empty() {
-        return None;
-    }
-    let mut ps = partitions.to_vec();
-    ps.sort_unstable();
-    ps.dedup();
-    Some(ps)
-}
-
-/// The partitions that `offset:` positions apply to, per topic: those of --partition, else
-/// every partition of the topic as the library's metadata lists it. Asked of the cluster only
-/// when one of `positions` names offsets (the others don't depend on the partitions).
+/// [`position::selection`], its error a failure line.
 async fn selection(
     client: &Client,
     topics: &[String],
     partitions: &[i32],
     positions: &[&Position],
 ) -> Result<Selection, Fail> {
-    let topics = distinct(topics);
-    let names_offsets = positions
-        .iter()
-        .any(|p| matches!(p, Position::Offset(_) | Position::Offsets(_)));
-    if !names_offsets {
-        return Ok(topics.into_iter().map(|t| (t, Vec::new())).collect());
-    }
-    if let Some(only) = partition_filter(partitions) {
-        return Ok(topics.into_iter().map(|t| (t, only.clone())).collect());
-    }
-    let metadata = client
-        .metadata(&topics)
+    position::selection(client, topics, partitions, positions)
         .await
-        .map_err(|e| Fail::kafka("fetching the topics' metadata", &e))?;
-    Ok(metadata
-        .into_iter()
-        .map(|t| {
-            let ps = t.partitions.iter().map(|p| p.partition).collect();
-            (t.name, ps)
-        })
-        .collect())
+        .map_err(|e| Fail::kafka("fetching the topics' metadata", &e))
 }
 
 /// The [`ReadSpec`] of a selector: `from` and `to` (the parsed --from and --to) applied to the

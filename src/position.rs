@@ -1,19 +1,29 @@
-//! Positions given on the command line (`--from`, `--to`, `commit --to`): parsing, and turning
-//! them into the library's [`Start`] and [`End`].
+//! Positions written as text, the language of `kseek read --from/--to`, of the Python
+//! package's `start=`/`end=` and of other front ends: parsing them, and turning them into the
+//! library's [`Start`] and [`End`] for the selected partitions.
 //!
 //! The forms: `earliest`, `latest`, `now`, an RFC 3339 time (`2026-11-30T10:00:00Z`,
 //! `2026-11-30T10:00:00.250+01:00`) or a bare date (`2026-11-30`, that day's 00:00 UTC), epoch
 //! milliseconds (`1767261600000`), a time relative to now (`-2h`, `-1h30m`, `-90s`, `-1d`,
 //! `-500ms`), `offset:N` (every selected partition), `offset:P=N,P=N` (per partition), and
-//! `group` (the committed offsets of `--group`).
+//! `group` (the committed offsets of a consumer group).
+//!
+//! ```
+//! use kseek::position::{self, Position};
+//!
+//! let now = 1_764_496_800_000; // 2025-11-30T10:00:00Z
+//! assert_eq!(position::parse("-2h", now), Ok(Position::Time(now - 7_200_000)));
+//! assert_eq!(position::parse("2025-11-30", now), Ok(Position::Time(1_764_460_800_000)));
+//! assert!(position::parse("2025-11-30T10:00:00", now).unwrap_err().contains("Add Z"));
+//! ```
 
 use std::collections::BTreeMap;
 
-use kseek::{End, Start, TimestampMs};
+use crate::{Client, End, Start, TimestampMs};
 
 /// A parsed position, before it is applied to the selected partitions.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Position {
+pub enum Position {
     /// The log start offset.
     Earliest,
     /// The last fetchable offset at resolution.
@@ -30,7 +40,7 @@ pub(crate) enum Position {
 
 /// Parses `text` as a position; `now_ms` is the current time, for `now` and relative times.
 /// The error is the reason with a hint, ready to follow "invalid position ...: ".
-pub(crate) fn parse(text: &str, now_ms: TimestampMs) -> Result<Position, String> {
+pub fn parse(text: &str, now_ms: TimestampMs) -> Result<Position, String> {
     let t = text.trim();
     match t.to_ascii_lowercase().as_str() {
         "" => return Err(format!("empty position. {FORMS}")),
@@ -112,7 +122,7 @@ fn parse_offsets(rest: &str) -> Result<Position, String> {
 
 /// `2h`, `1h30m`, `90s`, `1d`, `500ms` in milliseconds (a relative time after its '-', and
 /// the timeout flags). The error says what is wrong, for the caller to add how to write it.
-pub(crate) fn parse_duration(text: &str) -> Result<i64, String> {
+pub fn parse_duration(text: &str) -> Result<i64, String> {
     if text.is_empty() {
         return Err("empty duration".to_owned());
     }
@@ -153,7 +163,7 @@ pub(crate) fn parse_duration(text: &str) -> Result<i64, String> {
 
 /// An RFC 3339 time or a bare date, in ms since the epoch. Fractions below a millisecond are
 /// dropped (Kafka timestamps are milliseconds).
-pub(crate) fn parse_rfc3339(text: &str) -> Result<TimestampMs, String> {
+pub fn parse_rfc3339(text: &str) -> Result<TimestampMs, String> {
     let bad = |why: &str| {
         format!("{text:?} is not an RFC 3339 time ({why}). Write e.g. 2026-11-30T10:00:00Z, 2026-11-30T10:00:00.250+01:00 or 2026-11-30")
     };
@@ -270,7 +280,7 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 }
 
 /// An RFC 3339 UTC rendering of `ms` (`2026-11-30T10:00:00.250Z`), for messages.
-pub(crate) fn format_time(ms: TimestampMs) -> String {
+pub fn format_time(ms: TimestampMs) -> String {
     let days = ms.div_euclid(86_400_000);
     let rem = ms.rem_euclid(86_400_000);
     // H. Hinnant's `civil_from_days`.
@@ -294,7 +304,7 @@ pub(crate) fn format_time(ms: TimestampMs) -> String {
 
 /// Which side of a range a position is for: the rules for partial offset lists differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Side {
+pub enum Side {
     /// `--from`, or `commit --to`: every selected partition needs a start.
     Start,
     /// `--to`: unlisted partitions end at latest.
@@ -302,7 +312,7 @@ pub(crate) enum Side {
 }
 
 /// The selected partitions, per topic, that positions apply to.
-pub(crate) type Selection = Vec<(String, Vec<i32>)>;
+pub type Selection = Vec<(String, Vec<i32>)>;
 
 /// `offset:P=N` checked against the selection: every listed partition must be selected, and
 /// for a start every selected partition must be listed. Returns the (topic, partition) map.
@@ -342,7 +352,7 @@ fn offsets_for(
 }
 
 /// The [`Start`] of `position` for the selected partitions. `flag` names the option in errors.
-pub(crate) fn to_start(
+pub fn to_start(
     position: &Position,
     flag: &str,
     group: Option<&str>,
@@ -368,7 +378,7 @@ pub(crate) fn to_start(
 }
 
 /// The [`End`] of `position` for the selected partitions. `flag` names the option in errors.
-pub(crate) fn to_end(
+pub fn to_end(
     position: &Position,
     flag: &str,
     group: Option<&str>,
@@ -394,6 +404,58 @@ fn need_group(flag: &str, group: Option<&str>) -> Result<String, String> {
     group
         .map(str::to_owned)
         .ok_or_else(|| format!("{flag} group needs --group. Add --group <GROUP>"))
+}
+
+/// The partitions that `offset:` positions apply to, per topic (in the order given, without
+/// repeats): `partitions` when given, else every partition of the topic as the cluster's
+/// metadata lists it. The cluster is asked only when one of `positions` names offsets (the
+/// other positions don't depend on the partitions; their selection lists no partitions).
+pub async fn selection(
+    client: &Client,
+    topics: &[String],
+    partitions: &[i32],
+    positions: &[&Position],
+) -> crate::Result<Selection> {
+    let names = distinct(topics);
+    let names_offsets = positions
+        .iter()
+        .any(|p| matches!(p, Position::Offset(_) | Position::Offsets(_)));
+    if !names_offsets {
+        return Ok(names.into_iter().map(|t| (t, Vec::new())).collect());
+    }
+    if let Some(only) = partition_filter(partitions) {
+        return Ok(names.into_iter().map(|t| (t, only.clone())).collect());
+    }
+    let metadata = client.metadata(&names).await?;
+    Ok(metadata
+        .into_iter()
+        .map(|t| {
+            let ps = t.partitions.iter().map(|p| p.partition).collect();
+            (t.name, ps)
+        })
+        .collect())
+}
+
+/// `names` without repeats, in the order given.
+pub fn distinct(names: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(names.len());
+    for n in names {
+        if !out.contains(n) {
+            out.push(n.clone());
+        }
+    }
+    out
+}
+
+/// `partitions` sorted, without repeats; `None` (every partition) when empty.
+pub fn partition_filter(partitions: &[i32]) -> Option<Vec<i32>> {
+    if partitions.is_empty() {
+        return None;
+    }
+    let mut ps = partitions.to_vec();
+    ps.sort_unstable();
+    ps.dedup();
+    Some(ps)
 }
 
 #[cfg(test)]
