@@ -1,0 +1,571 @@
+"""A Spark data source that reads Kafka windows with kseek (Spark 4's Python Data Source API).
+
+    import kseek.spark
+    kseek.spark.register(spark)
+    df = (spark.read.format("kseek")
+          .option("kafka.bootstrap.servers", "localhost:9092")
+          .option("subscribe", "events")
+          .option("startingTimestamp", "1764496800000")
+          .option("endingTimestamp", "1764497100000")
+          .load())
+
+It takes the option names of Spark's own Kafka source where they exist, so switching is a change
+of the format name, and returns that source's schema (key, value, topic, partition, offset,
+timestamp, timestampType, and headers with ``includeHeaders``):
+
+``kafka.bootstrap.servers``, ``subscribe`` (comma-separated topics), ``assign`` (JSON
+``{"t": [0, 1]}``), ``startingOffsets`` / ``endingOffsets`` (``earliest``, ``latest``, or JSON
+``{"t": {"0": 23, "1": -2}}`` with -2 earliest and -1 latest), ``startingTimestamp`` /
+``endingTimestamp`` (ms), ``startingOffsetsByTimestamp`` / ``endingOffsetsByTimestamp`` (JSON
+``{"t": {"0": ms}}``), ``minPartitions``, ``maxRecordsPerPartition``, ``includeHeaders``, and
+``kafka.*`` client properties (``kafka.security.protocol``, ``kafka.sasl.jaas.config``,
+``kafka.isolation.level``, ...). Spark's precedence holds: a timestamp option over the
+by-timestamp JSON over the offsets.
+
+What differs from Spark's source, on purpose:
+
+- a start timestamp after the last record gives an empty range, not an error (Spark's source
+  needs ``startingOffsetsByTimestampStrategy=latest`` for that);
+- the plan is resolved once, on the driver, by kseek (``partitions()``); each Spark partition is a
+  ``kseek.Split`` that an executor reads with kseek's Rust reader, its rows reaching Spark as Arrow
+  record batches;
+- ``WHERE`` predicates on ``partition``, ``offset`` and ``timestamp`` narrow the offsets read when
+  filter push-down is on (``spark.sql.python.filterPushdown.enabled``): a lower time bound by
+  ListOffsets, an upper one on LogAppendTime topics (or on CreateTime topics given kseek's
+  ``maxLateness`` option, e.g. ``5m``). Spark still applies every predicate to the rows, so
+  results are exact;
+- kseek's own options: ``exactTime`` (``true``: drop the records of the range whose timestamps
+  fall outside the window's times), ``maxLateness``, ``batchRows``.
+
+``failOnDataLoss`` is accepted; kseek starts at the log start when a range's first offsets were
+deleted, as Spark's source does with ``failOnDataLoss=false``. ``subscribePattern`` is not
+supported (name the topics). Secrets in ``kafka.*`` options stay in the reader: they are not in
+the partitions, and not in anything this module prints.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+__all__ = ["KseekDataSource", "KseekPushdownDataSource", "register"]
+
+#: Spark's Kafka source schema (without headers), the one this source returns.
+SCHEMA = (
+    "key binary, value binary, topic string, partition int, offset bigint, "
+    "timestamp timestamp, timestampType int"
+)
+HEADERS = "headers array<struct<key: string, value: binary>>"
+
+# Spark's option names this source understands, lowercased (Spark hands options over
+# case-insensitively), and kseek's own.
+_KNOWN = {
+    "subscribe",
+    "assign",
+    "subscribepattern",
+    "startingoffsets",
+    "endingoffsets",
+    "startingtimestamp",
+    "endingtimestamp",
+    "startingoffsetsbytimestamp",
+    "endingoffsetsbytimestamp",
+    "startingoffsetsbytimestampstrategy",
+    "minpartitions",
+    "maxrecordsperpartition",
+    "includeheaders",
+    "failondataloss",
+    "path",
+    "exacttime",
+    "maxlateness",
+    "batchrows",
+}
+
+
+def register(spark, pushdown: Optional[bool] = None) -> None:
+    """Registers the data source with ``spark``: ``spark.read.format("kseek")``.
+
+    With ``pushdown``, its reader takes ``WHERE`` predicates into the offsets it reads, when
+    ``spark.sql.python.filterPushdown.enabled`` is on (Spark fails every query of a reader that
+    accepts filters while it is off). By default it does where that is safe: Spark 4.3 or
+    newer. Spark 4.1 and 4.2 keep what one query's push-down planned on the relation it was
+    loaded from, so a later query of the same DataFrame without those predicates would read
+    only the narrowed offsets (fixed in Spark with SPARK-58551); ``pushdown=True`` there is for
+    jobs that load a fresh DataFrame for each filtered query. Register again after changing the
+    setting.
+    """
+    setting = spark.conf.get("spark.sql.python.filterPushdown.enabled", "false")
+    if pushdown is None:
+        pushdown = _spark_at_least(spark.version, (4, 3))
+    enabled = str(setting).strip().lower() == "true"
+    spark.dataSource.register(KseekPushdownDataSource if pushdown and enabled else KseekDataSource)
+
+
+def _spark_at_least(version: str, wanted: Tuple[int, int]) -> bool:
+    parts = []
+    for piece in version.split(".")[:2]:
+        digits = "".join(c for c in piece if c.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts) >= wanted
+
+
+class KseekDataSource(DataSource):
+    """``spark.read.format("kseek")``: Kafka windows read by kseek (see the module's doc)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "kseek"
+
+    def schema(self) -> str:
+        options = _Options.parse(self.options)
+        return f"{SCHEMA}, {HEADERS}" if options.include_headers else SCHEMA
+
+    def reader(self, schema) -> "KseekReader":
+        return KseekReader(_Options.parse(self.options))
+
+
+class KseekPushdownDataSource(KseekDataSource):
+    """``spark.read.format("kseek")`` whose reader narrows the read by pushed-down filters
+    (``spark.sql.python.filterPushdown.enabled`` must be on)."""
+
+    def reader(self, schema) -> "KseekReader":
+        return KseekPushdownReader(_Options.parse(self.options))
+
+
+@dataclass
+class _Options:
+    """The options of one read, checked on the driver before anything goes to Kafka."""
+
+    bootstrap: str
+    properties: Dict[str, str]
+    isolation: str
+    # (topic, partitions or None for all)
+    topics: List[Tuple[str, Optional[List[int]]]]
+    start: Any  # a position, or {(topic, partition): position}
+    end: Any
+    min_partitions: Optional[int]
+    max_records: Optional[int]
+    include_headers: bool
+    exact_time: bool
+    max_lateness_ms: Optional[int]
+    batch_rows: int
+
+    @staticmethod
+    def parse(raw) -> "_Options":
+        from . import ConfigError
+
+        opts: Dict[str, str] = {str(k).lower(): str(v) for k, v in dict(raw).items()}
+        properties: Dict[str, str] = {}
+        for key, value in dict(raw).items():
+            if str(key).lower().startswith("kafka."):
+                properties[str(key)[len("kafka.") :]] = str(value)
+        unknown = sorted(k for k in opts if not k.startswith("kafka.") and k not in _KNOWN)
+        if unknown:
+            raise ConfigError(f"unknown option {unknown[0]!r} for format kseek")
+        bootstrap = properties.pop("bootstrap.servers", None)
+        if not bootstrap:
+            raise ConfigError("option kafka.bootstrap.servers is required (host:port[,host:port])")
+        isolation = properties.pop("isolation.level", "read_uncommitted")
+        # Spark's source manages these itself, and so does kseek.
+        for managed in ("group.id", "auto.offset.reset", "key.deserializer", "value.deserializer",
+                        "enable.auto.commit", "interceptor.classes"):
+            properties.pop(managed, None)
+
+        chosen = [k for k in ("subscribe", "assign", "subscribepattern") if k in opts]
+        if len(chosen) != 1:
+            raise ConfigError("give exactly one of the options subscribe, assign or subscribePattern")
+        if chosen[0] == "subscribepattern":
+            raise ConfigError("subscribePattern is not supported by kseek; name the topics with subscribe")
+        if chosen[0] == "subscribe":
+            names = [t.strip() for t in opts["subscribe"].split(",") if t.strip()]
+            if not names:
+                raise ConfigError("option subscribe names no topic")
+            topics: List[Tuple[str, Optional[List[int]]]] = [(t, None) for t in dict.fromkeys(names)]
+        else:
+            assign = _json(opts["assign"], "assign", '{"topic": [0, 1]}')
+            if not isinstance(assign, dict) or not assign or not all(
+                isinstance(ps, list) and all(isinstance(p, int) and p >= 0 for p in ps)
+                for ps in assign.values()
+            ):
+                raise ConfigError('option assign must be JSON like {"topic": [0, 1]}')
+            topics = [(t, sorted(set(ps))) for t, ps in assign.items()]
+
+        start = _side(opts, "starting", default="earliest")
+        end = _side(opts, "ending", default="latest")
+        if "startingoffsetsbytimestampstrategy" in opts and opts[
+            "startingoffsetsbytimestampstrategy"
+        ].lower() not in ("error", "latest"):
+            raise ConfigError("option startingOffsetsByTimestampStrategy must be error or latest")
+
+        def positive(name: str) -> Optional[int]:
+            if name not in opts:
+                return None
+            try:
+                n = int(opts[name])
+            except ValueError:
+                n = 0
+            if n < 1:
+                raise ConfigError(f"option {name} must be a positive integer, not {opts[name]!r}")
+            return n
+
+        lateness = None
+        if "maxlateness" in opts:
+            lateness = _duration_ms(opts["maxlateness"])
+        return _Options(
+            bootstrap=bootstrap,
+            properties=properties,
+            isolation=isolation,
+            topics=topics,
+            start=start,
+            end=end,
+            min_partitions=positive("minpartitions"),
+            max_records=positive("maxrecordsperpartition"),
+            include_headers=_bool(opts, "includeheaders"),
+            exact_time=_bool(opts, "exacttime"),
+            max_lateness_ms=lateness,
+            batch_rows=positive("batchrows") or 65_536,
+        )
+
+    def groups(self) -> List[Tuple[str, Optional[List[int]], Any, Any]]:
+        """(topic, partitions or None for all, start, end) per topic; start and end are
+        positions, or dicts of them per (topic, partition) from JSON options."""
+        return [(topic, partitions, self.start, self.end) for topic, partitions in self.topics]
+
+
+def _json(text: str, name: str, example: str) -> Any:
+    from . import ConfigError
+
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise ConfigError(f"option {name} is not JSON; write it like {example}") from None
+
+
+def _bool(opts: Dict[str, str], name: str) -> bool:
+    from . import ConfigError
+
+    value = opts.get(name, "false").strip().lower()
+    if value not in ("true", "false"):
+        raise ConfigError(f"option {name} must be true or false, not {value!r}")
+    return value == "true"
+
+
+def _duration_ms(text: str) -> int:
+    from . import ConfigError
+
+    units = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+    t = text.strip().lower()
+    for unit in sorted(units, key=len, reverse=True):
+        if t.endswith(unit) and t[: -len(unit)].strip().isdigit():
+            return int(t[: -len(unit)]) * units[unit]
+    if t.isdigit():
+        return int(t)
+    raise ConfigError(f"option maxLateness {text!r} is not a duration such as 5m, 30s or 500ms")
+
+
+def _side(opts: Dict[str, str], side: str, default: str) -> Any:
+    """The start (``side`` = "starting") or end of the read as a kseek position, or a dict of
+    positions per (topic, partition), by Spark's precedence."""
+    from . import ConfigError
+
+    ts = opts.get(f"{side}timestamp")
+    if ts is not None:
+        if not ts.strip().isdigit():
+            raise ConfigError(f"option {side}Timestamp must be epoch milliseconds, not {ts!r}")
+        return int(ts)
+    by_ts = opts.get(f"{side}offsetsbytimestamp")
+    if by_ts is not None:
+        return _per_partition(by_ts, f"{side}OffsetsByTimestamp", side, timestamps=True)
+    offsets = opts.get(f"{side}offsets")
+    if offsets is None:
+        return default
+    word = offsets.strip().lower()
+    if word in ("earliest", "latest"):
+        if side == "ending" and word == "earliest":
+            raise ConfigError("option endingOffsets can't be earliest")
+        return word
+    return _per_partition(offsets, f"{side}Offsets", side, timestamps=False)
+
+
+def _per_partition(text: str, name: str, side: str, timestamps: bool) -> Dict[Tuple[str, int], Any]:
+    from . import ConfigError
+
+    parsed = _json(text, name, '{"topic": {"0": 23, "1": -2}}')
+    ok = isinstance(parsed, dict) and all(isinstance(v, dict) for v in parsed.values())
+    out: Dict[Tuple[str, int], Any] = {}
+    if ok:
+        for topic, parts in parsed.items():
+            for p, n in parts.items():
+                if not (isinstance(n, int) and str(p).isdigit()):
+                    ok = False
+                    break
+                if n == -2:
+                    if side == "ending":
+                        raise ConfigError(f"option {name}: -2 (earliest) can't end a range")
+                    position: Any = "earliest"
+                elif n == -1:
+                    position = "latest"
+                elif n < 0:
+                    raise ConfigError(f"option {name}: {n} for partition {p} of {topic!r} is negative")
+                else:
+                    position = n if timestamps else f"offset:{n}"
+                out[(topic, int(p))] = position
+    if not ok or not out:
+        raise ConfigError(f'option {name} must be JSON like {{"topic": {{"0": 23}}}}')
+    return out
+
+
+class KseekPartition(InputPartition):
+    """One Spark partition: kseek splits (as bytes: no secrets in them)."""
+
+    def __init__(self, index: int, splits: Sequence[bytes]):
+        super().__init__(index)
+        self.splits = list(splits)
+
+    def __repr__(self) -> str:
+        return f"KseekPartition({self.index}, {len(self.splits)} splits)"
+
+
+class KseekReader(DataSourceReader):
+    """Plans on the driver (``partitions``), reads splits on executors (``read``)."""
+
+    def __init__(self, options: _Options):
+        self.options = options
+        # Pushed-down bounds: partitions kept, offsets [lo, hi), times [lo, hi) in ms.
+        self.partitions_kept: Optional[set] = None
+        self.partition_range: List[Optional[int]] = [None, None]
+        self.offsets: List[Optional[int]] = [None, None]
+        self.times: List[Optional[int]] = [None, None]
+
+    def __repr__(self) -> str:
+        o = self.options
+        return f"KseekReader(topics={[t for t, _ in o.topics]}, start={o.start!r}, end={o.end!r})"
+
+    def _narrow_by(self, f) -> None:
+        from pyspark.sql.datasource import In
+
+        column = tuple(getattr(f, "attribute", ()) or ())
+        if len(column) != 1 or column[0].lower() not in ("partition", "offset", "timestamp"):
+            return
+        name = column[0].lower()
+        if isinstance(f, In):
+            if name == "partition":
+                self._keep_partitions({v for v in f.value if _is_int(v)})
+            return
+        value = getattr(f, "value", None)
+        if name == "timestamp":
+            # Kafka timestamps are ms; Spark compares them as microseconds.
+            us = _micros(value)
+            if us is None:
+                return
+            lo, hi = _bounds(f, us, 1000)
+            target = self.times
+        elif _is_int(value):
+            lo, hi = _bounds(f, value, 1)
+            target = self.partition_range if name == "partition" else self.offsets
+        else:
+            return
+        if lo is not None:
+            target[0] = lo if target[0] is None else max(target[0], lo)
+        if hi is not None:
+            target[1] = hi if target[1] is None else min(target[1], hi)
+
+    def _keep_partitions(self, values: set) -> None:
+        self.partitions_kept = values if self.partitions_kept is None else self.partitions_kept & values
+
+    # ------------------------------------------------------------------ driver
+    def partitions(self) -> List[KseekPartition]:
+        import kseek
+
+        o = self.options
+        plans = []
+        for topic, parts, start, end in o.groups():
+            if isinstance(start, dict) or isinstance(end, dict):
+                plans.extend(self._per_partition_plans(topic, parts, start, end))
+                continue
+            plans.append(
+                kseek.plan(
+                    topic,
+                    start=start,
+                    end=end,
+                    partitions=parts,
+                    isolation=o.isolation,
+                    exact_time=o.exact_time,
+                    bootstrap=o.bootstrap,
+                    properties=o.properties,
+                )
+            )
+        plans = [self._narrowed(p) for p in plans]
+        total = sum(p.records or 0 for p in plans)
+        max_records = o.max_records
+        if o.min_partitions and total:
+            per = max(1, math.ceil(total / o.min_partitions))
+            max_records = per if max_records is None else min(max_records, per)
+        splits = [s for p in plans for s in p.splits(max_records=max_records)]
+        if not splits:
+            # Spark needs a partition to run; it reads nothing.
+            return [KseekPartition(0, [])]
+        return [KseekPartition(i, [s.to_bytes()]) for i, s in enumerate(splits)]
+
+    def _per_partition_plans(self, topic, parts, start, end):
+        """Plans of a topic whose start or end is per partition (JSON options): one per
+        distinct (start, end) pair of its partitions."""
+        import kseek
+
+        o = self.options
+        if parts is None:
+            # All partitions of the topic: find them, with a plan from earliest.
+            parts = [p["partition"] for p in kseek.plan(
+                topic, bootstrap=o.bootstrap, properties=o.properties).partitions]
+        pairs: Dict[Tuple[Any, Any], List[int]] = {}
+        for p in parts:
+            # Partitions a JSON option does not list start at earliest and end at latest.
+            s = start.get((topic, p), "earliest") if isinstance(start, dict) else start
+            e = end.get((topic, p), "latest") if isinstance(end, dict) else end
+            pairs.setdefault((s, e), []).append(p)
+        return [
+            kseek.plan(
+                topic,
+                start=s,
+                end=e,
+                partitions=ps,
+                isolation=o.isolation,
+                exact_time=o.exact_time,
+                bootstrap=o.bootstrap,
+                properties=o.properties,
+            )
+            for (s, e), ps in pairs.items()
+        ]
+
+    def _narrowed(self, plan):
+        keep = None
+        if self.partitions_kept is not None or self.partition_range != [None, None]:
+            lo, hi = self.partition_range
+            keep = [
+                p["partition"]
+                for p in plan.partitions
+                if (self.partitions_kept is None or p["partition"] in self.partitions_kept)
+                and (lo is None or p["partition"] >= lo)
+                and (hi is None or p["partition"] < hi)
+            ]
+        if keep is None and self.offsets == [None, None] and self.times == [None, None]:
+            return plan
+        return plan.narrow(
+            partitions=keep,
+            min_offset=self.offsets[0],
+            max_offset=self.offsets[1],
+            min_time=self.times[0],
+            max_time=self.times[1],
+            max_lateness_ms=self.options.max_lateness_ms,
+        )
+
+    # ------------------------------------------------------------------ executors
+    def read(self, partition: KseekPartition) -> Iterator[pa.RecordBatch]:
+        import kseek
+
+        o = self.options
+        if not partition.splits:
+            return
+        schema = arrow_schema(o.include_headers)
+        reader = kseek.Reader(
+            [kseek.Split.from_bytes(b) for b in partition.splits],
+            batch_rows=o.batch_rows,
+            properties=o.properties,
+            bootstrap=o.bootstrap,
+        )
+        for batch in reader:
+            columns = []
+            for field in schema:
+                column = batch.column(field.name)
+                # Spark wants its own nullability (every field nullable, headers' too).
+                if column.type != field.type:
+                    column = column.cast(field.type)
+                if field.name == "headers":
+                    column = _null_when_empty(column)
+                columns.append(column)
+            yield pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def _null_when_empty(headers: pa.ListArray) -> pa.ListArray:
+    """Headers as Spark's Kafka source gives them: null for a record without any."""
+    import pyarrow.compute as pc
+
+    empty = pc.equal(pc.list_value_length(headers), 0)
+    if not pc.any(empty).as_py():
+        return headers
+    return pa.ListArray.from_arrays(headers.offsets, headers.values, type=headers.type, mask=empty)
+
+
+def arrow_schema(headers: bool) -> pa.Schema:
+    """The Arrow schema Spark expects of this source's batches: SCHEMA's (and HEADERS')
+    columns as Spark maps them to Arrow, every field nullable."""
+    fields = [
+        pa.field("key", pa.binary()),
+        pa.field("value", pa.binary()),
+        pa.field("topic", pa.string()),
+        pa.field("partition", pa.int32()),
+        pa.field("offset", pa.int64()),
+        pa.field("timestamp", pa.timestamp("us", tz="UTC")),
+        pa.field("timestampType", pa.int32()),
+    ]
+    if headers:
+        item = pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())])
+        fields.append(pa.field("headers", pa.list_(pa.field("element", item))))
+    return pa.schema(fields)
+
+
+class KseekPushdownReader(KseekReader):
+    """A ``KseekReader`` that takes Spark's pushed-down filters."""
+
+    def pushFilters(self, filters):
+        """Narrows the read by comparisons of partition, offset and timestamp. Every filter is
+        handed back, so Spark applies it to the rows too: the narrowing only reads less."""
+        for f in filters:
+            self._narrow_by(f)
+            yield f
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _bounds(f, value: int, scale: int) -> Tuple[Optional[int], Optional[int]]:
+    """The [lower, upper) bounds, in units of ``scale`` times ``value``'s, of the values x
+    with ``x * scale <op> value`` for the comparison ``f``."""
+    from pyspark.sql.datasource import (
+        EqualTo,
+        GreaterThan,
+        GreaterThanOrEqual,
+        LessThan,
+        LessThanOrEqual,
+    )
+
+    floor, ceil = value // scale, -(-value // scale)
+    if isinstance(f, GreaterThan):
+        return floor + 1, None
+    if isinstance(f, GreaterThanOrEqual):
+        return ceil, None
+    if isinstance(f, LessThan):
+        return None, ceil
+    if isinstance(f, LessThanOrEqual):
+        return None, floor + 1
+    if isinstance(f, EqualTo):
+        return ceil, floor + 1
+    return None, None
+
+
+def _micros(value) -> Optional[int]:
+    """A pushed timestamp literal as microseconds since the epoch (naive datetimes are UTC, as
+    Spark's session time zone is not known here), or None."""
+    import datetime as dt
+
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=dt.timezone.utc)
+        delta = value - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+        return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    return None
