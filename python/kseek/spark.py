@@ -30,7 +30,9 @@ What differs from Spark's source, on purpose:
   ``kseek.Split`` that an executor reads with kseek's Rust reader, its rows reaching Spark as Arrow
   record batches;
 - ``WHERE`` predicates on ``partition``, ``offset`` and ``timestamp`` narrow the offsets read when
-  filter push-down is on (``spark.sql.python.filterPushdown.enabled``): a lower time bound by
+  filter push-down is on (``register(spark, pushdown=True)`` and Spark's
+  ``spark.sql.python.filterPushdown.enabled``; see ``register`` for why it is off by default): a
+  lower time bound by
   ListOffsets, an upper one on LogAppendTime topics (or on CreateTime topics given kseek's
   ``maxLateness`` option, e.g. ``5m``). Spark still applies every predicate to the rows, so
   results are exact;
@@ -86,31 +88,20 @@ _KNOWN = {
 }
 
 
-def register(spark, pushdown: Optional[bool] = None) -> None:
+def register(spark, pushdown: bool = False) -> None:
     """Registers the data source with ``spark``: ``spark.read.format("kseek")``.
 
-    With ``pushdown``, its reader takes ``WHERE`` predicates into the offsets it reads, when
-    ``spark.sql.python.filterPushdown.enabled`` is on (Spark fails every query of a reader that
-    accepts filters while it is off). By default it does where that is safe: Spark 4.3 or
-    newer. Spark 4.1 and 4.2 keep what one query's push-down planned on the relation it was
-    loaded from, so a later query of the same DataFrame without those predicates would read
-    only the narrowed offsets (fixed in Spark with SPARK-58551); ``pushdown=True`` there is for
-    jobs that load a fresh DataFrame for each filtered query. Register again after changing the
-    setting.
+    With ``pushdown=True`` (and ``spark.sql.python.filterPushdown.enabled`` on: Spark fails
+    every query of a reader that accepts filters while it is off), its reader takes ``WHERE``
+    predicates into the offsets it reads. It is off by default because Spark (4.1 to 4.3.0)
+    keeps what one query's push-down planned on the relation it was loaded from: a later query
+    of the same DataFrame without those predicates reads only the narrowed offsets. With
+    push-down on, load a fresh DataFrame for each filtered query. Register again after
+    changing the setting.
     """
     setting = spark.conf.get("spark.sql.python.filterPushdown.enabled", "false")
-    if pushdown is None:
-        pushdown = _spark_at_least(spark.version, (4, 3))
     enabled = str(setting).strip().lower() == "true"
     spark.dataSource.register(KseekPushdownDataSource if pushdown and enabled else KseekDataSource)
-
-
-def _spark_at_least(version: str, wanted: Tuple[int, int]) -> bool:
-    parts = []
-    for piece in version.split(".")[:2]:
-        digits = "".join(c for c in piece if c.isdigit())
-        parts.append(int(digits) if digits else 0)
-    return tuple(parts) >= wanted
 
 
 class KseekDataSource(DataSource):

@@ -157,8 +157,8 @@ def test_filters_are_pushed_into_offsets(spark, bootstrap, out_of_order):
              "timestamp >= TIMESTAMP '2026-01-01 10:02:00' AND timestamp < TIMESTAMP '2026-01-01 10:05:00'")
     kseek.spark.register(spark, pushdown=True)
     try:
-        # A DataFrame loaded for the filtered query alone (Spark 4.2 keeps what push-down
-        # planned on the loaded relation: see test_push_down_is_off_by_default_on_spark_4_2).
+        # A DataFrame loaded for the filtered query alone (Spark keeps what push-down planned
+        # on the loaded relation: see test_push_down_is_off_by_default).
         ours, theirs = both(spark, bootstrap, subscribe=out_of_order)
         narrowed = ours.where(where)
         assert rows(narrowed) == rows(theirs.where(where))
@@ -171,13 +171,13 @@ def test_filters_are_pushed_into_offsets(spark, bootstrap, out_of_order):
         kseek.spark.register(spark)
 
 
-def test_push_down_is_off_by_default_on_spark_4_2(spark, bootstrap, out_of_order):
-    assert spark.version.startswith("4.2.")
+def test_push_down_is_off_by_default(spark, bootstrap, out_of_order):
     kseek.spark.register(spark)
     df = (spark.read.format("kseek").option("kafka.bootstrap.servers", bootstrap)
           .option("subscribe", out_of_order).load())
     assert df.where("partition = 1").count() == 200
-    # With push-down, Spark 4.2 would now read partition 1 only for the whole DataFrame.
+    # With push-down, Spark (4.2.0, 4.3.0) would now read partition 1 only for the whole
+    # DataFrame.
     assert df.count() == 400
     assert df.where("partition = 1").rdd.getNumPartitions() == 2
 
@@ -202,7 +202,7 @@ def test_push_down_off_in_spark_takes_the_plain_source(spark, bootstrap, out_of_
     # the setting, even when asked for push-down.
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "false")
     try:
-        kseek.spark.register(spark)
+        kseek.spark.register(spark, pushdown=True)
         df = (spark.read.format("kseek").option("kafka.bootstrap.servers", bootstrap)
               .option("subscribe", out_of_order).load())
         assert df.where("partition = 1").count() == 200
