@@ -315,6 +315,7 @@ class KseekPartition(InputPartition):
 
     def __init__(self, index: int, splits: Sequence[bytes]):
         super().__init__(index)
+        self.index = index
         self.splits = list(splits)
 
     def __repr__(self) -> str:

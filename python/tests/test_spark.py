@@ -222,6 +222,24 @@ def test_headers(spark, kafka, bootstrap):
     assert [None if r[1] is None else len(r[1]) for r in got] == [2, None]
 
 
+def test_secrets_stay_out_of_plan_strings(spark, bootstrap, out_of_order):
+    secret = "s3cr3t-passw0rd"
+    df = (spark.read.format("kseek").option("kafka.bootstrap.servers", bootstrap)
+          .option("subscribe", out_of_order)
+          .option("kafka.ssl.truststore.password", secret).load())
+    assert df.count() == 400
+    planned = df._jdf.queryExecution().toString()
+    assert "BatchScan" in planned
+    assert secret not in planned
+    reader = kseek.spark.KseekReader(kseek.spark._Options.parse(
+        {"kafka.bootstrap.servers": bootstrap, "subscribe": out_of_order,
+         "kafka.ssl.truststore.password": secret}))
+    assert secret not in repr(reader)
+    parts = reader.partitions()
+    assert all(secret.encode() not in b for p in parts for b in p.splits)
+    assert all(secret not in repr(p) for p in parts)
+
+
 def test_bad_options_fail_with_one_line(spark, bootstrap):
     df = (spark.read.format("kseek").option("kafka.bootstrap.servers", bootstrap)
           .option("subscribe", "t").option("startingTimestamp", "soon"))
