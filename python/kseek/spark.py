@@ -371,26 +371,13 @@ class KseekReader(DataSourceReader):
 
     # ------------------------------------------------------------------ driver
     def partitions(self) -> List[KseekPartition]:
-        import kseek
-
         o = self.options
         plans = []
         for topic, parts, start, end in o.groups():
             if isinstance(start, dict) or isinstance(end, dict):
                 plans.extend(self._per_partition_plans(topic, parts, start, end))
                 continue
-            plans.append(
-                kseek.plan(
-                    topic,
-                    start=start,
-                    end=end,
-                    partitions=parts,
-                    isolation=o.isolation,
-                    exact_time=o.exact_time,
-                    bootstrap=o.bootstrap,
-                    properties=o.properties,
-                )
-            )
+            plans.append(self._plan(topic, start, end, parts))
         plans = [self._narrowed(p) for p in plans]
         total = sum(p.records or 0 for p in plans)
         max_records = o.max_records
@@ -419,19 +406,23 @@ class KseekReader(DataSourceReader):
             s = start.get((topic, p), "earliest") if isinstance(start, dict) else start
             e = end.get((topic, p), "latest") if isinstance(end, dict) else end
             pairs.setdefault((s, e), []).append(p)
-        return [
-            kseek.plan(
-                topic,
-                start=s,
-                end=e,
-                partitions=ps,
-                isolation=o.isolation,
-                exact_time=o.exact_time,
-                bootstrap=o.bootstrap,
-                properties=o.properties,
-            )
-            for (s, e), ps in pairs.items()
-        ]
+        return [self._plan(topic, s, e, ps) for (s, e), ps in pairs.items()]
+
+    def _plan(self, topic, start, end, partitions):
+        """The plan of ``topic`` (only ``partitions`` unless None) from ``start`` to ``end``."""
+        import kseek
+
+        o = self.options
+        return kseek.plan(
+            topic,
+            start=start,
+            end=end,
+            partitions=partitions,
+            isolation=o.isolation,
+            exact_time=o.exact_time,
+            bootstrap=o.bootstrap,
+            properties=o.properties,
+        )
 
     def _narrowed(self, plan):
         keep = None

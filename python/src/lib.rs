@@ -167,8 +167,8 @@ fn client_config(
     let mut config = ClientConfig::default();
     config.retry_deadline = RETRY_DEADLINE;
     config.missing_topic_wait = MISSING_TOPIC_WAIT;
+    let mut props = Properties::new();
     if let Some(dict) = properties {
-        let mut props = Properties::new();
         for (key, value) in dict.iter() {
             let key = key
                 .cast::<PyString>()
@@ -179,34 +179,24 @@ fn client_config(
                 .set(&key, &property_text(&value)?, "properties")
                 .map_err(|e| ConfigError::new_err(e.to_string()))?;
         }
-        props
-            .apply(&mut config)
-            .map_err(|e| ConfigError::new_err(e.to_string()))?;
     }
-    let bootstrap = match bootstrap {
-        Some(b) => Some(b.to_owned()),
-        None if !config.bootstrap.is_empty() => None,
-        None => Some(
-            std::env::var("KSEEK_BOOTSTRAP")
-                .ok()
-                .filter(|b| !b.trim().is_empty())
-                .unwrap_or_else(|| "localhost:9092".to_owned()),
-        ),
+    let given = props
+        .value("bootstrap.servers")
+        .map_err(|e| ConfigError::new_err(e.to_string()))?;
+    let (servers, origin) = match (bootstrap, given) {
+        (Some(b), _) => (b.to_owned(), "bootstrap"),
+        (None, Some(b)) => (b, "properties"),
+        (None, None) => match std::env::var("KSEEK_BOOTSTRAP") {
+            Ok(b) if !b.trim().is_empty() => (b, "KSEEK_BOOTSTRAP"),
+            _ => ("localhost:9092".to_owned(), "the default"),
+        },
     };
-    if let Some(b) = bootstrap {
-        let servers: Vec<String> = b
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
-            .collect();
-        if servers.is_empty() {
-            return Err(ConfigError::new_err(format!(
-                "bootstrap {b:?} names no server. Give host:port[,host:port]"
-            )));
-        }
-        config.bootstrap = servers;
-    }
+    props
+        .set("bootstrap.servers", &servers, origin)
+        .map_err(|e| ConfigError::new_err(e.to_string()))?;
+    props
+        .apply(&mut config)
+        .map_err(|e| ConfigError::new_err(e.to_string()))?;
     Ok(config)
 }
 

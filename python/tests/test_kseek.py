@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import multiprocessing
 import pickle
-import resource
 import signal
 import subprocess
 import sys
@@ -129,7 +128,7 @@ def test_errors_are_one_line_exceptions(bootstrap, window_topic):
 def test_pyarrow_polars_and_duckdb_take_the_reader(bootstrap, window_topic):
     duckdb = pytest.importorskip("duckdb")
     polars = pytest.importorskip("polars")
-    reader = kseek.read(window_topic, bootstrap=bootstrap)
+    reader = kseek.read(window_topic, bootstrap=bootstrap)  # DuckDB finds it by its name
     counts = duckdb.sql("SELECT partition, count(*) FROM reader GROUP BY 1 ORDER BY 1").fetchall()
     assert counts == [(0, 200), (1, 200), (2, 200)]
     frame = polars.from_arrow(kseek.read(window_topic, start="offset:190", bootstrap=bootstrap))
