@@ -221,11 +221,6 @@ class _Options:
             batch_rows=positive("batchrows") or 65_536,
         )
 
-    def groups(self) -> List[Tuple[str, Optional[List[int]], Any, Any]]:
-        """(topic, partitions or None for all, start, end) per topic; start and end are
-        positions, or dicts of them per (topic, partition) from JSON options."""
-        return [(topic, partitions, self.start, self.end) for topic, partitions in self.topics]
-
 
 def _json(text: str, name: str, example: str) -> Any:
     from . import ConfigError
@@ -373,11 +368,12 @@ class KseekReader(DataSourceReader):
     def partitions(self) -> List[KseekPartition]:
         o = self.options
         plans = []
-        for topic, parts, start, end in o.groups():
-            if isinstance(start, dict) or isinstance(end, dict):
-                plans.extend(self._per_partition_plans(topic, parts, start, end))
-                continue
-            plans.append(self._plan(topic, start, end, parts))
+        per_partition = isinstance(o.start, dict) or isinstance(o.end, dict)
+        for topic, parts in o.topics:
+            if per_partition:
+                plans.extend(self._per_partition_plans(topic, parts))
+            else:
+                plans.append(self._plan(topic, o.start, o.end, parts))
         plans = [self._narrowed(p) for p in plans]
         total = sum(p.records or 0 for p in plans)
         max_records = o.max_records
@@ -390,12 +386,13 @@ class KseekReader(DataSourceReader):
             return [KseekPartition(0, [])]
         return [KseekPartition(i, [s.to_bytes()]) for i, s in enumerate(splits)]
 
-    def _per_partition_plans(self, topic, parts, start, end):
+    def _per_partition_plans(self, topic, parts):
         """Plans of a topic whose start or end is per partition (JSON options): one per
         distinct (start, end) pair of its partitions."""
         import kseek
 
         o = self.options
+        start, end = o.start, o.end
         if parts is None:
             # All partitions of the topic: find them, with a plan from earliest.
             parts = [p["partition"] for p in kseek.plan(
