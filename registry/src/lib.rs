@@ -1,6 +1,7 @@
 //! Values written by Confluent's serializers, decoded for kseek: the wire format
 //! ([`wire`]), a Schema Registry client ([`Registry`]) configured with Confluent's property
-//! names ([`RegistryConfig`]), and Avro values rendered as JSON ([`avro`]).
+//! names ([`RegistryConfig`]), Avro values rendered as JSON ([`avro`]), and a topic's Avro
+//! values as Arrow columns after the Kafka record's ([`columns`]).
 //!
 //! Kept out of the `kseek` crate so that its footprint does not move: a program that reads
 //! bytes does not carry an HTTP client.
@@ -31,6 +32,7 @@
 pub mod arrow;
 pub mod avro;
 mod client;
+pub mod columns;
 mod config;
 pub mod protobuf;
 mod protowire;

@@ -73,7 +73,9 @@ mod table;
 mod values;
 
 pub use table::{parse_duration, TableOptions, TopicTable};
-pub use values::{OnDecodeError, ValueError};
+// What a table does with a value that does not decode, and the error it fails with: those of
+// kseek-registry's `columns`, which decodes the values.
+pub use kseek_registry::columns::{OnDecodeError, ValueError};
 
 /// The query engine, as this crate uses it.
 pub use datafusion;
