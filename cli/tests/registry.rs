@@ -170,6 +170,40 @@ fn avro_values_match_confluents_deserializer() {
     let _ = std::fs::remove_file(&config);
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(again, stdout);
+
+    // The same values as Parquet columns: the union of several types ("choice") is a struct
+    // of its branches (member0, member1), as Spark's from_avro reads it.
+    let file = std::env::temp_dir().join(support::unique_name("kseek-union.parquet"));
+    let (code, _, stderr) = kseek_read(
+        &topic,
+        &[
+            "-s",
+            "value=avro",
+            "-r",
+            &registry.url,
+            "--output-format",
+            "parquet",
+            "-o",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let (ok, out) = confluent(&[
+        "compare-table",
+        broker.bootstrap(),
+        &registry.url,
+        &topic,
+        file.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_file(&file);
+    assert!(
+        ok && out.contains("41 records compared, 0 mismatches"),
+        "{out}"
+    );
+    assert!(
+        out.contains("choice: struct<member0: int64, member1: struct<name: string"),
+        "{out}"
+    );
 }
 
 /// A value without the magic byte, an unknown schema id, a payload cut short: exit 5 naming

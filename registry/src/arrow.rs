@@ -4,6 +4,10 @@
 //! `arrow-avro`'s; every payload is first checked by this crate's bounded decoder
 //! ([`AvroColumns::check`]), so `arrow-avro` only meets values that decode, and a value that
 //! does not is reported by row instead of failing the batch.
+//!
+//! An Avro union of several types (`["null", "long", "Inner"]`) is a struct with one nullable
+//! field per branch that is not `null`, `member0`, `member1`, ..., as Spark's `from_avro` reads
+//! it: Parquet, Spark, pandas and Polars have no union type.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -31,6 +35,9 @@ pub struct Decoded {
 /// Avro values to a struct column of a reader schema.
 pub struct AvroColumns {
     reader: ArrowAvroSchema,
+    /// The column as `arrow-avro` decodes it (unions as unions).
+    decoded: Field,
+    /// The column as [`AvroColumns::decode`] gives it (unions as structs).
     field: Field,
     /// Writer schemas by id: this crate's (to check payloads) and the JSON for `arrow-avro`.
     writers: HashMap<u32, (AvroSchema, ArrowAvroSchema)>,
@@ -82,9 +89,11 @@ impl AvroColumns {
                 AvroError::new(format!("the reader schema can't be read into Arrow: {e}"))
             })?;
         let fields = decoder.schema().fields().clone();
-        let field = Field::new(name, DataType::Struct(fields), true);
+        let decoded = Field::new(name, DataType::Struct(fields), true);
+        let field = Field::new(name, crate::unions::data_type(decoded.data_type()), true);
         Ok(AvroColumns {
             reader,
+            decoded,
             field,
             writers: HashMap::new(),
             decoders: HashMap::new(),
@@ -92,7 +101,8 @@ impl AvroColumns {
         })
     }
 
-    /// The column's field: a nullable struct of the reader schema's fields.
+    /// The column's field: a nullable struct of the reader schema's fields (a union of several
+    /// types as a struct of its branches).
     pub fn field(&self) -> &Field {
         &self.field
     }
@@ -176,14 +186,14 @@ impl AvroColumns {
     pub fn decode(&mut self, values: &BinaryArray) -> Result<Decoded, AvroError> {
         let fail = |e: &dyn std::fmt::Display| AvroError::new(e.to_string());
         // Per writer id: the rows decoded, in order; then (source, row) for each input row.
-        let mut parts: Vec<ArrayRef> = vec![new_null_array(self.field.data_type(), 1)];
+        let mut parts: Vec<ArrayRef> = vec![new_null_array(self.decoded.data_type(), 1)];
         let mut order: Vec<(usize, usize)> = Vec::with_capacity(values.len());
         let mut errors = Vec::new();
         // Rows waiting in each id's decoder: (id, rows decoded and not flushed).
         let mut pending: Vec<(u32, Vec<usize>)> = Vec::new();
         let mut slots: Vec<Option<(usize, usize)>> = vec![None; values.len()];
         // The column's field, apart from `self` (whose decoders are borrowed in the loop).
-        let field = self.field.clone();
+        let field = self.decoded.clone();
         for row in 0..values.len() {
             if values.is_null(row) {
                 continue;
@@ -230,6 +240,7 @@ impl AvroColumns {
         }
         let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
         let column = arrow_select::interleave::interleave(&refs, &order).map_err(|e| fail(&e))?;
+        let column = crate::unions::array(&column).map_err(|e| fail(&e))?;
         Ok(Decoded { column, errors })
     }
 }

@@ -36,6 +36,7 @@ pub mod columns;
 mod config;
 pub mod protobuf;
 mod protowire;
+mod unions;
 pub mod wire;
 
 pub use client::{
