@@ -334,7 +334,7 @@ impl Connection {
         // Each retry is at a strictly lower version, so this ends.
         let mut version = ApiVersionsRequest::VERSIONS.max;
         loop {
-            let body = self.round_trip(&request, version).await?;
+            let body = self.round_trip(&request, version, Via::Requests).await?;
             match negotiate::decode_api_versions_response(body, version)
                 .map_err(|source| self.protocol(source))?
             {
@@ -398,16 +398,17 @@ impl Connection {
     /// Sends `request` at `version` and waits for its response. Cancellation-safe, like
     /// [`Connection::send`].
     pub async fn send_version<R: Request>(&self, request: &R, version: i16) -> Result<R::Response> {
-        let body = self.round_trip(request, version).await?;
+        let body = self.round_trip(request, version, Via::Requests).await?;
         decode_exact::<R::Response>(body, version).map_err(|source| self.protocol(source))
     }
 
-    /// Sends one request and returns the raw response body (after the response header).
+    /// Sends one request `via` a channel and returns the raw response body (after the
+    /// response header).
     ///
     /// Only the encoding depends on the request's type; the exchange itself is one
     /// non-generic future shared by every API, so it is compiled once, not once per request
     /// type (it would otherwise be duplicated into each caller's state machine).
-    async fn round_trip<R: Request>(&self, request: &R, version: i16) -> Result<Bytes> {
+    async fn round_trip<R: Request>(&self, request: &R, version: i16, via: Via) -> Result<Bytes> {
         let mut frame = BytesMut::new();
         // The task puts the real correlation id in when it writes the frame.
         encode_request_frame(
@@ -424,7 +425,7 @@ impl Connection {
             version,
             response_header_version: R::response_header_version(version),
         };
-        Box::pin(self.exchange(frame, request, Via::Requests)).await
+        Box::pin(self.exchange(frame, request, via)).await
     }
 
     /// Hands an encoded request frame to the connection's task and waits for its response
@@ -1075,6 +1076,15 @@ mod tests {
         req
     }
 
+    /// Reads the next `n` request frames.
+    async fn read_requests(sock: &mut TcpStream, n: usize) -> Vec<Vec<u8>> {
+        let mut requests = Vec::new();
+        for _ in 0..n {
+            requests.push(read_request(sock).await);
+        }
+        requests
+    }
+
     /// Answers `req` (a request frame without its length) with `body` encoded at the request's
     /// version, behind the response header that version of `R` uses.
     async fn answer<R: Request>(sock: &mut TcpStream, req: &[u8], body: &R::Response) {
@@ -1224,11 +1234,9 @@ mod tests {
     /// would follow it and the broker would read them as the rest of the first.
     #[tokio::test]
     async fn a_request_dropped_mid_write_leaves_no_partial_frame() {
-        let (listener, addr) = listener().await;
         let (started_tx, started_rx) = oneshot::channel();
         let (resume_tx, resume_rx) = oneshot::channel::<()>();
-        let broker = tokio::spawn(async move {
-            let mut sock = accept_and_negotiate(&listener).await;
+        let (addr, broker) = spawn_broker(|mut sock| async move {
             // Read the start of the large frame, then stop reading until told to go on.
             let mut head = vec![0u8; 64 * 1024];
             sock.read_exact(&mut head).await.unwrap();
@@ -1244,24 +1252,46 @@ mod tests {
                 answer::<MetadataRequest>(&mut sock, &req, &metadata_answer(cluster)).await;
             }
             let _ = sock.read_to_end(&mut Vec::new()).await;
-        });
+        })
+        .await;
         let conn = Connection::connect(&addr, config(5_000)).await.unwrap();
         let big = big_request(32);
-        {
-            let send = conn.send(&big);
-            tokio::pin!(send);
-            tokio::select! {
-                r = &mut send => panic!("the broker is not reading, yet: {:?}", r.map(|_| ())),
-                _ = started_rx => {}
-            }
-            // `send` is dropped here, in the middle of its frame.
-        }
+        // Dropped in the middle of its frame.
+        drop(send_until_started(&conn, &big, started_rx).await);
         resume_tx.send(()).unwrap();
         let response = conn.send(&MetadataRequest::default()).await.unwrap();
         assert_eq!(response.cluster_id.as_deref(), Some("second"));
         assert!(conn.closed_reason().is_none());
         drop(conn);
         broker.await.unwrap();
+    }
+
+    /// A broker on a fresh listener: a task that accepts one connection, answers the
+    /// handshake and hands the socket to `serve`. Returns the address and the task.
+    async fn spawn_broker<F, Fut>(serve: F) -> (String, tokio::task::JoinHandle<()>)
+    where
+        F: FnOnce(TcpStream) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let (listener, addr) = listener().await;
+        let task = tokio::spawn(async move { serve(accept_and_negotiate(&listener).await).await });
+        (addr, task)
+    }
+
+    /// Starts sending `request` and polls it until the broker reports (`started`) that it has
+    /// begun reading the frame and then stopped: the send can't finish before, and is
+    /// returned unfinished, in the middle of its frame.
+    async fn send_until_started<'a>(
+        conn: &'a Connection,
+        request: &'a MetadataRequest,
+        started: oneshot::Receiver<()>,
+    ) -> Pin<Box<impl Future<Output = Result<MetadataResponse>> + 'a>> {
+        let mut send = Box::pin(conn.send(request));
+        tokio::select! {
+            r = &mut send => panic!("the broker is not reading, yet: {:?}", r.map(|_| ())),
+            _ = started => {}
+        }
+        send
     }
 
     /// A Metadata request for one topic named `name`, to tell requests apart on the wire.
@@ -1296,11 +1326,9 @@ mod tests {
     /// written: the broker sees the request after it, not it.
     #[tokio::test]
     async fn a_request_cancelled_before_its_write_is_never_sent() {
-        let (listener, addr) = listener().await;
         let (started_tx, started_rx) = oneshot::channel();
         let (resume_tx, resume_rx) = oneshot::channel::<()>();
-        let broker = tokio::spawn(async move {
-            let mut sock = accept_and_negotiate(&listener).await;
+        let (addr, broker) = spawn_broker(|mut sock| async move {
             let mut len = [0u8; 4];
             sock.read_exact(&mut len).await.unwrap();
             started_tx.send(()).unwrap();
@@ -1313,16 +1341,12 @@ mod tests {
                 answer::<MetadataRequest>(&mut sock, &req, &metadata_answer("ok")).await;
             }
             let _ = sock.read_to_end(&mut Vec::new()).await;
-        });
+        })
+        .await;
         let conn = Connection::connect(&addr, config(10_000)).await.unwrap();
         let big = big_request(32);
         {
-            let first = conn.send(&big);
-            tokio::pin!(first);
-            tokio::select! {
-                r = &mut first => panic!("the broker is not reading, yet: {:?}", r.map(|_| ())),
-                _ = started_rx => {}
-            }
+            let first = send_until_started(&conn, &big, started_rx).await;
             {
                 let second = named("second");
                 let second = conn.send(&second);
@@ -1348,13 +1372,12 @@ mod tests {
     /// the connection forever, and the connection closes (it holds half a frame).
     #[tokio::test]
     async fn a_broker_that_stops_reading_fails_the_request_by_its_deadline() {
-        let (listener, addr) = listener().await;
         let (done_tx, done_rx) = oneshot::channel::<()>();
-        tokio::spawn(async move {
-            let sock = accept_and_negotiate(&listener).await;
+        let (addr, _) = spawn_broker(|sock| async move {
             let _ = done_rx.await;
             drop(sock);
-        });
+        })
+        .await;
         let conn = Connection::connect(&addr, config(300)).await.unwrap();
         let started = Instant::now();
         let err = conn.send(&big_request(32)).await.unwrap_err();
@@ -1391,11 +1414,10 @@ mod tests {
     /// more timeout later the connection is given up, failing what is still pending.
     #[tokio::test]
     async fn a_broker_that_stops_answering_closes_the_connection_one_timeout_later() {
-        let (listener, addr) = listener().await;
-        tokio::spawn(async move {
-            let mut sock = accept_and_negotiate(&listener).await;
+        let (addr, _) = spawn_broker(|mut sock| async move {
             let _ = sock.read_to_end(&mut Vec::new()).await;
-        });
+        })
+        .await;
         let conn = Connection::connect(&addr, config(200)).await.unwrap();
         let err = conn.send(&MetadataRequest::default()).await.unwrap_err();
         assert!(matches!(err.kind(), ErrorKind::Timeout { .. }), "{err}");
@@ -1407,19 +1429,15 @@ mod tests {
     /// Answers in another order than the requests reach the request that each names.
     #[tokio::test]
     async fn answers_out_of_order_reach_their_callers() {
-        let (listener, addr) = listener().await;
-        tokio::spawn(async move {
-            let mut sock = accept_and_negotiate(&listener).await;
-            let mut requests = Vec::new();
-            for _ in 0..3 {
-                requests.push(read_request(&mut sock).await);
-            }
+        let (addr, _) = spawn_broker(|mut sock| async move {
+            let requests = read_requests(&mut sock, 3).await;
             for (i, req) in requests.iter().enumerate().rev() {
                 let body = metadata_answer(&format!("answer to request {i}"));
                 answer::<MetadataRequest>(&mut sock, req, &body).await;
             }
             let _ = sock.read_to_end(&mut Vec::new()).await;
-        });
+        })
+        .await;
         let conn = Connection::connect(&addr, config(10_000)).await.unwrap();
         let request = MetadataRequest::default();
         let (a, b, c) = tokio::join!(
@@ -1438,18 +1456,14 @@ mod tests {
     /// the connection fails at once, with the reason.
     #[tokio::test]
     async fn a_connection_closed_mid_frame_fails_every_pending_request_at_once() {
-        let (listener, addr) = listener().await;
-        tokio::spawn(async move {
-            let mut sock = accept_and_negotiate(&listener).await;
-            let mut requests = Vec::new();
-            for _ in 0..3 {
-                requests.push(read_request(&mut sock).await);
-            }
+        let (addr, _) = spawn_broker(|mut sock| async move {
+            let requests = read_requests(&mut sock, 3).await;
             // The size prefix of a 100-byte answer, its correlation id, and no more.
             let mut half = 100i32.to_be_bytes().to_vec();
             half.extend_from_slice(&requests[0][4..8]);
             sock.write_all(&half).await.unwrap();
-        });
+        })
+        .await;
         let conn = Connection::connect(&addr, config(30_000)).await.unwrap();
         let request = MetadataRequest::default();
         let started = Instant::now();
@@ -1473,9 +1487,7 @@ mod tests {
     /// wait their turn and all are answered.
     #[tokio::test]
     async fn requests_in_flight_are_bounded() {
-        let (listener, addr) = listener().await;
-        tokio::spawn(async move {
-            let mut sock = accept_and_negotiate(&listener).await;
+        let (addr, _) = spawn_broker(|mut sock| async move {
             // Answers only in pairs: a client allowed two in flight gets all four answered.
             for _ in 0..2 {
                 let pair = [read_request(&mut sock).await, read_request(&mut sock).await];
@@ -1484,7 +1496,8 @@ mod tests {
                 }
             }
             let _ = sock.read_to_end(&mut Vec::new()).await;
-        });
+        })
+        .await;
         let config = ConnectionConfig {
             max_in_flight: 2,
             ..config(10_000)

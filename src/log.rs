@@ -1,43 +1,18 @@
 //! Diagnostics through `tracing` when the `tracing` feature is on (the default), and nothing
 //! at all when it is off: no `tracing` dependency, no call sites, no formatting code.
 //!
-//! The macros take `tracing`'s own syntax and forward it unchanged (`warning!` is
-//! `tracing::warn!`: `warn` is taken by the lint attribute).
+//! The macros take `tracing`'s own syntax: with the feature on they are `tracing`'s own
+//! (`warning!` is `tracing::warn!`: `warn` is taken by the lint attribute), with it off they
+//! expand to nothing.
 
 #[cfg(feature = "tracing")]
-macro_rules! debug {
-    ($($t:tt)*) => { ::tracing::debug!($($t)*) };
-}
+pub(crate) use ::tracing::{debug, info, trace, warn as warning};
+
+/// With the feature off, every level is this: nothing.
 #[cfg(not(feature = "tracing"))]
-macro_rules! debug {
+macro_rules! nothing {
     ($($t:tt)*) => {};
 }
 
-#[cfg(feature = "tracing")]
-macro_rules! info {
-    ($($t:tt)*) => { ::tracing::info!($($t)*) };
-}
 #[cfg(not(feature = "tracing"))]
-macro_rules! info {
-    ($($t:tt)*) => {};
-}
-
-#[cfg(feature = "tracing")]
-macro_rules! warning {
-    ($($t:tt)*) => { ::tracing::warn!($($t)*) };
-}
-#[cfg(not(feature = "tracing"))]
-macro_rules! warning {
-    ($($t:tt)*) => {};
-}
-
-#[cfg(feature = "tracing")]
-macro_rules! trace {
-    ($($t:tt)*) => { ::tracing::trace!($($t)*) };
-}
-#[cfg(not(feature = "tracing"))]
-macro_rules! trace {
-    ($($t:tt)*) => {};
-}
-
-pub(crate) use {debug, info, trace, warning};
+pub(crate) use {nothing as debug, nothing as info, nothing as trace, nothing as warning};

@@ -19,10 +19,10 @@ use kseek_protocol::messages::sasl_authenticate::{
     SaslAuthenticateRequest, SaslAuthenticateResponse,
 };
 use kseek_protocol::messages::sasl_handshake::{SaslHandshakeRequest, SaslHandshakeResponse};
-use kseek_protocol::{decode_exact, messages::encode_request_frame, ErrorCode, Request};
+use kseek_protocol::{decode_exact, ErrorCode, Request};
 use tokio::time::Instant;
 
-use super::{Auth, Connection, RequestInfo, Via};
+use super::{Auth, Connection, Via};
 use crate::error::{Error, ErrorKind, Result};
 use crate::sasl::{Authenticator, Step};
 use crate::security::{SaslConfig, TokenSource};
@@ -227,22 +227,7 @@ impl Connection {
 
     /// One SASL request through the task's SASL channel.
     async fn auth_send<R: Request>(&self, request: &R, version: i16) -> Result<R::Response> {
-        let mut frame = bytes::BytesMut::new();
-        encode_request_frame(
-            &mut frame,
-            0,
-            Some(&self.config.client_id),
-            version,
-            request,
-        )
-        .map_err(|source| self.protocol(source))?;
-        let info = RequestInfo {
-            api: R::API_KEY,
-            name: R::NAME,
-            version,
-            response_header_version: R::response_header_version(version),
-        };
-        let body = Box::pin(self.exchange(frame, info, Via::Auth)).await?;
+        let body = self.round_trip(request, version, Via::Auth).await?;
         decode_exact::<R::Response>(body, version).map_err(|source| self.protocol(source))
     }
 }

@@ -360,34 +360,21 @@ impl Settings {
                 _ => PemSource::Inline(Secret::new(v.pem()?)),
             });
         }
+        // Each half of the pair names the setting of the other half that goes with it.
         match (cert, key) {
             (Some(c), None) => {
-                return Err(Error::Invalid {
-                    reason: format!(
-                        "{} ({}) gives a client certificate but no key; set {}",
-                        c.key,
-                        c.origin,
-                        if c.key.starts_with("ssl.keystore") {
-                            "ssl.keystore.key"
-                        } else {
-                            "ssl.key.location"
-                        }
-                    ),
-                })
+                return Err(half_a_pair(
+                    c,
+                    "a client certificate but no key",
+                    ("ssl.keystore.key", "ssl.key.location"),
+                ))
             }
             (None, Some(k)) => {
-                return Err(Error::Invalid {
-                    reason: format!(
-                        "{} ({}) gives a client key but no certificate; set {}",
-                        k.key,
-                        k.origin,
-                        if k.key.starts_with("ssl.keystore") {
-                            "ssl.keystore.certificate.chain"
-                        } else {
-                            "ssl.certificate.location"
-                        }
-                    ),
-                })
+                return Err(half_a_pair(
+                    k,
+                    "a client key but no certificate",
+                    ("ssl.keystore.certificate.chain", "ssl.certificate.location"),
+                ))
             }
             _ => {}
         }
@@ -530,6 +517,25 @@ impl Settings {
             "{path} is a {kind} {store}, which kseek doesn't read; {}",
             conversion(store, path, pkcs12)
         )))
+    }
+}
+
+/// `given` (one half of a client certificate and key) is set without the other half. The
+/// error says which setting to add: in `other`, the keystore one first, then the file one,
+/// matching the kind of `given`.
+fn half_a_pair(given: &Value, what: &str, other: (&str, &str)) -> Error {
+    let (keystore, file) = other;
+    Error::Invalid {
+        reason: format!(
+            "{} ({}) gives {what}; set {}",
+            given.key,
+            given.origin,
+            if given.key.starts_with("ssl.keystore") {
+                keystore
+            } else {
+                file
+            }
+        ),
     }
 }
 

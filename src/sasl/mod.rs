@@ -345,6 +345,14 @@ fn out_of_order(mechanism: &'static str, reason: &'static str) -> Error {
     Error::OutOfOrder { mechanism, reason }
 }
 
+/// The server spoke before the client's first message.
+fn server_spoke_first(mechanism: &'static str) -> Error {
+    out_of_order(
+        mechanism,
+        "a server message came before the first client message",
+    )
+}
+
 /// A server-controlled string made safe for a one-line error: control characters escaped,
 /// at most 300 characters.
 fn printable(text: &str) -> String {
@@ -421,13 +429,20 @@ mod tests {
         }
     }
 
+    /// The client of the RFC 7677 example ("user", "pencil", its nonce) with `mechanism`,
+    /// named `name`, its first message checked and sent.
+    fn rfc_7677_client(mechanism: ScramMechanism, name: &str) -> Authenticator {
+        let config = scram(mechanism, "user", "pencil");
+        let mut auth = Authenticator::with_nonce(&config, "rOprNGfwEbeRWgbNEkqO").unwrap();
+        assert_eq!(auth.mechanism(), name);
+        assert_eq!(auth.initial().unwrap(), b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO");
+        auth
+    }
+
     /// RFC 7677 section 3.
     #[test]
     fn scram_sha_256_rfc_7677_example() {
-        let config = scram(ScramMechanism::Sha256, "user", "pencil");
-        let mut auth = Authenticator::with_nonce(&config, "rOprNGfwEbeRWgbNEkqO").unwrap();
-        assert_eq!(auth.mechanism(), "SCRAM-SHA-256");
-        assert_eq!(auth.initial().unwrap(), b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO");
+        let mut auth = rfc_7677_client(ScramMechanism::Sha256, "SCRAM-SHA-256");
         let step = auth
             .step(b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096")
             .unwrap();
@@ -454,10 +469,7 @@ mod tests {
     /// the RFC 7677 example.
     #[test]
     fn scram_sha_512_vector() {
-        let config = scram(ScramMechanism::Sha512, "user", "pencil");
-        let mut auth = Authenticator::with_nonce(&config, "rOprNGfwEbeRWgbNEkqO").unwrap();
-        assert_eq!(auth.mechanism(), "SCRAM-SHA-512");
-        assert_eq!(auth.initial().unwrap(), b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO");
+        let mut auth = rfc_7677_client(ScramMechanism::Sha512, "SCRAM-SHA-512");
         assert_eq!(
             auth.step(SERVER_FIRST).unwrap(),
             Step::Send(
@@ -472,39 +484,43 @@ mod tests {
         );
     }
 
-    fn after_server_first(mechanism: ScramMechanism) -> Authenticator {
+    /// A SCRAM authenticator for "user" with password "pencil" and client `nonce`, its first
+    /// message sent.
+    fn first_sent(mechanism: ScramMechanism, nonce: &str) -> Authenticator {
         let config = scram(mechanism, "user", "pencil");
-        let mut auth = Authenticator::with_nonce(&config, "rOprNGfwEbeRWgbNEkqO").unwrap();
+        let mut auth = Authenticator::with_nonce(&config, nonce).unwrap();
         auth.initial().unwrap();
+        auth
+    }
+
+    fn after_server_first(mechanism: ScramMechanism) -> Authenticator {
+        let mut auth = first_sent(mechanism, "rOprNGfwEbeRWgbNEkqO");
         assert!(matches!(auth.step(SERVER_FIRST).unwrap(), Step::Send(_)));
         auth
     }
 
     #[test]
     fn scram_rejects_a_wrong_server_signature() {
-        let mut auth = after_server_first(ScramMechanism::Sha256);
-        // The right signature with its first byte changed.
-        let err = auth
-            .step(b"v=7rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=")
-            .unwrap_err();
-        assert_eq!(
-            err,
-            Error::ServerSignature {
-                mechanism: "SCRAM-SHA-256"
-            }
-        );
-        assert!(err.to_string().contains("SCRAM-SHA-256"), "{err}");
-        // A signature of another length.
-        let mut auth = after_server_first(ScramMechanism::Sha512);
-        let err = auth
-            .step(b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=")
-            .unwrap_err();
-        assert_eq!(
-            err,
-            Error::ServerSignature {
-                mechanism: "SCRAM-SHA-512"
-            }
-        );
+        for (mechanism, server_final, name) in [
+            // The right signature with its first byte changed.
+            (
+                ScramMechanism::Sha256,
+                b"v=7rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=",
+                "SCRAM-SHA-256",
+            ),
+            // A signature of another length.
+            (
+                ScramMechanism::Sha512,
+                b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=",
+                "SCRAM-SHA-512",
+            ),
+        ] {
+            let err = after_server_first(mechanism)
+                .step(server_final)
+                .unwrap_err();
+            assert_eq!(err, Error::ServerSignature { mechanism: name });
+            assert!(err.to_string().contains(name), "{err}");
+        }
     }
 
     #[test]
@@ -519,16 +535,15 @@ mod tests {
 
     #[test]
     fn scram_rejects_a_nonce_that_does_not_extend_ours() {
-        for server_first in [
-            &b"r=XOprNGfwEbeRWgbNEkqO%hvYDp,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"[..],
-            b"r=rOprNGfwEbeRWgbNEkq,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096",
+        for nonce in [
+            "XOprNGfwEbeRWgbNEkqO%hvYDp",
+            "rOprNGfwEbeRWgbNEkq",
             // Ours, unextended: the server added nothing of its own.
-            b"r=rOprNGfwEbeRWgbNEkqO,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096",
+            "rOprNGfwEbeRWgbNEkqO",
         ] {
-            let config = scram(ScramMechanism::Sha256, "user", "pencil");
-            let mut auth = Authenticator::with_nonce(&config, "rOprNGfwEbeRWgbNEkqO").unwrap();
-            auth.initial().unwrap();
-            let err = auth.step(server_first).unwrap_err();
+            let server_first = format!("r={nonce},s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096");
+            let mut auth = first_sent(ScramMechanism::Sha256, "rOprNGfwEbeRWgbNEkqO");
+            let err = auth.step(server_first.as_bytes()).unwrap_err();
             assert_eq!(
                 err,
                 Error::NonceMismatch {
@@ -547,9 +562,7 @@ mod tests {
             ("1000001", false),
             ("99999999999999999999", false),
         ] {
-            let config = scram(ScramMechanism::Sha256, "user", "pencil");
-            let mut auth = Authenticator::with_nonce(&config, "abc").unwrap();
-            auth.initial().unwrap();
+            let mut auth = first_sent(ScramMechanism::Sha256, "abc");
             let message = format!("r=abcdef,s=W22ZaJ0SNY7soEsUEjb6gQ==,i={count}");
             let result = auth.step(message.as_bytes());
             assert_eq!(result.is_ok(), ok, "{count}: {result:?}");
@@ -579,9 +592,7 @@ mod tests {
             b"r=abc def,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096",
             b"e=other-error",
         ] {
-            let config = scram(ScramMechanism::Sha256, "user", "pencil");
-            let mut auth = Authenticator::with_nonce(&config, "abc").unwrap();
-            auth.initial().unwrap();
+            let mut auth = first_sent(ScramMechanism::Sha256, "abc");
             let err = auth.step(server_first).unwrap_err();
             assert!(
                 err.to_string().starts_with("SCRAM-SHA-256: "),
@@ -804,9 +815,7 @@ mod tests {
             iterations in "[0-9]{0,4}",
             extra in "(,[a-z]=[ -~]{0,5}){0,2}",
         ) {
-            let config = scram(ScramMechanism::Sha256, "user", "pencil");
-            let mut auth = Authenticator::with_nonce(&config, "abc").unwrap();
-            auth.initial().unwrap();
+            let mut auth = first_sent(ScramMechanism::Sha256, "abc");
             let message = format!("r={nonce},s={salt},i={iterations}{extra}");
             let _ = auth.step(message.as_bytes());
         }

@@ -9,7 +9,7 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{out_of_order, printable, Error, Result, Step};
+use super::{out_of_order, printable, server_spoke_first, Error, Result, Step};
 use crate::security::{Secret, TokenSource};
 
 pub(super) const NAME: &str = "OAUTHBEARER";
@@ -59,10 +59,7 @@ impl OAuthBearer {
         match std::mem::replace(&mut self.state, State::Done) {
             State::Initial => {
                 self.state = State::Initial;
-                Err(out_of_order(
-                    NAME,
-                    "a server message came before the first client message",
-                ))
+                Err(server_spoke_first(NAME))
             }
             State::Sent if server.is_empty() => Ok(Step::Done),
             // RFC 7628 section 3.2.2: the client answers an error with a lone kvsep, and the

@@ -9,7 +9,7 @@ use hmac::digest::KeyInit;
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256, Sha512};
 
-use super::{base64, out_of_order, printable, Error, Result, Step};
+use super::{base64, out_of_order, printable, server_spoke_first, Error, Result, Step};
 use crate::security::{ScramMechanism, Secret};
 
 /// Kafka's minimum iteration count (`ScramMechanism.minIterations`); fewer is refused.
@@ -86,6 +86,14 @@ impl Scram {
         name_of(self.mechanism)
     }
 
+    /// The server's message is malformed: `reason`.
+    fn malformed(&self, reason: &'static str) -> Error {
+        Error::Malformed {
+            mechanism: self.name(),
+            reason,
+        }
+    }
+
     /// `n,,n=<user>,r=<nonce>`.
     pub(super) fn initial(&mut self) -> Result<Vec<u8>> {
         if !matches!(self.state, State::Initial) {
@@ -104,10 +112,7 @@ impl Scram {
         match std::mem::replace(&mut self.state, State::Done) {
             State::Initial => {
                 self.state = State::Initial;
-                Err(out_of_order(
-                    self.name(),
-                    "a server message came before the first client message",
-                ))
+                Err(server_spoke_first(self.name()))
             }
             State::SentFirst { client_first_bare } => {
                 let (client_final, server_signature) =
@@ -130,12 +135,8 @@ impl Scram {
     /// returns the client's final message and the server signature to expect.
     fn client_final(&self, client_first_bare: &str, server: &[u8]) -> Result<(String, Vec<u8>)> {
         let name = self.name();
-        let malformed = |reason| Error::Malformed {
-            mechanism: name,
-            reason,
-        };
-        let server_first =
-            std::str::from_utf8(server).map_err(|_| malformed("the first message is not UTF-8"))?;
+        let server_first = std::str::from_utf8(server)
+            .map_err(|_| self.malformed("the first message is not UTF-8"))?;
         let mut attributes = server_first.split(',');
         if let Some(message) = attributes.clone().next().and_then(|a| a.strip_prefix("e=")) {
             return Err(Error::Refused {
@@ -148,42 +149,29 @@ impl Scram {
             .next()
             .is_some_and(|a| a.starts_with("m="))
         {
-            return Err(malformed(
-                "the server requires an extension (m=) we don't know",
-            ));
+            return Err(self.malformed("the server requires an extension (m=) we don't know"));
         }
-        let nonce = attributes
-            .next()
-            .and_then(|a| a.strip_prefix("r="))
-            .ok_or(malformed(
-                "the first message does not start with the nonce (r=)",
-            ))?;
-        let salt = attributes
-            .next()
-            .and_then(|a| a.strip_prefix("s="))
-            .ok_or(malformed(
-                "the first message has no salt (s=) after the nonce",
-            ))?;
-        let iterations = attributes
-            .next()
-            .and_then(|a| a.strip_prefix("i="))
-            .ok_or(malformed(
-                "the first message has no iteration count (i=) after the salt",
-            ))?;
+        let nonce = next_attribute(&mut attributes, "r=")
+            .ok_or(self.malformed("the first message does not start with the nonce (r=)"))?;
+        let salt = next_attribute(&mut attributes, "s=")
+            .ok_or(self.malformed("the first message has no salt (s=) after the nonce"))?;
+        let iterations = next_attribute(&mut attributes, "i=").ok_or(
+            self.malformed("the first message has no iteration count (i=) after the salt"),
+        )?;
         // Further attributes are extensions, which RFC 5802 says to ignore unless known.
 
         if !nonce.bytes().all(|c| c.is_ascii_graphic() && c != b',') {
-            return Err(malformed("the nonce has characters a nonce can't have"));
+            return Err(self.malformed("the nonce has characters a nonce can't have"));
         }
         if nonce.len() <= self.nonce.len() || !nonce.starts_with(self.nonce.as_str()) {
             return Err(Error::NonceMismatch { mechanism: name });
         }
-        let salt = base64::decode(salt).ok_or(malformed("the salt is not base64"))?;
+        let salt = base64::decode(salt).ok_or(self.malformed("the salt is not base64"))?;
         if salt.is_empty() {
-            return Err(malformed("the salt is empty"));
+            return Err(self.malformed("the salt is empty"));
         }
         if iterations.is_empty() || !iterations.bytes().all(|c| c.is_ascii_digit()) {
-            return Err(malformed("the iteration count is not a number"));
+            return Err(self.malformed("the iteration count is not a number"));
         }
         let iterations: u64 = iterations.parse().unwrap_or(u64::MAX);
         let iterations = match u32::try_from(iterations) {
@@ -210,7 +198,7 @@ impl Scram {
             }
         };
         let Some((proof, server_signature)) = keys else {
-            return Err(malformed("HMAC refused its key"));
+            return Err(self.malformed("HMAC refused its key"));
         };
         Ok((
             format!("{without_proof},p={}", base64::encode(&proof)),
@@ -221,12 +209,8 @@ impl Scram {
     /// Checks the server's final message: `v=<signature>`, or `e=<error>`.
     fn verify_server_final(&self, expected: &[u8], server: &[u8]) -> Result<()> {
         let name = self.name();
-        let malformed = |reason| Error::Malformed {
-            mechanism: name,
-            reason,
-        };
-        let server_final =
-            std::str::from_utf8(server).map_err(|_| malformed("the final message is not UTF-8"))?;
+        let server_final = std::str::from_utf8(server)
+            .map_err(|_| self.malformed("the final message is not UTF-8"))?;
         let first = server_final.split(',').next().unwrap_or_default();
         if let Some(message) = first.strip_prefix("e=") {
             return Err(Error::Refused {
@@ -234,16 +218,21 @@ impl Scram {
                 message: printable(message),
             });
         }
-        let signature = first.strip_prefix("v=").ok_or(malformed(
-            "the final message has neither a signature (v=) nor an error (e=)",
-        ))?;
-        let signature =
-            base64::decode(signature).ok_or(malformed("the server signature is not base64"))?;
+        let signature = first.strip_prefix("v=").ok_or(
+            self.malformed("the final message has neither a signature (v=) nor an error (e=)"),
+        )?;
+        let signature = base64::decode(signature)
+            .ok_or(self.malformed("the server signature is not base64"))?;
         if !constant_time_eq(&signature, expected) {
             return Err(Error::ServerSignature { mechanism: name });
         }
         Ok(())
     }
+}
+
+/// The value of the next attribute of a server message, if that attribute is `prefix`'s.
+fn next_attribute<'a>(attributes: &mut std::str::Split<'a, char>, prefix: &str) -> Option<&'a str> {
+    attributes.next().and_then(|a| a.strip_prefix(prefix))
 }
 
 fn name_of(mechanism: ScramMechanism) -> &'static str {

@@ -738,33 +738,26 @@ impl SimCluster {
                 } else {
                     data.aborted_transactions = None;
                 }
-                let code = if p.unknown_fetch_left > 0 {
-                    p.unknown_fetch_left -= 1;
-                    self.stats.unknown_topic += 1;
+                let stats = &mut self.stats;
+                let code = if use_one(&mut p.unknown_fetch_left, &mut stats.unknown_topic) {
                     ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
-                } else if p.fenced_left > 0 {
-                    p.fenced_left -= 1;
-                    self.stats.fenced += 1;
+                } else if use_one(&mut p.fenced_left, &mut stats.fenced) {
                     ErrorCode::FENCED_LEADER_EPOCH
-                } else if p.newer_epoch_left > 0 {
-                    p.newer_epoch_left -= 1;
-                    self.stats.unknown_leader_epoch += 1;
+                } else if use_one(&mut p.newer_epoch_left, &mut stats.unknown_leader_epoch) {
                     ErrorCode::UNKNOWN_LEADER_EPOCH
-                } else if p.not_leader_left > 0 {
-                    p.not_leader_left -= 1;
-                    self.stats.not_leader += 1;
+                } else if use_one(&mut p.not_leader_left, &mut stats.not_leader) {
                     ErrorCode::NOT_LEADER_OR_FOLLOWER
                 } else if fp.current_leader_epoch >= 0 && fp.current_leader_epoch < p.leader_epoch {
-                    self.stats.fenced += 1;
+                    stats.fenced += 1;
                     ErrorCode::FENCED_LEADER_EPOCH
                 } else if fp.current_leader_epoch > p.leader_epoch {
-                    self.stats.unknown_leader_epoch += 1;
+                    stats.unknown_leader_epoch += 1;
                     ErrorCode::UNKNOWN_LEADER_EPOCH
                 } else if broker != p.leader {
-                    self.stats.not_leader += 1;
+                    stats.not_leader += 1;
                     ErrorCode::NOT_LEADER_OR_FOLLOWER
                 } else if fp.fetch_offset < p.log_start || fp.fetch_offset > p.log_end {
-                    self.stats.out_of_range += 1;
+                    stats.out_of_range += 1;
                     ErrorCode::OFFSET_OUT_OF_RANGE
                 } else {
                     ErrorCode::NONE
@@ -852,6 +845,17 @@ impl SimCluster {
 /// holding the offset up to the high watermark, cut at the limit (mid-batch), or the whole
 /// first batch when `min_one` and it alone is larger. Also whether the answer ends in a
 /// partial batch and whether a whole batch went over the limit.
+/// Uses up one of the answers a fault has `left` and counts it in `count`; false when none
+/// is left.
+fn use_one(left: &mut u32, count: &mut u64) -> bool {
+    if *left == 0 {
+        return false;
+    }
+    *left -= 1;
+    *count += 1;
+    true
+}
+
 pub(super) fn read_log(
     p: &SimPartition,
     offset: i64,

@@ -152,7 +152,7 @@ mod tests {
     use crate::messages::decode_exact;
     use crate::messages::testing::property_tests;
     use crate::messages::testing::{
-        arb_unknown_tags, arb_unknown_tags_in, assert_prefixes_fail, check_encodings,
+        arb_unknown_tags, arb_unknown_tags_in, assert_encoding_prefixes_fail, check_encodings,
         check_length_bombs, encode as enc,
     };
     use crate::messages::Message;
@@ -377,10 +377,10 @@ mod tests {
     #[test]
     fn prefixes_fail_and_trailing_bytes_are_refused() {
         let req = ApiVersionsRequest::for_client("k", "1");
-        assert_prefixes_fail::<ApiVersionsRequest>(&enc(&req, 4), 4);
+        assert_encoding_prefixes_fail(&req, 4);
         // v0-1 are empty: only the trailing byte can be checked.
         for v in 0..=1 {
-            assert_prefixes_fail::<ApiVersionsRequest>(&enc(&ApiVersionsRequest::default(), v), v);
+            assert_encoding_prefixes_fail(&ApiVersionsRequest::default(), v);
         }
         let resp = ApiVersionsResponse {
             api_keys: vec![api(3, 0, 13); 2],
@@ -394,7 +394,7 @@ mod tests {
             ..Default::default()
         };
         for v in 0..=4 {
-            assert_prefixes_fail::<ApiVersionsResponse>(&enc(&resp, v), v);
+            assert_encoding_prefixes_fail(&resp, v);
         }
     }
 

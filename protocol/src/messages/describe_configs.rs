@@ -270,8 +270,9 @@ mod tests {
     use crate::error::Error;
     use crate::messages::testing::property_tests;
     use crate::messages::testing::{
-        arb_unknown_tags, assert_prefixes_fail, check_encodings, check_length_bombs,
-        check_not_in_version, check_versions_refused, encode as enc,
+        arb_unknown_tags, assert_encoding_prefixes_fail, assert_prefixes_fail,
+        check_defaults_refused, check_encodings, check_length_bombs, check_not_in_version,
+        encode as enc,
     };
     use crate::messages::{decode_exact, Message};
     use proptest::collection::vec;
@@ -565,8 +566,8 @@ mod tests {
     #[test]
     fn truncated_encodings_fail_at_every_length() {
         for v in 1..=4 {
-            assert_prefixes_fail::<DescribeConfigsRequest>(&enc(&one_topic(), v), v);
-            assert_prefixes_fail::<DescribeConfigsResponse>(&enc(&answer(v), v), v);
+            assert_encoding_prefixes_fail(&one_topic(), v);
+            assert_encoding_prefixes_fail(&answer(v), v);
             // Everything set: error message, null value, synonyms, documentation.
             let full = DescribeConfigsResponse {
                 throttle_time_ms: 7,
@@ -587,7 +588,7 @@ mod tests {
                 }],
                 ..Default::default()
             };
-            assert_prefixes_fail::<DescribeConfigsResponse>(&enc(&full, v), v);
+            assert_encoding_prefixes_fail(&full, v);
         }
     }
 
@@ -685,7 +686,6 @@ mod tests {
 
     #[test]
     fn unsupported_versions_are_refused() {
-        check_versions_refused(&DescribeConfigsRequest::default(), &[], &[0, 5]);
-        check_versions_refused(&DescribeConfigsResponse::default(), &[], &[0, 5]);
+        check_defaults_refused::<DescribeConfigsRequest, DescribeConfigsResponse>(&[0, 5]);
     }
 }

@@ -91,8 +91,8 @@ mod tests {
     use super::*;
     use crate::messages::testing::property_tests;
     use crate::messages::testing::{
-        arb_unknown_tags, assert_prefixes_fail, check_encodings, check_length_bombs,
-        check_not_in_version, check_versions_refused, encode as enc,
+        arb_unknown_tags, assert_encoding_prefixes_fail, check_defaults_refused, check_encodings,
+        check_length_bombs, check_not_in_version,
     };
     use proptest::collection::vec;
     use proptest::prelude::*;
@@ -127,22 +127,17 @@ mod tests {
 
     fn response(v: i16) -> impl Strategy<Value = DescribeLogDirsResponse> {
         let flexible = v >= 2;
-        let partition = (
-            any::<i32>(),
-            any::<i64>(),
-            any::<i64>(),
-            any::<bool>(),
-            arb_unknown_tags(flexible),
-        )
-            .prop_map(
-                |(partition_index, size, lag, future, tags)| LogDirPartition {
+        let partition = (any::<(i32, i64, i64, bool)>(), arb_unknown_tags(flexible)).prop_map(
+            |((partition_index, partition_size, offset_lag, is_future_key), tags)| {
+                LogDirPartition {
                     partition_index,
-                    partition_size: size,
-                    offset_lag: lag,
-                    is_future_key: future,
+                    partition_size,
+                    offset_lag,
+                    is_future_key,
                     unknown_tagged_fields: tags,
-                },
-            );
+                }
+            },
+        );
         let topic = (
             "[a-z0-9._-]{0,12}",
             vec(partition, 0..3),
@@ -292,8 +287,8 @@ mod tests {
     #[test]
     fn prefixes_fail_and_trailing_bytes_are_refused() {
         for v in 1..=3 {
-            assert_prefixes_fail::<DescribeLogDirsRequest>(&enc(&one_partition(), v), v);
-            assert_prefixes_fail::<DescribeLogDirsResponse>(&enc(&answer(), v), v);
+            assert_encoding_prefixes_fail(&one_partition(), v);
+            assert_encoding_prefixes_fail(&answer(), v);
         }
     }
 
@@ -326,7 +321,6 @@ mod tests {
 
     #[test]
     fn unsupported_versions_are_refused() {
-        check_versions_refused(&DescribeLogDirsRequest::default(), &[], &[0, 4]);
-        check_versions_refused(&DescribeLogDirsResponse::default(), &[], &[0, 4]);
+        check_defaults_refused::<DescribeLogDirsRequest, DescribeLogDirsResponse>(&[0, 4]);
     }
 }

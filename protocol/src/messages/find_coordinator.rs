@@ -90,8 +90,8 @@ mod tests {
     use super::*;
     use crate::messages::testing::property_tests;
     use crate::messages::testing::{
-        arb_unknown_tags, assert_prefixes_fail, check_encodings, check_length_bombs,
-        check_not_in_version, check_versions_refused, encode as enc,
+        arb_unknown_tags, assert_encoding_prefixes_fail, check_defaults_refused, check_encodings,
+        check_length_bombs, check_not_in_version, encode as enc,
     };
     use crate::primitives::{RawTaggedField, UnknownTaggedFields};
     use bytes::Bytes;
@@ -301,8 +301,8 @@ mod tests {
             } else {
                 (&req4, &resp4)
             };
-            assert_prefixes_fail::<FindCoordinatorRequest>(&enc(req, v), v);
-            assert_prefixes_fail::<FindCoordinatorResponse>(&enc(resp, v), v);
+            assert_encoding_prefixes_fail(req, v);
+            assert_encoding_prefixes_fail(resp, v);
         }
     }
 
@@ -366,7 +366,6 @@ mod tests {
 
     #[test]
     fn unsupported_versions_are_refused() {
-        check_versions_refused(&FindCoordinatorRequest::default(), &[], &[-1, 7]);
-        check_versions_refused(&FindCoordinatorResponse::default(), &[], &[-1, 7]);
+        check_defaults_refused::<FindCoordinatorRequest, FindCoordinatorResponse>(&[-1, 7]);
     }
 }

@@ -181,20 +181,14 @@ mod tests {
 
     fn arb_request(version: i16) -> impl Strategy<Value = ListOffsetsRequest> {
         let flex = flexible(version);
-        let partition = (
-            any::<i32>(),
-            any::<i32>(),
-            any::<i64>(),
-            arb_unknown_tags(flex),
-        )
-            .prop_map(move |(partition_index, epoch, timestamp, tags)| {
-                ListOffsetsPartition {
-                    partition_index,
-                    current_leader_epoch: if version >= 4 { epoch } else { -1 },
-                    timestamp,
-                    unknown_tagged_fields: tags,
-                }
-            });
+        let partition = (any::<(i32, i32, i64)>(), arb_unknown_tags(flex)).prop_map(
+            move |((partition_index, epoch, timestamp), tags)| ListOffsetsPartition {
+                partition_index,
+                current_leader_epoch: if version >= 4 { epoch } else { -1 },
+                timestamp,
+                unknown_tagged_fields: tags,
+            },
+        );
         let topic = arb_topic(
             partition,
             flex,
@@ -224,26 +218,18 @@ mod tests {
 
     fn arb_response(version: i16) -> impl Strategy<Value = ListOffsetsResponse> {
         let flex = flexible(version);
-        let partition = (
-            any::<i32>(),
-            any::<i16>(),
-            any::<i64>(),
-            any::<i64>(),
-            any::<i32>(),
-            arb_unknown_tags(flex),
-        )
-            .prop_map(
-                move |(partition_index, error_code, timestamp, offset, epoch, tags)| {
-                    ListOffsetsPartitionResponse {
-                        partition_index,
-                        error_code,
-                        timestamp,
-                        offset,
-                        leader_epoch: if version >= 4 { epoch } else { -1 },
-                        unknown_tagged_fields: tags,
-                    }
-                },
-            );
+        let partition = (any::<(i32, i16, i64, i64, i32)>(), arb_unknown_tags(flex)).prop_map(
+            move |((partition_index, error_code, timestamp, offset, epoch), tags)| {
+                ListOffsetsPartitionResponse {
+                    partition_index,
+                    error_code,
+                    timestamp,
+                    offset,
+                    leader_epoch: if version >= 4 { epoch } else { -1 },
+                    unknown_tagged_fields: tags,
+                }
+            },
+        );
         let topic = arb_topic(
             partition,
             flex,

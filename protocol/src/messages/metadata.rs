@@ -172,8 +172,8 @@ mod tests {
     use crate::messages::decode_exact;
     use crate::messages::testing::property_tests;
     use crate::messages::testing::{
-        arb_unknown_tags, arb_uuid, assert_prefixes_fail, check_encodings, check_length_bombs,
-        check_not_in_version, check_versions_refused, encode as enc,
+        arb_unknown_tags, arb_uuid, assert_encoding_prefixes_fail, check_defaults_refused,
+        check_encodings, check_length_bombs, check_not_in_version, encode as enc,
     };
     use crate::messages::Message;
     use bytes::{Bytes, BytesMut};
@@ -524,8 +524,8 @@ mod tests {
             } else {
                 req.clone()
             };
-            assert_prefixes_fail::<MetadataRequest>(&enc(&req, v), v);
-            assert_prefixes_fail::<MetadataResponse>(&enc(&resp, v), v);
+            assert_encoding_prefixes_fail(&req, v);
+            assert_encoding_prefixes_fail(&resp, v);
         }
     }
 
@@ -612,8 +612,7 @@ mod tests {
 
     #[test]
     fn unsupported_versions_are_refused() {
-        check_versions_refused(&MetadataRequest::default(), &[], &[0, 14]);
-        check_versions_refused(&MetadataResponse::default(), &[], &[0, 14]);
+        check_defaults_refused::<MetadataRequest, MetadataResponse>(&[0, 14]);
     }
 
     #[test]

@@ -45,6 +45,14 @@ pub(crate) fn assert_prefixes_fail<M: Message + core::fmt::Debug>(bytes: &[u8], 
     ));
 }
 
+/// [`assert_prefixes_fail`] for the encoding of `value` at `version`.
+pub(crate) fn assert_encoding_prefixes_fail<M: Message + core::fmt::Debug>(
+    value: &M,
+    version: i16,
+) {
+    assert_prefixes_fail::<M>(&encode(value, version), version);
+}
+
 /// Checks hand-written encodings of `M`: each `(version, bytes, value)` encodes to exactly
 /// `bytes` and decodes back to `value`, every strict prefix of `bytes` fails, and one
 /// trailing byte is refused.
@@ -89,6 +97,17 @@ pub(crate) fn check_versions_refused<M: Message + core::fmt::Debug>(
         let decoded = decode_exact::<M>(Bytes::copy_from_slice(bytes), version);
         assert_eq!(decoded.err(), Some(refused));
     }
+}
+
+/// [`check_versions_refused`] for the default request `Q` and response `S` (no bytes to
+/// decode: a version out of range is refused before any is read).
+pub(crate) fn check_defaults_refused<Q, S>(versions: &[i16])
+where
+    Q: Message + Default + core::fmt::Debug,
+    S: Message + Default + core::fmt::Debug,
+{
+    check_versions_refused(&Q::default(), &[], versions);
+    check_versions_refused(&S::default(), &[], versions);
 }
 
 /// Decodes `data` as a `Q` and as an `S` at each of `versions`: the result doesn't matter,

@@ -33,6 +33,25 @@ pub(crate) fn wire(batches: &[RecordBatchBuilder]) -> Bytes {
     Bytes::from(out)
 }
 
+/// A machine reading `ranges` with a `partition_max_bytes` of 1024, and a batch larger than
+/// that (see [`fifty_records_of_100_bytes`]).
+fn with_max_bytes_1024(ranges: &[(i32, i64, Option<i64>)], now: Instant) -> (ReadMachine, Bytes) {
+    let options = ReadOptions::default().partition_max_bytes(1024);
+    (
+        machine(&plan(ranges), &options, now),
+        fifty_records_of_100_bytes(),
+    )
+}
+
+/// One batch of 50 records of 100 bytes each: larger than a `partition_max_bytes` of 1024.
+fn fifty_records_of_100_bytes() -> Bytes {
+    let mut big = RecordBatchBuilder::new(0, 0);
+    for i in 0..50 {
+        big.push(NewRecord::new(i, 0).value(vec![b'x'; 100]));
+    }
+    wire(&[big])
+}
+
 pub(crate) fn data(records: Bytes) -> PartitionData {
     PartitionData {
         high_watermark: 100,
@@ -186,11 +205,7 @@ fn decoding_drops_records_outside_the_range_and_moves_by_batches() {
 fn a_cut_off_batch_is_fetched_again_with_room_for_it() {
     let options = ReadOptions::default().partition_max_bytes(1024);
     let broker: Arc<str> = Arc::from("b:1");
-    let mut big = RecordBatchBuilder::new(0, 0);
-    for i in 0..50 {
-        big.push(NewRecord::new(i, 0).value(vec![b'x'; 100]));
-    }
-    let full = wire(&[big]);
+    let full = fifty_records_of_100_bytes();
     let mut p = part("t", 0, Some(50));
     p.max_bytes = 1024;
     let event = decode_partition(
@@ -372,6 +387,23 @@ fn answer(partitions: Vec<PartitionData>) -> Result<(Arc<str>, i16, FetchRespons
     ))
 }
 
+/// A Fetch that failed: the connection to broker "b:1" closed for `reason`.
+fn connection_closed(reason: &str) -> Result<(Arc<str>, i16, FetchResponse)> {
+    Err(ErrorKind::ConnectionClosed {
+        broker: "b:1".into(),
+        reason: reason.into(),
+    }
+    .into())
+}
+
+/// Partition data with one batch each: `(partition, base offset, record count)`.
+fn records(batches: &[(i32, i64, i32)]) -> Vec<PartitionData> {
+    batches
+        .iter()
+        .map(|&(partition, base, n)| records_of(partition, wire(&[batch(base, n)])))
+        .collect()
+}
+
 fn records_of(partition: i32, records: Bytes) -> PartitionData {
     PartitionData {
         partition_index: partition,
@@ -396,6 +428,11 @@ fn machine(plan: &Plan, options: &ReadOptions, now: Instant) -> ReadMachine {
     )
 }
 
+/// A machine reading the `plan` of `ranges` with the default options.
+fn read_of(ranges: &[(i32, i64, Option<i64>)], now: Instant) -> ReadMachine {
+    machine(&plan(ranges), &ReadOptions::default(), now)
+}
+
 fn transmits(m: &mut ReadMachine, now: Instant) -> Vec<Transmit> {
     std::iter::from_fn(|| m.poll_transmit(now)).collect()
 }
@@ -412,6 +449,14 @@ fn metadata_id(t: &[Transmit]) -> u64 {
         }] => *id,
         other => panic!("expected one Metadata request, got {other:?}"),
     }
+}
+
+/// Answers the one Metadata request `m` sends at `now` with `leaders` (see [`metadata`]), and
+/// returns what `m` sends next.
+fn after_metadata(m: &mut ReadMachine, now: Instant, leaders: &[(i32, i32)]) -> Vec<Transmit> {
+    let id = metadata_id(&transmits(m, now));
+    m.handle_metadata(now, id, Ok(metadata(leaders)));
+    transmits(m, now)
 }
 
 /// A Fetch sent: (id, leader, [(partition, position)]).
@@ -481,16 +526,10 @@ fn partitions_of_an_overdue_fetch_whose_leader_moved_are_fetched_from_the_new_le
     // Partition 0 moved to broker 2: fetched from it at once; partition 1 stays with
     // the overdue Fetch.
     m.handle_metadata(again, check, Ok(metadata(&[(0, 2), (1, 1)])));
-    let id = metadata_id(&transmits(&mut m, again));
-    m.handle_metadata(again, id, Ok(metadata(&[(0, 2), (1, 1)])));
-    let new = fetches(&transmits(&mut m, again));
+    let new = fetches(&after_metadata(&mut m, again, &[(0, 2), (1, 1)]));
     assert_eq!(new.len(), 1, "{new:?}");
     assert_eq!((new[0].1, &new[0].2[..]), (2, &[(0, 0)][..]));
-    m.handle_fetch(
-        again,
-        new[0].0,
-        answer(vec![records_of(0, wire(&[batch(0, 4)]))]),
-    );
+    m.handle_fetch(again, new[0].0, answer(records(&[(0, 0, 4)])));
     assert!(matches!(
         &outputs(&mut m)[..],
         [Output::Chunk {
@@ -501,11 +540,7 @@ fn partitions_of_an_overdue_fetch_whose_leader_moved_are_fetched_from_the_new_le
     ));
     // Broker 1 answers late, opening session 7, with partition 0 from offset 0 too:
     // only partition 1's records are taken, partition 0's are not handed out twice.
-    let late = answer(vec![
-        records_of(0, wire(&[batch(0, 4)])),
-        records_of(1, wire(&[batch(0, 3)])),
-    ])
-    .map(|(broker, version, response)| {
+    let late = answer(records(&[(0, 0, 4), (1, 0, 3)])).map(|(broker, version, response)| {
         let response = FetchResponse {
             session_id: 7,
             ..response
@@ -544,9 +579,7 @@ fn fetching_ahead_pauses_while_the_budget_is_used_up_and_resumes_when_the_caller
     let budget = first.len() + 1;
     let options = ReadOptions::default().max_buffered_bytes(budget);
     let mut m = machine(&plan(&[(0, 0, Some(6))]), &options, t0);
-    let id = metadata_id(&transmits(&mut m, t0));
-    m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
-    let (id, at) = one_fetch(&transmits(&mut m, t0));
+    let (id, at) = one_fetch(&after_metadata(&mut m, t0, &[(0, 1)]));
     assert_eq!(at, [(0, 0)]);
     m.handle_fetch(t0, id, answer(vec![records_of(0, first.clone())]));
     let out = outputs(&mut m);
@@ -555,9 +588,7 @@ fn fetching_ahead_pauses_while_the_budget_is_used_up_and_resumes_when_the_caller
     assert_eq!(m.buffered_bytes(), first.len() as u64);
     // The caller has taken nothing, and the next Fetch goes out all the same: ahead.
     assert!(!m.is_waiting_for_room());
-    let id = metadata_id(&transmits(&mut m, t0));
-    m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
-    let (id, at) = one_fetch(&transmits(&mut m, t0));
+    let (id, at) = one_fetch(&after_metadata(&mut m, t0, &[(0, 1)]));
     assert_eq!(at, [(0, 2)]);
     m.handle_fetch(t0, id, answer(vec![records_of(0, second.clone())]));
     assert_eq!(offsets_of(&outputs(&mut m)[0]), [2, 3]);
@@ -574,11 +605,9 @@ fn fetching_ahead_pauses_while_the_budget_is_used_up_and_resumes_when_the_caller
     m.handle_taken(first.len() as u64);
     assert_eq!(m.buffered_bytes(), second.len() as u64);
     assert!(!m.is_waiting_for_room());
-    let id = metadata_id(&transmits(&mut m, t0));
-    m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
-    let (id, at) = one_fetch(&transmits(&mut m, t0));
+    let (id, at) = one_fetch(&after_metadata(&mut m, t0, &[(0, 1)]));
     assert_eq!(at, [(0, 4)]);
-    m.handle_fetch(t0, id, answer(vec![records_of(0, wire(&[batch(4, 2)]))]));
+    m.handle_fetch(t0, id, answer(records(&[(0, 4, 2)])));
     let out = outputs(&mut m);
     assert!(matches!(
         out[..],
@@ -599,9 +628,7 @@ fn a_batch_larger_than_the_whole_budget_still_passes_alone() {
     let big = wire(&[batch(0, 5)]);
     let options = ReadOptions::default().max_buffered_bytes(1);
     let mut m = machine(&plan(&[(0, 0, Some(8)), (1, 0, Some(2))]), &options, t0);
-    let id = metadata_id(&transmits(&mut m, t0));
-    m.handle_metadata(t0, id, Ok(metadata(&[(0, 1), (1, 1)])));
-    let (id, _) = one_fetch(&transmits(&mut m, t0));
+    let (id, _) = one_fetch(&after_metadata(&mut m, t0, &[(0, 1), (1, 1)]));
     // Partition 1 has nothing yet; partition 0 a batch many times the budget.
     m.handle_fetch(
         t0,
@@ -617,18 +644,9 @@ fn a_batch_larger_than_the_whole_budget_still_passes_alone() {
     assert!(m.is_waiting_for_room());
     assert_eq!(transmits(&mut m, t0), []);
     m.handle_taken(big.len() as u64);
-    let id = metadata_id(&transmits(&mut m, t0));
-    m.handle_metadata(t0, id, Ok(metadata(&[(0, 1), (1, 1)])));
-    let (id, at) = one_fetch(&transmits(&mut m, t0));
+    let (id, at) = one_fetch(&after_metadata(&mut m, t0, &[(0, 1), (1, 1)]));
     assert_eq!(at, [(0, 5), (1, 0)]);
-    m.handle_fetch(
-        t0,
-        id,
-        answer(vec![
-            records_of(0, wire(&[batch(5, 3)])),
-            records_of(1, wire(&[batch(0, 2)])),
-        ]),
-    );
+    m.handle_fetch(t0, id, answer(records(&[(0, 5, 3), (1, 0, 2)])));
     // Both chunks of the one response pass; the read is over.
     let out = outputs(&mut m);
     assert_eq!(out.len(), 2);
@@ -642,9 +660,7 @@ fn metadata_answered_after_other_fetches_filled_the_budget_starts_no_fetch() {
     let options = ReadOptions::default().max_buffered_bytes(one.len() + 1);
     let leaders = [(0, 1), (1, 2)];
     let mut m = machine(&plan(&[(0, 0, Some(4)), (1, 0, Some(4))]), &options, t0);
-    let id = metadata_id(&transmits(&mut m, t0));
-    m.handle_metadata(t0, id, Ok(metadata(&leaders)));
-    let sent = fetches(&transmits(&mut m, t0));
+    let sent = fetches(&after_metadata(&mut m, t0, &leaders));
     assert_eq!(sent.len(), 2);
     // Leader 1 answers: room is left, so Metadata for partition 0's next Fetch goes out.
     m.handle_fetch(t0, sent[0].0, answer(vec![records_of(0, one.clone())]));
@@ -658,9 +674,7 @@ fn metadata_answered_after_other_fetches_filled_the_budget_starts_no_fetch() {
     assert!(m.is_waiting_for_room());
     // Once the caller takes both chunks, both partitions are asked for again.
     m.handle_taken(2 * one.len() as u64);
-    let id = metadata_id(&transmits(&mut m, t0));
-    m.handle_metadata(t0, id, Ok(metadata(&leaders)));
-    let sent = fetches(&transmits(&mut m, t0));
+    let sent = fetches(&after_metadata(&mut m, t0, &leaders));
     let at: Vec<_> = sent.iter().map(|s| s.2.clone()).collect();
     assert_eq!(at, [vec![(0, 2)], vec![(1, 2)]]);
 }
@@ -668,11 +682,7 @@ fn metadata_answered_after_other_fetches_filled_the_budget_starts_no_fetch() {
 #[test]
 fn a_plan_of_empty_ranges_is_finished_before_any_request() {
     let now = virtual_epoch();
-    let mut m = machine(
-        &plan(&[(0, 5, Some(5)), (1, 7, Some(3))]),
-        &ReadOptions::default(),
-        now,
-    );
+    let mut m = read_of(&[(0, 5, Some(5)), (1, 7, Some(3))], now);
     assert!(m.is_finished());
     assert_eq!(m.poll_transmit(now), None);
     assert_eq!(m.poll_timeout(), None);
@@ -693,11 +703,7 @@ fn one_fetch_per_leader_until_every_partition_reaches_its_end() {
     assert_eq!((sent[0].1, &sent[0].2[..]), (1, &[(0, 0), (2, 0)][..]));
     assert_eq!((sent[1].1, &sent[1].2[..]), (2, &[(1, 0)][..]));
     // Leader 2 answers with all of partition 1; leader 1 still has its Fetch.
-    m.handle_fetch(
-        t0,
-        sent[1].0,
-        answer(vec![records_of(1, wire(&[batch(0, 2)]))]),
-    );
+    m.handle_fetch(t0, sent[1].0, answer(records(&[(1, 0, 2)])));
     let out = outputs(&mut m);
     assert_eq!(offsets_of(&out[0]), [0, 1]);
     assert!(matches!(
@@ -716,27 +722,14 @@ fn one_fetch_per_leader_until_every_partition_reaches_its_end() {
         "partitions 0 and 2 are in flight"
     );
     // Leader 1 answers partition 0 in part, partition 2 whole.
-    m.handle_fetch(
-        t0,
-        sent[0].0,
-        answer(vec![
-            records_of(0, wire(&[batch(0, 3)])),
-            records_of(2, wire(&[batch(0, 3)])),
-        ]),
-    );
+    m.handle_fetch(t0, sent[0].0, answer(records(&[(0, 0, 3), (2, 0, 3)])));
     assert_eq!(outputs(&mut m).len(), 2);
-    let id = metadata_id(&transmits(&mut m, t0));
-    m.handle_metadata(t0, id, Ok(metadata(&[(0, 1), (1, 2), (2, 1)])));
-    let sent = fetches(&transmits(&mut m, t0));
+    let sent = fetches(&after_metadata(&mut m, t0, &[(0, 1), (1, 2), (2, 1)]));
     assert_eq!(
         sent.iter().map(|f| f.2.clone()).collect::<Vec<_>>(),
         [vec![(0, 3)]]
     );
-    m.handle_fetch(
-        t0,
-        sent[0].0,
-        answer(vec![records_of(0, wire(&[batch(3, 5)]))]),
-    );
+    m.handle_fetch(t0, sent[0].0, answer(records(&[(0, 3, 5)])));
     let out = outputs(&mut m);
     assert_eq!(offsets_of(&out[0]), [3], "records past the end are dropped");
     assert!(m.is_finished());
@@ -764,22 +757,24 @@ fn answers_out_of_request_order_go_to_their_own_partitions() {
         (3, 0, Some(3)),
     ]);
     let mut m = machine(&p, &ReadOptions::default(), t0);
-    let id = metadata_id(&transmits(&mut m, t0));
-    m.handle_metadata(t0, id, Ok(metadata(&[(0, 1), (1, 1), (2, 1), (3, 1)])));
-    let (id, asked) = one_fetch(&transmits(&mut m, t0));
+    let (id, asked) = one_fetch(&after_metadata(
+        &mut m,
+        t0,
+        &[(0, 1), (1, 1), (2, 1), (3, 1)],
+    ));
     assert_eq!(asked, [(0, 0), (1, 0), (2, 0), (3, 0)]);
     // By name (v12): partition 2, then 0, a partition not asked for, 3 and 1, each with
     // a different number of records.
     m.handle_fetch(
         t0,
         id,
-        answer(vec![
-            records_of(2, wire(&[batch(0, 3)])),
-            records_of(0, wire(&[batch(0, 1)])),
-            records_of(7, wire(&[batch(0, 3)])),
-            records_of(3, wire(&[batch(0, 2)])),
-            records_of(1, wire(&[batch(0, 3)])),
-        ]),
+        answer(records(&[
+            (2, 0, 3),
+            (0, 0, 1),
+            (7, 0, 3),
+            (3, 0, 2),
+            (1, 0, 3),
+        ])),
     );
     assert_eq!(
         chunks(&outputs(&mut m)),
@@ -791,9 +786,11 @@ fn answers_out_of_request_order_go_to_their_own_partitions() {
         ]
     );
     // By topic id (v13, the name left empty): 3 first, then 0 in two topic entries.
-    let id = metadata_id(&transmits(&mut m, t0));
-    m.handle_metadata(t0, id, Ok(metadata(&[(0, 1), (1, 1), (2, 1), (3, 1)])));
-    let (id, asked) = one_fetch(&transmits(&mut m, t0));
+    let (id, asked) = one_fetch(&after_metadata(
+        &mut m,
+        t0,
+        &[(0, 1), (1, 1), (2, 1), (3, 1)],
+    ));
     assert_eq!(asked, [(0, 1), (3, 2)]);
     let by_id = |partitions| FetchableTopicResponse {
         topic_id: Uuid([1; 16]),
@@ -801,10 +798,7 @@ fn answers_out_of_request_order_go_to_their_own_partitions() {
         ..Default::default()
     };
     let response = FetchResponse {
-        responses: vec![
-            by_id(vec![records_of(3, wire(&[batch(2, 1)]))]),
-            by_id(vec![records_of(0, wire(&[batch(1, 2)]))]),
-        ],
+        responses: vec![by_id(records(&[(3, 2, 1)])), by_id(records(&[(0, 1, 2)]))],
         ..Default::default()
     };
     m.handle_fetch(t0, id, Ok((Arc::from("b:1"), 13, response)));
@@ -815,7 +809,7 @@ fn answers_out_of_request_order_go_to_their_own_partitions() {
 #[test]
 fn retries_double_the_wait_invalidate_and_give_up_at_the_deadline() {
     let t0 = virtual_epoch();
-    let mut m = machine(&plan(&[(0, 0, Some(10))]), &ReadOptions::default(), t0);
+    let mut m = read_of(&[(0, 0, Some(10))], t0);
     let mut now = t0;
     let mut waits = Vec::new();
     let mut checks = 0;
@@ -877,14 +871,7 @@ fn retries_double_the_wait_invalidate_and_give_up_at_the_deadline() {
 #[test]
 fn a_partition_backing_off_after_its_leader_failed_is_fetched_once_a_check_finds_another() {
     let t0 = virtual_epoch();
-    let mut m = machine(&plan(&[(0, 0, Some(10))]), &ReadOptions::default(), t0);
-    let refused = || -> Result<(Arc<str>, i16, FetchResponse)> {
-        Err(ErrorKind::ConnectionClosed {
-            broker: "b:1".into(),
-            reason: "refused".into(),
-        }
-        .into())
-    };
+    let mut m = read_of(&[(0, 0, Some(10))], t0);
     let mut now = t0;
     let mut transmitted = transmits(&mut m, now);
     // Broker 1 refuses every Fetch (retries at 0.1, 0.3, 0.7 and 1.5 s, then a 1 s
@@ -902,7 +889,7 @@ fn a_partition_backing_off_after_its_leader_failed_is_fetched_once_a_check_finds
                 if sent[0].1 == 2 {
                     break;
                 }
-                m.handle_fetch(now, sent[0].0, refused());
+                m.handle_fetch(now, sent[0].0, connection_closed("refused"));
             }
             [Transmit::LeaderCheck { id, avoid, .. }] => {
                 assert_eq!(avoid[..], [1]);
@@ -911,9 +898,7 @@ fn a_partition_backing_off_after_its_leader_failed_is_fetched_once_a_check_finds
                 if leader == 2 {
                     // Fetched from broker 2 at once, not when the backoff would end.
                     assert!(backoff_ends > now + 100 * MS, "{:?}", backoff_ends - now);
-                    let id = metadata_id(&transmits(&mut m, now));
-                    m.handle_metadata(now, id, Ok(metadata(&[(0, 2)])));
-                    let sent = fetches(&transmits(&mut m, now));
+                    let sent = fetches(&after_metadata(&mut m, now, &[(0, 2)]));
                     assert_eq!((sent[0].1, &sent[0].2[..]), (2, &[(0, 0)][..]));
                     assert!(now - moved_at <= LEADER_CHECK_EVERY, "{:?}", now - moved_at);
                     return;
@@ -932,35 +917,19 @@ fn a_partition_backing_off_after_its_leader_failed_is_fetched_once_a_check_finds
 #[test]
 fn a_success_resets_the_retry_schedule_and_leader_minus_one_is_retried() {
     let t0 = virtual_epoch();
-    let mut m = machine(&plan(&[(0, 0, Some(10))]), &ReadOptions::default(), t0);
+    let mut m = read_of(&[(0, 0, Some(10))], t0);
     let id = metadata_id(&transmits(&mut m, t0));
     m.handle_metadata(t0, id, Ok(metadata(&[(0, -1)])));
     assert!(fetches(&transmits(&mut m, t0)).is_empty());
     let t1 = m.poll_timeout().unwrap();
     assert_eq!(t1 - t0, 100 * MS);
     m.handle_timeout(t1);
-    let id = metadata_id(&transmits(&mut m, t1));
-    m.handle_metadata(t1, id, Ok(metadata(&[(0, 1)])));
-    let sent = fetches(&transmits(&mut m, t1));
-    m.handle_fetch(
-        t1,
-        sent[0].0,
-        answer(vec![records_of(0, wire(&[batch(0, 2)]))]),
-    );
+    let sent = fetches(&after_metadata(&mut m, t1, &[(0, 1)]));
+    m.handle_fetch(t1, sent[0].0, answer(records(&[(0, 0, 2)])));
     assert_eq!(outputs(&mut m).len(), 1);
     // A transport error after the success waits the first backoff again.
-    let id = metadata_id(&transmits(&mut m, t1));
-    m.handle_metadata(t1, id, Ok(metadata(&[(0, 1)])));
-    let sent = fetches(&transmits(&mut m, t1));
-    m.handle_fetch(
-        t1,
-        sent[0].0,
-        Err(ErrorKind::ConnectionClosed {
-            broker: "b:1".into(),
-            reason: "reset".into(),
-        }
-        .into()),
-    );
+    let sent = fetches(&after_metadata(&mut m, t1, &[(0, 1)]));
+    m.handle_fetch(t1, sent[0].0, connection_closed("reset"));
     assert_eq!(m.poll_timeout().unwrap() - t1, 100 * MS);
     assert_eq!(
         transmits(&mut m, t1),
@@ -990,15 +959,15 @@ fn a_success_resets_the_retry_schedule_and_leader_minus_one_is_retried() {
 #[test]
 fn out_of_range_resets_to_the_log_start_reporting_the_loss() {
     let t0 = virtual_epoch();
-    let mut m = machine(&plan(&[(0, 2, Some(10))]), &ReadOptions::default(), t0);
-    let id = metadata_id(&transmits(&mut m, t0));
-    m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
-    let sent = fetches(&transmits(&mut m, t0));
-    m.handle_fetch(
-        t0,
-        sent[0].0,
-        answer(vec![error_of(0, ErrorCode::OFFSET_OUT_OF_RANGE)]),
-    );
+    // Partition 0 from offset 2 to `end`, its first Fetch answered OFFSET_OUT_OF_RANGE.
+    let out_of_range = |end: Option<i64>, options: &ReadOptions| {
+        let mut m = machine(&plan(&[(0, 2, end)]), options, t0);
+        let sent = fetches(&after_metadata(&mut m, t0, &[(0, 1)]));
+        let error = error_of(0, ErrorCode::OFFSET_OUT_OF_RANGE);
+        m.handle_fetch(t0, sent[0].0, answer(vec![error]));
+        m
+    };
+    let mut m = out_of_range(Some(10), &ReadOptions::default());
     let list = match &transmits(&mut m, t0)[..] {
         [Transmit::ListEarliest {
             id,
@@ -1019,20 +988,11 @@ fn out_of_range_resets_to_the_log_start_reporting_the_loss() {
         }] => assert_eq!((loss.from, loss.to, loss.skipped()), (2, 6, 4)),
         other => panic!("unexpected {other:?}"),
     }
-    let id = metadata_id(&transmits(&mut m, t0));
-    m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
-    assert_eq!(fetches(&transmits(&mut m, t0))[0].2, [(0, 6)]);
+    let sent = fetches(&after_metadata(&mut m, t0, &[(0, 1)]));
+    assert_eq!(sent[0].2, [(0, 6)]);
 
     // A log start past the end: the loss stops at the end and the partition is done.
-    let mut m = machine(&plan(&[(0, 2, Some(4))]), &ReadOptions::default(), t0);
-    let id = metadata_id(&transmits(&mut m, t0));
-    m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
-    let sent = fetches(&transmits(&mut m, t0));
-    m.handle_fetch(
-        t0,
-        sent[0].0,
-        answer(vec![error_of(0, ErrorCode::OFFSET_OUT_OF_RANGE)]),
-    );
+    let mut m = out_of_range(Some(4), &ReadOptions::default());
     let Some(Transmit::ListEarliest { id, .. }) = m.poll_transmit(t0) else {
         panic!("expected a ListEarliest");
     };
@@ -1050,15 +1010,7 @@ fn out_of_range_resets_to_the_log_start_reporting_the_loss() {
 
     // OutOfRange::Fail ends the read instead.
     let options = ReadOptions::default().out_of_range(OutOfRange::Fail);
-    let mut m = machine(&plan(&[(0, 2, Some(10))]), &options, t0);
-    let id = metadata_id(&transmits(&mut m, t0));
-    m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
-    let sent = fetches(&transmits(&mut m, t0));
-    m.handle_fetch(
-        t0,
-        sent[0].0,
-        answer(vec![error_of(0, ErrorCode::OFFSET_OUT_OF_RANGE)]),
-    );
+    let mut m = out_of_range(Some(10), &options);
     assert!(matches!(
         &outputs(&mut m)[..],
         [Output::Failed(e)] if matches!(e.kind(), ErrorKind::OffsetOutOfRange { offset: 2, .. })
@@ -1075,9 +1027,7 @@ fn discovery_adds_new_partitions_of_an_unbounded_read_at_their_log_start() {
         .partition_discovery(Some(30_000 * MS))
         .max_wait(60_000 * MS);
     let mut m = machine(&plan(&[(0, 0, None)]), &options, t0);
-    let id = metadata_id(&transmits(&mut m, t0));
-    m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
-    let sent = fetches(&transmits(&mut m, t0));
+    let sent = fetches(&after_metadata(&mut m, t0, &[(0, 1)]));
     assert_eq!(m.poll_timeout(), Some(t0 + 30_000 * MS));
     // Discovery is due while partition 0's Fetch is still out.
     let t1 = t0 + 30_000 * MS;
@@ -1108,9 +1058,7 @@ fn discovery_adds_new_partitions_of_an_unbounded_read_at_their_log_start() {
         other => panic!("unexpected {other:?}"),
     }
     // The new partition is fetched from its leader, the old one is still in flight.
-    let id = metadata_id(&transmits(&mut m, t1));
-    m.handle_metadata(t1, id, Ok(metadata(&[(0, 1), (1, 2)])));
-    let new = fetches(&transmits(&mut m, t1));
+    let new = fetches(&after_metadata(&mut m, t1, &[(0, 1), (1, 2)]));
     assert_eq!((new[0].1, &new[0].2[..]), (2, &[(1, 3)][..]));
     assert_eq!(m.poll_timeout(), Some(t1 + 30_000 * MS));
     m.handle_fetch(t1, sent[0].0, answer(vec![]));
@@ -1120,10 +1068,8 @@ fn discovery_adds_new_partitions_of_an_unbounded_read_at_their_log_start() {
 #[test]
 fn a_decode_failure_hands_out_the_good_batches_then_the_error() {
     let t0 = virtual_epoch();
-    let mut m = machine(&plan(&[(0, 0, Some(10))]), &ReadOptions::default(), t0);
-    let id = metadata_id(&transmits(&mut m, t0));
-    m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
-    let sent = fetches(&transmits(&mut m, t0));
+    let mut m = read_of(&[(0, 0, Some(10))], t0);
+    let sent = fetches(&after_metadata(&mut m, t0, &[(0, 1)]));
     let mut bytes = wire(&[batch(0, 2), batch(2, 2)]).to_vec();
     let last = bytes.len() - 1;
     bytes[last] ^= 1;
@@ -1145,16 +1091,8 @@ fn a_decode_failure_hands_out_the_good_batches_then_the_error() {
 #[test]
 fn a_batch_cut_off_by_max_bytes_is_asked_first_with_room_for_it() {
     let t0 = virtual_epoch();
-    let options = ReadOptions::default().partition_max_bytes(1024);
-    let mut m = machine(&plan(&[(0, 0, Some(10)), (1, 0, Some(50))]), &options, t0);
-    let mut big = RecordBatchBuilder::new(0, 0);
-    for i in 0..50 {
-        big.push(NewRecord::new(i, 0).value(vec![b'x'; 100]));
-    }
-    let full = wire(&[big]);
-    let id = metadata_id(&transmits(&mut m, t0));
-    m.handle_metadata(t0, id, Ok(metadata(&[(0, 1), (1, 1)])));
-    let sent = fetches(&transmits(&mut m, t0));
+    let (mut m, full) = with_max_bytes_1024(&[(0, 0, Some(10)), (1, 0, Some(50))], t0);
+    let sent = fetches(&after_metadata(&mut m, t0, &[(0, 1), (1, 1)]));
     assert_eq!(sent[0].2, [(0, 0), (1, 0)]);
     m.handle_fetch(
         t0,
@@ -1191,10 +1129,8 @@ fn unknown_and_inconsistent_topic_ids_are_retried_other_partition_errors_fail() 
         (ErrorCode::TOPIC_AUTHORIZATION_FAILED, false),
     ] {
         let t0 = virtual_epoch();
-        let mut m = machine(&plan(&[(0, 0, Some(10))]), &ReadOptions::default(), t0);
-        let id = metadata_id(&transmits(&mut m, t0));
-        m.handle_metadata(t0, id, Ok(metadata(&[(0, 1)])));
-        let sent = fetches(&transmits(&mut m, t0));
+        let mut m = read_of(&[(0, 0, Some(10))], t0);
+        let sent = fetches(&after_metadata(&mut m, t0, &[(0, 1)]));
         m.handle_fetch(t0, sent[0].0, answer(vec![error_of(0, code)]));
         let failed = matches!(
             &outputs(&mut m)[..],
@@ -1222,6 +1158,8 @@ fn in_session(
     a
 }
 
+const SESSION_NOT_FOUND: ErrorCode = ErrorCode::FETCH_SESSION_ID_NOT_FOUND;
+
 /// A Fetch answer with the top-level error `code` (v12).
 fn top_level_error(code: ErrorCode) -> Result<(Arc<str>, i16, FetchResponse)> {
     Ok((
@@ -1246,9 +1184,7 @@ struct Wire {
 }
 
 fn next_fetch(m: &mut ReadMachine, now: Instant, leaders: &[(i32, i32)]) -> Wire {
-    let id = metadata_id(&transmits(m, now));
-    m.handle_metadata(now, id, Ok(metadata(leaders)));
-    let t = transmits(m, now);
+    let t = after_metadata(m, now, leaders);
     let [Transmit::Fetch {
         id,
         partitions,
@@ -1322,17 +1258,7 @@ fn incremental_fetches_send_changed_partitions_only_and_forget_finished_ones() {
     assert_eq!(f.asked, [0, 1, 2]);
     assert!(f.forgotten.is_empty());
     // Partition 1 is absent from the incremental answer: nothing new, same position.
-    m.handle_fetch(
-        t0,
-        f.id,
-        in_session(
-            42,
-            vec![
-                records_of(0, wire(&[batch(2, 2)])),
-                records_of(2, wire(&[batch(0, 3)])),
-            ],
-        ),
-    );
+    m.handle_fetch(t0, f.id, in_session(42, records(&[(0, 2, 2), (2, 0, 3)])));
     collect(&mut m, &mut got);
 
     // Partitions 0 and 2 reached their ends: forgotten. Partition 1 is still unchanged.
@@ -1348,11 +1274,7 @@ fn incremental_fetches_send_changed_partitions_only_and_forget_finished_ones() {
         (f.session, &f.sent[..], &f.forgotten[..]),
         ((42, 3), &[][..], &[][..])
     );
-    m.handle_fetch(
-        t0,
-        f.id,
-        in_session(42, vec![records_of(1, wire(&[batch(0, 10)]))]),
-    );
+    m.handle_fetch(t0, f.id, in_session(42, records(&[(1, 0, 10)])));
     collect(&mut m, &mut got);
     assert!(m.is_finished());
     assert_eq!(got[&0], [0, 1, 2, 3]);
@@ -1363,13 +1285,7 @@ fn incremental_fetches_send_changed_partitions_only_and_forget_finished_ones() {
 #[test]
 fn a_raised_max_bytes_or_a_new_leader_epoch_is_a_change_too() {
     let t0 = virtual_epoch();
-    let options = ReadOptions::default().partition_max_bytes(1024);
-    let mut m = machine(&plan(&[(0, 0, Some(50)), (1, 0, Some(5))]), &options, t0);
-    let mut big = RecordBatchBuilder::new(0, 0);
-    for i in 0..50 {
-        big.push(NewRecord::new(i, 0).value(vec![b'x'; 100]));
-    }
-    let full = wire(&[big]);
+    let (mut m, full) = with_max_bytes_1024(&[(0, 0, Some(50)), (1, 0, Some(5))], t0);
     let f = next_fetch(&mut m, t0, &[(0, 1), (1, 1)]);
     m.handle_fetch(
         t0,
@@ -1413,25 +1329,11 @@ fn session_errors_fall_back_to_a_full_fetch_at_once_losing_and_repeating_nothing
         (ErrorCode::FETCH_SESSION_TOPIC_ID_ERROR, (42, 0)),
     ] {
         let t0 = virtual_epoch();
-        let mut m = machine(
-            &plan(&[(0, 0, Some(6)), (1, 0, Some(6))]),
-            &ReadOptions::default(),
-            t0,
-        );
+        let mut m = read_of(&[(0, 0, Some(6)), (1, 0, Some(6))], t0);
         let leaders = [(0, 1), (1, 1)];
         let mut got = HashMap::new();
         let f = next_fetch(&mut m, t0, &leaders);
-        m.handle_fetch(
-            t0,
-            f.id,
-            in_session(
-                42,
-                vec![
-                    records_of(0, wire(&[batch(0, 2)])),
-                    records_of(1, wire(&[batch(0, 2)])),
-                ],
-            ),
-        );
+        m.handle_fetch(t0, f.id, in_session(42, records(&[(0, 0, 2), (1, 0, 2)])));
         collect(&mut m, &mut got);
         let f = next_fetch(&mut m, t0, &leaders);
         assert_eq!((f.session, &f.sent[..]), ((42, 1), &[(0, 2), (1, 2)][..]));
@@ -1442,17 +1344,7 @@ fn session_errors_fall_back_to_a_full_fetch_at_once_losing_and_repeating_nothing
         let f = next_fetch(&mut m, t0, &leaders);
         assert_eq!(f.session, next_session, "{code:?}");
         assert_eq!(f.sent, [(0, 2), (1, 2)], "{code:?}");
-        m.handle_fetch(
-            t0,
-            f.id,
-            in_session(
-                43,
-                vec![
-                    records_of(0, wire(&[batch(2, 4)])),
-                    records_of(1, wire(&[batch(2, 4)])),
-                ],
-            ),
-        );
+        m.handle_fetch(t0, f.id, in_session(43, records(&[(0, 2, 4), (1, 2, 4)])));
         collect(&mut m, &mut got);
         assert!(m.is_finished(), "{code:?}");
         assert_eq!(got[&0], (0..6).collect::<Vec<_>>(), "{code:?}");
@@ -1463,16 +1355,12 @@ fn session_errors_fall_back_to_a_full_fetch_at_once_losing_and_repeating_nothing
 #[test]
 fn a_session_lost_again_before_an_incremental_answer_backs_off() {
     let t0 = virtual_epoch();
-    let mut m = machine(&plan(&[(0, 0, Some(6))]), &ReadOptions::default(), t0);
+    let mut m = read_of(&[(0, 0, Some(6))], t0);
     let leaders = [(0, 1)];
     let f = next_fetch(&mut m, t0, &leaders);
     m.handle_fetch(t0, f.id, in_session(42, vec![]));
     let f = next_fetch(&mut m, t0, &leaders);
-    m.handle_fetch(
-        t0,
-        f.id,
-        top_level_error(ErrorCode::FETCH_SESSION_ID_NOT_FOUND),
-    );
+    m.handle_fetch(t0, f.id, top_level_error(SESSION_NOT_FOUND));
     assert_eq!(
         m.poll_timeout(),
         None,
@@ -1483,11 +1371,7 @@ fn a_session_lost_again_before_an_incremental_answer_backs_off() {
     m.handle_fetch(t0, f.id, in_session(43, vec![]));
     let f = next_fetch(&mut m, t0, &leaders);
     assert_eq!(f.session, (43, 1));
-    m.handle_fetch(
-        t0,
-        f.id,
-        top_level_error(ErrorCode::FETCH_SESSION_ID_NOT_FOUND),
-    );
+    m.handle_fetch(t0, f.id, top_level_error(SESSION_NOT_FOUND));
     assert_eq!(
         m.poll_timeout(),
         Some(t0 + 100 * MS),
@@ -1503,11 +1387,7 @@ fn a_session_lost_again_before_an_incremental_answer_backs_off() {
     assert_eq!((f.session, &f.sent[..]), ((0, 0), &[(0, 0)][..]));
     m.handle_fetch(t1, f.id, in_session(44, vec![]));
     let f = next_fetch(&mut m, t1, &leaders);
-    m.handle_fetch(
-        t1,
-        f.id,
-        in_session(44, vec![records_of(0, wire(&[batch(0, 2)]))]),
-    );
+    m.handle_fetch(t1, f.id, in_session(44, records(&[(0, 0, 2)])));
     assert_eq!(outputs(&mut m).len(), 1);
     // An incremental answer came in between: the next loss is cured at once again.
     let f = next_fetch(&mut m, t1, &leaders);
@@ -1523,15 +1403,11 @@ fn a_session_lost_again_before_an_incremental_answer_backs_off() {
 #[test]
 fn a_session_error_on_a_full_fetch_or_a_lost_answer_backs_off() {
     let t0 = virtual_epoch();
-    let mut m = machine(&plan(&[(0, 0, Some(6))]), &ReadOptions::default(), t0);
+    let mut m = read_of(&[(0, 0, Some(6))], t0);
     let f = next_fetch(&mut m, t0, &[(0, 1)]);
     assert_eq!(f.session, (0, 0));
     // A session error to a full fetch can't be cured by another full fetch: retried.
-    m.handle_fetch(
-        t0,
-        f.id,
-        top_level_error(ErrorCode::FETCH_SESSION_ID_NOT_FOUND),
-    );
+    m.handle_fetch(t0, f.id, top_level_error(SESSION_NOT_FOUND));
     assert_eq!(m.poll_timeout(), Some(t0 + 100 * MS));
     assert!(matches!(
         &transmits(&mut m, t0)[..],
@@ -1540,24 +1416,12 @@ fn a_session_error_on_a_full_fetch_or_a_lost_answer_backs_off() {
     let t1 = t0 + 100 * MS;
     m.handle_timeout(t1);
     let f = next_fetch(&mut m, t1, &[(0, 1)]);
-    m.handle_fetch(
-        t1,
-        f.id,
-        in_session(9, vec![records_of(0, wire(&[batch(0, 2)]))]),
-    );
+    m.handle_fetch(t1, f.id, in_session(9, records(&[(0, 0, 2)])));
     assert_eq!(outputs(&mut m).len(), 1);
     let f = next_fetch(&mut m, t1, &[(0, 1)]);
     assert_eq!(f.session, (9, 1));
     // The connection broke: the epoch the broker has is unknown. Close and start over.
-    m.handle_fetch(
-        t1,
-        f.id,
-        Err(ErrorKind::ConnectionClosed {
-            broker: "b:1".into(),
-            reason: "reset".into(),
-        }
-        .into()),
-    );
+    m.handle_fetch(t1, f.id, connection_closed("reset"));
     assert!(matches!(
         &transmits(&mut m, t1)[..],
         [Transmit::Invalidate { .. }]
@@ -1572,22 +1436,14 @@ fn a_session_error_on_a_full_fetch_or_a_lost_answer_backs_off() {
 fn without_a_session_every_fetch_is_full() {
     // The broker gives no session (id 0: sessions off, or its cache is full).
     let t0 = virtual_epoch();
-    let mut m = machine(
-        &plan(&[(0, 0, Some(4)), (1, 0, Some(4))]),
-        &ReadOptions::default(),
-        t0,
-    );
+    let mut m = read_of(&[(0, 0, Some(4)), (1, 0, Some(4))], t0);
     let leaders = [(0, 1), (1, 1)];
     let mut got = HashMap::new();
     for (round, from) in [(0, 0), (1, 2)] {
         let f = next_fetch(&mut m, t0, &leaders);
         assert_eq!(f.session, (0, 0), "round {round}");
         assert_eq!(f.sent, [(0, from), (1, 0)], "round {round}");
-        m.handle_fetch(
-            t0,
-            f.id,
-            in_session(0, vec![records_of(0, wire(&[batch(from, 2)]))]),
-        );
+        m.handle_fetch(t0, f.id, in_session(0, records(&[(0, from, 2)])));
         collect(&mut m, &mut got);
     }
     assert_eq!(got[&0], [0, 1, 2, 3]);
@@ -1600,11 +1456,7 @@ fn without_a_session_every_fetch_is_full() {
             (f.session, &f.sent[..]),
             ((0, -1), &[(0, from), (1, 0)][..])
         );
-        m.handle_fetch(
-            t0,
-            f.id,
-            in_session(5, vec![records_of(0, wire(&[batch(from, 2)]))]),
-        );
+        m.handle_fetch(t0, f.id, in_session(5, records(&[(0, from, 2)])));
         let _ = outputs(&mut m);
     }
 }
