@@ -94,6 +94,9 @@ def read(
     properties: Optional[Mapping[str, Any]] = None,
     batch_rows: int = 65_536,
     batch_bytes: int = 16 << 20,
+    value_format: str = "bytes",
+    schema_registry: Optional[str] = None,
+    on_decode_error: str = "fail",
 ) -> pa.RecordBatchReader:
     """Reads a window as a ``pyarrow.RecordBatchReader``.
 
@@ -106,6 +109,16 @@ def read(
 
     For a split, ``bootstrap`` and ``properties`` are this process's own settings (TLS, SASL:
     a split carries no secrets); the split's bootstrap servers, client id and timeouts win.
+
+    ``value_format="avro"`` also decodes the values (Confluent-framed Avro) through the Schema
+    Registry at ``schema_registry`` (else ``properties["schema.registry.url"]``; credentials
+    and TLS in Confluent's names, ``basic.auth.user.info``, ``schema.registry.ssl.*``): one
+    column per field of the latest schema of the subject ``<topic>-value`` follows the Kafka
+    columns (``value_<name>`` where a name is a Kafka column's). Every version in the window is
+    resolved to that schema by Avro's rules; a union of several types is a struct of its
+    branches (``member0``, ...). One topic at a time. A value that does not decode fails the
+    read with a ``KafkaError`` naming its partition and offset (``on_decode_error="fail"``),
+    is left out (``"skip"``) or keeps its row with null fields (``"null"``).
     """
     if isinstance(source, (Plan, Split)) or (
         isinstance(source, list) and all(isinstance(s, (Plan, Split)) for s in source) and source
@@ -125,13 +138,14 @@ def read(
             bootstrap=bootstrap,
             properties=properties,
         )
-        bootstrap = None
-        properties = None
     reader = Reader(
         sources,
         batch_rows=batch_rows,
         batch_bytes=batch_bytes,
         bootstrap=bootstrap,
         properties=None if properties is None else dict(properties),
+        value_format=value_format,
+        schema_registry=schema_registry,
+        on_decode_error=on_decode_error,
     )
     return pa.RecordBatchReader.from_batches(reader.schema, reader)

@@ -37,7 +37,15 @@ What differs from Spark's source, on purpose:
   ``maxLateness`` option, e.g. ``5m``). Spark still applies every predicate to the rows, so
   results are exact;
 - kseek's own options: ``exactTime`` (``true``: drop the records of the range whose timestamps
-  fall outside the window's times), ``maxLateness``, ``batchRows``.
+  fall outside the window's times), ``maxLateness``, ``batchRows``;
+- ``valueFormat`` ``avro`` decodes the values (Confluent-framed Avro) through the Schema Registry
+  named by ``schema.registry.url`` (credentials and TLS in Confluent's names:
+  ``basic.auth.user.info``, ``bearer.auth.token``, ``schema.registry.ssl.*``) into one column per
+  field of the latest schema of ``<topic>-value``, after the Kafka columns (one topic). Types are
+  Spark's ``from_avro``'s: enums as strings, fixed and uuid as binary, time-millis as int and
+  time-micros as bigint, timestamps as timestamps, a union of several types as a struct of
+  ``member0``, ``member1``, ...; ``onDecodeError`` ``fail`` (default), ``skip`` or ``null`` says
+  what a value that does not decode does.
 
 ``failOnDataLoss`` is accepted; kseek starts at the log start when a range's first offsets were
 deleted, as Spark's source does with ``failOnDataLoss=false``. ``subscribePattern`` is not
@@ -85,7 +93,12 @@ _KNOWN = {
     "exacttime",
     "maxlateness",
     "batchrows",
+    "valueformat",
+    "ondecodeerror",
 }
+
+# Options for the Schema Registry, in Confluent's property names.
+_REGISTRY_PREFIXES = ("schema.registry.", "basic.auth.", "bearer.auth.")
 
 
 def register(spark, pushdown: bool = False) -> None:
@@ -111,8 +124,10 @@ class KseekDataSource(DataSource):
     def name(cls) -> str:
         return "kseek"
 
-    def schema(self) -> str:
+    def schema(self):
         options = _Options.parse(self.options)
+        if options.value_format == "avro":
+            return spark_schema(options)
         return f"{SCHEMA}, {HEADERS}" if options.include_headers else SCHEMA
 
     def reader(self, schema) -> "KseekReader":
@@ -144,6 +159,14 @@ class _Options:
     exact_time: bool
     max_lateness_ms: Optional[int]
     batch_rows: int
+    # valueFormat, the Schema Registry's settings (Confluent's names), onDecodeError.
+    value_format: str = "bytes"
+    registry: Dict[str, str] = None  # type: ignore[assignment]
+    on_decode_error: str = "fail"
+
+    def reader_properties(self) -> Dict[str, str]:
+        """The Kafka client's properties and the Schema Registry's, as kseek takes them."""
+        return {**self.properties, **(self.registry or {})}
 
     @staticmethod
     def parse(raw) -> "_Options":
@@ -154,7 +177,11 @@ class _Options:
         for key, value in dict(raw).items():
             if str(key).lower().startswith("kafka."):
                 properties[str(key)[len("kafka.") :]] = str(value)
-        unknown = sorted(k for k in opts if not k.startswith("kafka.") and k not in _KNOWN)
+        registry = {k: v for k, v in opts.items() if k.startswith(_REGISTRY_PREFIXES)}
+        unknown = sorted(
+            k for k in opts
+            if not k.startswith("kafka.") and k not in _KNOWN and k not in registry
+        )
         if unknown:
             raise ConfigError(f"unknown option {unknown[0]!r} for format kseek")
         bootstrap = properties.pop("bootstrap.servers", None)
@@ -206,6 +233,18 @@ class _Options:
         lateness = None
         if "maxlateness" in opts:
             lateness = _duration_ms(opts["maxlateness"])
+        value_format = opts.get("valueformat", "bytes").strip().lower()
+        if value_format not in ("bytes", "avro"):
+            raise ConfigError(f"option valueFormat must be bytes or avro, not {value_format!r}")
+        if value_format == "avro":
+            if "schema.registry.url" not in registry:
+                raise ConfigError("option valueFormat avro needs the option schema.registry.url")
+            if len(topics) != 1:
+                raise ConfigError("option valueFormat avro reads one topic (its columns are the "
+                                  "topic's value schema): name one in subscribe or assign")
+        on_decode_error = opts.get("ondecodeerror", "fail").strip().lower()
+        if on_decode_error not in ("fail", "skip", "null"):
+            raise ConfigError(f"option onDecodeError must be fail, skip or null, not {on_decode_error!r}")
         return _Options(
             bootstrap=bootstrap,
             properties=properties,
@@ -219,6 +258,9 @@ class _Options:
             exact_time=_bool(opts, "exacttime"),
             max_lateness_ms=lateness,
             batch_rows=positive("batchrows") or 65_536,
+            value_format=value_format,
+            registry=registry,
+            on_decode_error=on_decode_error,
         )
 
 
@@ -450,12 +492,15 @@ class KseekReader(DataSourceReader):
         o = self.options
         if not partition.splits:
             return
-        schema = arrow_schema(o.include_headers)
+        avro = o.value_format == "avro"
+        schema = _to_arrow(spark_schema(o)) if avro else arrow_schema(o.include_headers)
         reader = kseek.Reader(
             [kseek.Split.from_bytes(b) for b in partition.splits],
             batch_rows=o.batch_rows,
-            properties=o.properties,
+            properties=o.reader_properties(),
             bootstrap=o.bootstrap,
+            value_format=o.value_format,
+            on_decode_error=o.on_decode_error,
         )
         for batch in reader:
             columns = []
@@ -478,6 +523,56 @@ def _null_when_empty(headers: pa.ListArray) -> pa.ListArray:
     if not pc.any(empty).as_py():
         return headers
     return pa.ListArray.from_arrays(headers.offsets, headers.values, type=headers.type, mask=empty)
+
+
+def spark_schema(options: _Options):
+    """The Spark schema of a read with ``valueFormat`` ``avro``: the Kafka columns (headers with
+    ``includeHeaders``), then the value's fields in Spark's ``from_avro`` types."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    from . import _kseek
+
+    (topic, _), = options.topics
+    schema = _kseek.value_schema(
+        topic, bootstrap=options.bootstrap, properties=options.reader_properties())
+    fields = [
+        pa.field(f.name, _spark_type(f.type))
+        for f in schema
+        if f.name != "headers" or options.include_headers
+    ]
+    return from_arrow_schema(pa.schema(fields), prefer_timestamp_ntz=True)
+
+
+def _to_arrow(spark_schema) -> pa.Schema:
+    """The Arrow schema Spark expects of batches of ``spark_schema``."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(spark_schema, timezone="UTC")
+
+
+def _spark_type(t: pa.DataType) -> pa.DataType:
+    """An Arrow type of kseek's value columns as Spark can take it, in Spark's ``from_avro``
+    mapping: enums (dictionaries) as strings, fixed (and uuid) as binary, time-millis as int,
+    time-micros as bigint, timestamps in microseconds; nested types likewise."""
+    if pa.types.is_timestamp(t):
+        return pa.timestamp("us", tz="UTC" if t.tz else None)
+    if pa.types.is_time32(t):
+        return pa.int32()
+    if pa.types.is_time64(t):
+        return pa.int64()
+    if pa.types.is_dictionary(t):
+        return _spark_type(t.value_type)
+    if pa.types.is_fixed_size_binary(t) or pa.types.is_large_binary(t):
+        return pa.binary()
+    if pa.types.is_large_string(t):
+        return pa.string()
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(f.name, _spark_type(f.type)) for f in t])
+    if pa.types.is_map(t):
+        return pa.map_(_spark_type(t.key_type), _spark_type(t.item_type))
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return pa.list_(_spark_type(t.value_type))
+    return t
 
 
 def arrow_schema(headers: bool) -> pa.Schema:

@@ -19,6 +19,8 @@ use kseek::properties::Properties;
 use kseek::read::{ReadOptions, TimeFilter};
 use kseek::{Client, ClientConfig, End, IsolationLevel, Plan, ReadSpec, Start};
 use kseek_arrow::{ArrowStream, BatchLimits, Split};
+use kseek_registry::columns::{ColumnsError, OnDecodeError, ValueColumns, ValueDecoder};
+use kseek_registry::{Registry, RegistryConfig};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -164,6 +166,15 @@ fn client_config(
     bootstrap: Option<&str>,
     properties: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<ClientConfig> {
+    settings(bootstrap, properties).map(|(config, _)| config)
+}
+
+/// [`client_config`], and the properties it was made from (the Schema Registry's settings
+/// are among them, in Confluent's names).
+fn settings(
+    bootstrap: Option<&str>,
+    properties: Option<&Bound<'_, PyDict>>,
+) -> PyResult<(ClientConfig, Properties)> {
     let mut config = ClientConfig::default();
     config.retry_deadline = RETRY_DEADLINE;
     config.missing_topic_wait = MISSING_TOPIC_WAIT;
@@ -197,7 +208,61 @@ fn client_config(
     props
         .apply(&mut config)
         .map_err(|e| ConfigError::new_err(e.to_string()))?;
-    Ok(config)
+    Ok((config, props))
+}
+
+/// A failure to decode values into columns: a subject that can't be used is a setting
+/// ([`ConfigError`]); the registry, the network or a value that does not decode fail the read
+/// ([`KafkaError`]).
+fn columns_error(doing: &str, error: &ColumnsError) -> PyErr {
+    let message = one_line(doing, error);
+    match error {
+        ColumnsError::Subject(_) => ConfigError::new_err(message),
+        _ => KafkaError::new_err(message),
+    }
+}
+
+/// The decoder of `topic`'s Avro values through the Schema Registry of `url` (else
+/// `schema.registry.url`) and the registry settings among `properties`.
+fn value_decoder(
+    py: Python<'_>,
+    topic: &str,
+    url: Option<&str>,
+    properties: &Properties,
+    config: &ClientConfig,
+    on_error: &str,
+) -> PyResult<ValueDecoder> {
+    let on_error = OnDecodeError::parse(on_error).map_err(ConfigError::new_err)?;
+    let settings = RegistryConfig::from_properties(properties, url, config)
+        .map_err(|e| ConfigError::new_err(format!("Schema Registry settings: {e}")))?;
+    let registry = Registry::new(&settings)
+        .map_err(|e| ConfigError::new_err(one_line("Schema Registry settings", &e)))?;
+    let topic = topic.to_owned();
+    block_on(py, async move {
+        ValueDecoder::new(registry, &topic, on_error).await
+    })?
+    .map(|d| {
+        d.with_hint(
+            "on_decode_error='skip' leaves such records out, 'null' keeps them with null fields",
+        )
+    })
+    .map_err(|e| columns_error("reading the value schema", &e))
+}
+
+/// The Arrow schema of `topic`'s records with `value_format="avro"`: the Kafka record's
+/// columns, then one per field of the latest schema of the subject `<topic>-value`.
+#[pyfunction]
+#[pyo3(signature = (topic, *, schema_registry=None, bootstrap=None, properties=None))]
+fn value_schema(
+    py: Python<'_>,
+    topic: &str,
+    schema_registry: Option<&str>,
+    bootstrap: Option<&str>,
+    properties: Option<&Bound<'_, PyDict>>,
+) -> PyResult<PyArrowType<Schema>> {
+    let (config, props) = settings(bootstrap, properties)?;
+    let decoder = value_decoder(py, topic, schema_registry, &props, &config, "fail")?;
+    Ok(PyArrowType(decoder.schema().as_ref().clone()))
 }
 
 /// `read_uncommitted` or `read_committed`.
@@ -640,6 +705,10 @@ enum Source {
 struct Reading {
     queue: VecDeque<Source>,
     current: Option<ArrowStream>,
+    /// `value_format="avro"`: the topic's values decoded into columns, and the current
+    /// stream's decoding state.
+    values: Option<ValueDecoder>,
+    decoding: Option<ValueColumns>,
     /// The settings each source is read with (a split's non-secret ones override them).
     config: ClientConfig,
     limits: BatchLimits,
@@ -701,30 +770,54 @@ impl Reader {
     /// Reads `sources` (a Plan, a Split, or a list of them) in order. `bootstrap` and
     /// `properties` are this process's own settings (TLS, SASL: a split carries none); a
     /// split's bootstrap servers, client id and timeouts override them.
+    ///
+    /// `value_format="avro"` decodes the values (Confluent-framed Avro) through the Schema
+    /// Registry at `schema_registry` (else the property `schema.registry.url`; credentials and
+    /// TLS from `properties` in Confluent's names) into one column per field of the latest
+    /// schema of `<topic>-value`, after the Kafka columns: every source must be of that one
+    /// topic. A value that does not decode fails the read (`on_decode_error="fail"`), is left
+    /// out (`"skip"`) or keeps its row with null fields (`"null"`).
     #[new]
-    #[pyo3(signature = (sources, *, batch_rows=65_536, batch_bytes=16_777_216, bootstrap=None, properties=None))]
+    #[pyo3(signature = (sources, *, batch_rows=65_536, batch_bytes=16_777_216, bootstrap=None, properties=None, value_format="bytes", schema_registry=None, on_decode_error="fail"))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
+        py: Python<'_>,
         sources: &Bound<'_, PyAny>,
         batch_rows: usize,
         batch_bytes: usize,
         bootstrap: Option<&str>,
         properties: Option<&Bound<'_, PyDict>>,
+        value_format: &str,
+        schema_registry: Option<&str>,
+        on_decode_error: &str,
     ) -> PyResult<Reader> {
         if batch_rows == 0 || batch_bytes == 0 {
             return Err(ConfigError::new_err(
                 "batch_rows and batch_bytes must be 1 or more",
             ));
         }
+        let avro = match value_format {
+            "bytes" => false,
+            "avro" => true,
+            other => {
+                return Err(ConfigError::new_err(format!(
+                    "value_format {other:?}: expected bytes or avro"
+                )))
+            }
+        };
         let mut queue = VecDeque::new();
-        let mut config = client_config(bootstrap, properties)?;
+        let mut topics: Vec<String> = Vec::new();
+        let (mut config, props) = settings(bootstrap, properties)?;
         let mut push = |item: &Bound<'_, PyAny>| -> PyResult<()> {
             if let Ok(p) = item.cast::<PyPlan>() {
                 let p = p.get();
                 if properties.is_none() && bootstrap.is_none() {
                     config = p.config.clone();
                 }
+                topics.extend(p.spec.topics.iter().cloned());
                 queue.push_back(Source::Plan(p.plan.clone(), p.filter));
             } else if let Ok(s) = item.cast::<PySplit>() {
+                topics.push(s.get().split.topic.clone());
                 queue.push_back(Source::Split(s.get().split.clone()));
             } else {
                 return Err(ConfigError::new_err(format!(
@@ -741,10 +834,31 @@ impl Reader {
         } else {
             push(sources)?;
         }
+        topics.sort_unstable();
+        topics.dedup();
+        let values = match (avro, topics.as_slice()) {
+            (false, _) => None,
+            (true, [topic]) => Some(value_decoder(
+                py,
+                topic,
+                schema_registry,
+                &props,
+                &config,
+                on_decode_error,
+            )?),
+            (true, _) => {
+                return Err(ConfigError::new_err(format!(
+                    "value_format='avro' reads one topic at a time (its columns are the topic's value schema), not {}",
+                    if topics.is_empty() { "none".to_owned() } else { topics.join(", ") }
+                )))
+            }
+        };
         Ok(Reader {
             state: Mutex::new(Reading {
                 queue,
                 current: None,
+                values,
+                decoding: None,
                 config,
                 limits: BatchLimits::new(batch_rows, batch_bytes),
                 batch_bytes,
@@ -754,10 +868,15 @@ impl Reader {
     }
 
     /// The schema of every batch: kseek-arrow's Kafka record schema (key, value, topic,
-    /// partition, offset, timestamp as timestamp[us, UTC], timestampType, headers).
+    /// partition, offset, timestamp as timestamp[us, UTC], timestampType, headers), then the
+    /// value's fields with `value_format="avro"`.
     #[getter]
     fn schema(&self) -> PyArrowType<Schema> {
-        PyArrowType(kseek_arrow::schema().as_ref().clone())
+        let schema = match &self.state().values {
+            Some(values) => values.schema(),
+            None => kseek_arrow::schema(),
+        };
+        PyArrowType(schema.as_ref().clone())
     }
 
     /// The rows handed out so far.
@@ -782,12 +901,31 @@ impl Reader {
                 let stream = block_on(py, open(source, config, limits, state.batch_bytes))?
                     .map_err(|e| kafka_error("starting the read", &e))?;
                 state.current = Some(stream);
+                state.decoding = match &state.values {
+                    Some(values) => Some(
+                        values
+                            .start()
+                            .map_err(|e| columns_error("decoding values", &e))?,
+                    ),
+                    None => None,
+                };
             }
             let Some(stream) = state.current.as_mut() else {
                 continue;
             };
             match block_on(py, stream.next())? {
                 Some(Ok(batch)) => {
+                    let batch = match state.decoding.as_mut() {
+                        Some(decoding) => match block_on(py, decoding.decode(batch))? {
+                            Ok(batch) => batch,
+                            Err(e) => {
+                                state.current = None;
+                                state.queue.clear();
+                                return Err(columns_error("decoding values", &e));
+                            }
+                        },
+                        None => batch,
+                    };
                     state.rows += batch.num_rows() as u64;
                     return Ok(Some(PyArrowType(batch)));
                 }
@@ -820,5 +958,6 @@ fn _kseek(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySplit>()?;
     m.add_class::<Reader>()?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
+    m.add_function(wrap_pyfunction!(value_schema, m)?)?;
     Ok(())
 }

@@ -94,3 +94,102 @@ def rows_of(table) -> List[tuple]:
         (p, o, text(k), text(v), t)
         for p, o, k, v, t in zip(d["partition"], d["offset"], d["key"], d["value"], ms)
     )
+
+
+# ---------------------------------------------------------------- Schema Registry (Avro values)
+
+REGISTRY = ROOT / "tests" / "registry"
+
+
+@pytest.fixture(scope="session")
+def registry_url():
+    """A Schema Registry with Confluent's REST API (tests/registry/server.py), for this session;
+    it exits when its stdin closes."""
+    import sys
+
+    server = subprocess.Popen(
+        [sys.executable, str(REGISTRY / "server.py")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    line = server.stdout.readline().strip()
+    if not line.startswith("URL="):
+        server.kill()
+        pytest.fail(f"tests/registry/server.py did not start: {line!r}")
+    yield line[len("URL="):]
+    server.stdin.close()
+    server.wait(timeout=30)
+
+
+def confluent_module():
+    """tests/registry/confluent.py as a module: Confluent's serializers (confluent-kafka)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("confluent", REGISTRY / "confluent.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def avro_produce(bootstrap: str, url: str) -> str:
+    """A new topic of Avro values written by Confluent's AvroSerializer (every Avro type, two
+    schema versions, a union of several types, a tombstone; 41 records)."""
+    import sys
+
+    topic = f"py-avro-{uuid.uuid4().hex[:12]}"
+    done = subprocess.run(
+        [sys.executable, str(REGISTRY / "confluent.py"), "produce", bootstrap, url, topic],
+        capture_output=True, text=True, check=False,
+    )
+    if done.returncode != 0:
+        raise AssertionError(f"confluent.py produce failed: {done.stderr[-2000:]}")
+    return topic
+
+
+@pytest.fixture(scope="session")
+def avro_topic(bootstrap, registry_url) -> str:
+    return avro_produce(bootstrap, registry_url)
+
+
+def confluent_values(bootstrap: str, url: str, topic: str):
+    """Every value of ``topic`` as Confluent's AvroDeserializer reads it in the latest schema of
+    ``<topic>-value``, shaped as pyarrow gives kseek's columns (confluent.py's ``plain``):
+    (the reader schema's field names, {(partition, offset): {field: value} or None})."""
+    import json as _json
+
+    c = confluent_module()
+    sr = c.registry(url)
+    latest = sr.get_latest_version(topic + "-value").schema.schema_str
+    reader = _json.loads(latest)
+    deserializer = c.AvroDeserializer(sr, schema_str=latest)
+    ctx = c.SerializationContext(topic, c.MessageField.VALUE)
+
+    def decode(m):
+        return None if m.value() is None else c.plain(reader, deserializer(m.value(), ctx), {})
+
+    return [f["name"] for f in reader["fields"]], c.consume(bootstrap, topic, decode)
+
+
+def value_mismatches(expected: dict, got: dict) -> List[str]:
+    """confluent.py's field-by-field comparison of {(partition, offset): value}."""
+    c = confluent_module()
+    problems = []
+    if sorted(got) != sorted(expected):
+        problems.append(f"records: kseek {sorted(got)}, Confluent's consumer {sorted(expected)}")
+    for k in sorted(set(got) & set(expected)):
+        problems += c.same(expected[k], got[k], "partition %d offset %d" % k)
+    return problems
+
+
+def values_of(rows: Iterable[dict], fields: List[str]) -> dict:
+    """{(partition, offset): {field: value} or None (a tombstone: a null ``value``)} of rows
+    with kseek's value columns; maps as sorted (key, value) lists, as ``plain`` makes them."""
+    def normal(x):
+        return sorted(x) if isinstance(x, list) and x and isinstance(x[0], tuple) else x
+
+    return {
+        (r["partition"], r["offset"]):
+            None if r["value"] is None else {f: normal(r[f]) for f in fields}
+        for r in rows
+    }

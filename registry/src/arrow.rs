@@ -145,6 +145,17 @@ impl AvroColumns {
             .map_err(|e| format!("the value does not decode with its Avro schema (id {id}): {e}"))
     }
 
+    /// The rows `id`'s decoder holds. arrow-avro 59 does not reset a union's branch offsets
+    /// when it flushes (60 does), so its next rows would point past their branches: a decoder
+    /// of a column with a union is made again after each flush.
+    fn flush(&mut self, id: u32) -> Result<Option<arrow_array::RecordBatch>, String> {
+        let batch = self.decoder(id)?.flush().map_err(|e| e.to_string())?;
+        if crate::unions::any(self.decoded.data_type()) {
+            self.decoders.remove(&id);
+        }
+        Ok(batch)
+    }
+
     fn decoder(&mut self, id: u32) -> Result<&mut Decoder, String> {
         if !self.decoders.contains_key(&id) {
             let made = match self.writers.get(&id) {
@@ -208,19 +219,22 @@ impl AvroColumns {
                 continue;
             };
             let id = framed.schema_id;
-            let decoder = match self.decoder(id) {
-                Ok(d) => d,
+            let full = match self.decoder(id) {
+                Ok(d) => d.batch_is_full(),
                 Err(e) => {
                     errors.push((row, e));
                     continue;
                 }
             };
-            if decoder.batch_is_full() {
-                let batch = decoder.flush().map_err(|e| fail(&e))?;
+            if full {
+                let batch = self.flush(id).map_err(|e| fail(&e))?;
                 flush_into(&field, &mut parts, &mut pending, &mut slots, id, batch)?;
             }
             // The whole framed value: arrow-avro reads Confluent's framing itself.
-            decoder.decode(bytes).map_err(|e| fail(&e))?;
+            self.decoder(id)
+                .map_err(|e| fail(&e))?
+                .decode(bytes)
+                .map_err(|e| fail(&e))?;
             match pending.iter_mut().find(|(i, _)| *i == id) {
                 Some((_, rows)) => rows.push(row),
                 None => pending.push((id, vec![row])),
@@ -228,11 +242,7 @@ impl AvroColumns {
         }
         let ids: Vec<u32> = pending.iter().map(|(id, _)| *id).collect();
         for id in ids {
-            let batch = self
-                .decoder(id)
-                .map_err(|e| fail(&e))?
-                .flush()
-                .map_err(|e| fail(&e))?;
+            let batch = self.flush(id).map_err(|e| fail(&e))?;
             flush_into(&field, &mut parts, &mut pending, &mut slots, id, batch)?;
         }
         for slot in slots {
