@@ -309,7 +309,8 @@ impl Split {
 }
 
 /// Reads `split` as Arrow record batches within `limits`, connecting with `base` (the
-/// worker's own settings: TLS, SASL) under the split's non-secret ones.
+/// worker's own settings: TLS, SASL) under the split's non-secret ones, fetching with
+/// `options` (the split's exact-time bounds, if it has any, replace their time filter).
 ///
 /// # Errors
 /// A split that is not valid ([`kseek::ErrorKind::InvalidSpec`]), or connecting to the
@@ -317,6 +318,7 @@ impl Split {
 pub async fn read_split(
     split: &Split,
     base: ClientConfig,
+    mut options: ReadOptions,
     limits: BatchLimits,
 ) -> kseek::Result<ArrowStream> {
     let plan = split.plan().map_err(|e| {
@@ -325,7 +327,6 @@ pub async fn read_split(
         })
     })?;
     let client = Client::with_config(split.client_config(base)).await?;
-    let mut options = ReadOptions::default();
     if let Some(filter) = split.time_filter() {
         options = options.time_filter(filter);
     }

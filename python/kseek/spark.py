@@ -13,8 +13,11 @@ It takes the option names of Spark's own Kafka source where they exist, so switc
 of the format name, and returns that source's schema (key, value, topic, partition, offset,
 timestamp, timestampType, and headers with ``includeHeaders``):
 
-``kafka.bootstrap.servers``, ``subscribe`` (comma-separated topics), ``assign`` (JSON
-``{"t": [0, 1]}``), ``startingOffsets`` / ``endingOffsets`` (``earliest``, ``latest``, or JSON
+``kafka.bootstrap.servers``, ``subscribe`` (comma-separated topics), ``subscribePattern`` (the
+topics a regular expression is found in, anywhere in the name, as Spark 4's source reads them
+(``findFirstIn``; anchor it with ``^...$`` for whole names); Python's ``re`` syntax, which agrees
+with Java's for the usual patterns; internal topics left out),
+``assign`` (JSON ``{"t": [0, 1]}``), ``startingOffsets`` / ``endingOffsets`` (``earliest``, ``latest``, or JSON
 ``{"t": {"0": 23, "1": -2}}`` with -2 earliest and -1 latest), ``startingTimestamp`` /
 ``endingTimestamp`` (ms), ``startingOffsetsByTimestamp`` / ``endingOffsetsByTimestamp`` (JSON
 ``{"t": {"0": ms}}``), ``minPartitions``, ``maxRecordsPerPartition``, ``includeHeaders``, and
@@ -48,8 +51,7 @@ What differs from Spark's source, on purpose:
   what a value that does not decode does.
 
 ``failOnDataLoss`` is accepted; kseek starts at the log start when a range's first offsets were
-deleted, as Spark's source does with ``failOnDataLoss=false``. ``subscribePattern`` is not
-supported (name the topics). Secrets in ``kafka.*`` options stay in the reader: they are not in
+deleted, as Spark's source does with ``failOnDataLoss=false``. Secrets in ``kafka.*`` options stay in the reader: they are not in
 the partitions, and not in anything this module prints.
 """
 
@@ -149,7 +151,7 @@ class _Options:
     bootstrap: str
     properties: Dict[str, str]
     isolation: str
-    # (topic, partitions or None for all)
+    # (topic, partitions or None for all); empty with ``pattern``
     topics: List[Tuple[str, Optional[List[int]]]]
     start: Any  # a position, or {(topic, partition): position}
     end: Any
@@ -159,6 +161,8 @@ class _Options:
     exact_time: bool
     max_lateness_ms: Optional[int]
     batch_rows: int
+    # subscribePattern, compiled: the topics are the matching ones when the plan is made.
+    pattern: Any = None
     # valueFormat, the Schema Registry's settings (Confluent's names), onDecodeError.
     value_format: str = "bytes"
     registry: Dict[str, str] = None  # type: ignore[assignment]
@@ -196,13 +200,20 @@ class _Options:
         chosen = [k for k in ("subscribe", "assign", "subscribepattern") if k in opts]
         if len(chosen) != 1:
             raise ConfigError("give exactly one of the options subscribe, assign or subscribePattern")
+        pattern = None
+        topics: List[Tuple[str, Optional[List[int]]]] = []
         if chosen[0] == "subscribepattern":
-            raise ConfigError("subscribePattern is not supported by kseek; name the topics with subscribe")
-        if chosen[0] == "subscribe":
+            import re
+
+            try:
+                pattern = re.compile(opts["subscribepattern"])
+            except re.error as e:
+                raise ConfigError(f"option subscribePattern is not a regular expression: {e}") from None
+        elif chosen[0] == "subscribe":
             names = [t.strip() for t in opts["subscribe"].split(",") if t.strip()]
             if not names:
                 raise ConfigError("option subscribe names no topic")
-            topics: List[Tuple[str, Optional[List[int]]]] = [(t, None) for t in dict.fromkeys(names)]
+            topics = [(t, None) for t in dict.fromkeys(names)]
         else:
             assign = _json(opts["assign"], "assign", '{"topic": [0, 1]}')
             if not isinstance(assign, dict) or not assign or not all(
@@ -239,7 +250,7 @@ class _Options:
         if value_format == "avro":
             if "schema.registry.url" not in registry:
                 raise ConfigError("option valueFormat avro needs the option schema.registry.url")
-            if len(topics) != 1:
+            if len(topics) != 1 or pattern is not None:
                 raise ConfigError("option valueFormat avro reads one topic (its columns are the "
                                   "topic's value schema): name one in subscribe or assign")
         on_decode_error = opts.get("ondecodeerror", "fail").strip().lower()
@@ -261,6 +272,7 @@ class _Options:
             value_format=value_format,
             registry=registry,
             on_decode_error=on_decode_error,
+            pattern=pattern,
         )
 
 
@@ -372,7 +384,8 @@ class KseekReader(DataSourceReader):
 
     def __repr__(self) -> str:
         o = self.options
-        return f"KseekReader(topics={[t for t, _ in o.topics]}, start={o.start!r}, end={o.end!r})"
+        topics = o.pattern.pattern if o.pattern is not None else [t for t, _ in o.topics]
+        return f"KseekReader(topics={topics!r}, start={o.start!r}, end={o.end!r})"
 
     def _narrow_by(self, f) -> None:
         from pyspark.sql.datasource import In
@@ -411,7 +424,7 @@ class KseekReader(DataSourceReader):
         o = self.options
         plans = []
         per_partition = isinstance(o.start, dict) or isinstance(o.end, dict)
-        for topic, parts in o.topics:
+        for topic, parts in self._topics():
             if per_partition:
                 plans.extend(self._per_partition_plans(topic, parts))
             else:
@@ -427,6 +440,18 @@ class KseekReader(DataSourceReader):
             # Spark needs a partition to run; it reads nothing.
             return [KseekPartition(0, [])]
         return [KseekPartition(i, [s.to_bytes()]) for i, s in enumerate(splits)]
+
+    def _topics(self) -> List[Tuple[str, Optional[List[int]]]]:
+        """The options' topics, or the cluster's topics that subscribePattern matches."""
+        o = self.options
+        if o.pattern is None:
+            return o.topics
+        from . import _kseek
+
+        names = _kseek.topics(bootstrap=o.bootstrap, properties=o.properties)
+        # Spark 4's source keeps the topics the pattern is found in (findFirstIn), not only
+        # whole-name matches.
+        return [(t, None) for t in names if o.pattern.search(t)]
 
     def _per_partition_plans(self, topic, parts):
         """Plans of a topic whose start or end is per partition (JSON options): one per

@@ -693,6 +693,40 @@ fn plan(
     })
 }
 
+/// Kafka's internal topics, which a pattern subscription leaves out (as the Java consumer
+/// does with `exclude.internal.topics`).
+const INTERNAL_TOPICS: [&str; 3] = [
+    "__consumer_offsets",
+    "__transaction_state",
+    "__share_group_state",
+];
+
+/// The names of the cluster's topics, internal ones left out, in order.
+#[pyfunction]
+#[pyo3(signature = (*, bootstrap=None, properties=None))]
+fn topics(
+    py: Python<'_>,
+    bootstrap: Option<&str>,
+    properties: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Vec<String>> {
+    let config = client_config(bootstrap, properties)?;
+    let cluster = block_on(py, async move {
+        let client = Client::with_config(config)
+            .await
+            .map_err(|e| kafka_error("connecting", &e))?;
+        client
+            .cluster_metadata()
+            .await
+            .map_err(|e| kafka_error("fetching the cluster's metadata", &e))
+    })??;
+    Ok(cluster
+        .topics
+        .into_iter()
+        .map(|t| t.name)
+        .filter(|name| !INTERNAL_TOPICS.contains(&name.as_str()))
+        .collect())
+}
+
 /// What a [`Reader`] reads next.
 enum Source {
     /// A whole plan, its partitions read together.
@@ -739,30 +773,22 @@ async fn open(
     batch_bytes: usize,
 ) -> kseek::Result<ArrowStream> {
     const MIB: usize = 1 << 20;
-    let (plan, filter, config) = match source {
-        Source::Split(split) => {
-            let plan = split.plan().map_err(|e| {
-                kseek::Error::from(kseek::ErrorKind::InvalidSpec {
-                    reason: e.to_string(),
-                })
-            })?;
-            (
-                plan,
-                split.time_filter(),
-                split.client_config(config.clone()),
-            )
-        }
-        Source::Plan(plan, filter) => (plan, filter, config.clone()),
-    };
-    let client = Client::with_config(config).await?;
     let fetch = batch_bytes.clamp(MIB, 50 * MIB);
     let mut options =
         ReadOptions::default().fetch_max_bytes(i32::try_from(fetch).unwrap_or(i32::MAX));
     options.max_buffered_bytes = batch_bytes.saturating_mul(2).clamp(2 * MIB, 64 * MIB);
-    if let Some(f) = filter {
-        options = options.time_filter(f);
+    match source {
+        Source::Split(split) => {
+            kseek_arrow::read_split(&split, config.clone(), options, limits).await
+        }
+        Source::Plan(plan, filter) => {
+            if let Some(f) = filter {
+                options = options.time_filter(f);
+            }
+            let client = Client::with_config(config.clone()).await?;
+            Ok(ArrowStream::new(client.read(plan, options), limits))
+        }
     }
-    Ok(ArrowStream::new(client.read(plan, options), limits))
 }
 
 #[pymethods]
@@ -959,5 +985,6 @@ fn _kseek(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Reader>()?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(value_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(topics, m)?)?;
     Ok(())
 }

@@ -105,6 +105,27 @@ def test_offsets_json_and_assign(spark, bootstrap, out_of_order):
     assert len(got) == 40 + 200
 
 
+def test_subscribe_pattern(spark, kafka, bootstrap):
+    """subscribePattern reads the topics the pattern is found in (anywhere in the name), as
+    Spark's source does; anchored, only whole names."""
+    prefix = kafka.topic(1)
+    first, second = f"{prefix}-a", f"{prefix}-b"
+    for i, topic in enumerate((first, second, f"x{prefix}-c")):
+        kafka.tool("create-topic", "--topic", topic, "--partitions", str(i + 1))
+        kafka.produce(topic, [{"value": f"{topic}-{n}"} for n in range(5 + i)])
+    ours, theirs = both(spark, bootstrap, subscribePattern=f"{prefix}-.*")
+    got = rows(ours)
+    assert got == rows(theirs)
+    assert {r[0] for r in got} == {first, second, f"x{prefix}-c"} and len(got) == 5 + 6 + 7
+    ours, theirs = both(spark, bootstrap, subscribePattern=f"^{prefix}-.*$")
+    got = rows(ours)
+    assert got == rows(theirs)
+    assert {r[0] for r in got} == {first, second} and len(got) == 5 + 6
+    none = (spark.read.format("kseek").option("kafka.bootstrap.servers", bootstrap)
+            .option("subscribePattern", f"{prefix}-z.*").load())
+    assert none.count() == 0
+
+
 def test_start_past_the_last_record_is_empty(spark, bootstrap, out_of_order):
     later = BASE + 10_000_000
     ours, theirs = both(spark, bootstrap, subscribe=out_of_order, startingTimestamp=later)
