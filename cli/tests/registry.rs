@@ -204,6 +204,40 @@ fn avro_values_match_confluents_deserializer() {
         out.contains("choice: struct<member0: int64, member1: struct<name: string"),
         "{out}"
     );
+
+    // `kseek sql --value-format avro`: a column per field, the same values.
+    let table = std::env::temp_dir().join(support::unique_name("kseek-sql-avro.parquet"));
+    let query = format!("SELECT * FROM \"{topic}\"");
+    let (code, _, stderr) = support::run_kseek(
+        env!("CARGO_BIN_EXE_kseek"),
+        &[
+            "sql",
+            "-X",
+            &format!("bootstrap.servers={}", broker.bootstrap()),
+            "--value-format",
+            "avro",
+            "-r",
+            &registry.url,
+            "--output-format",
+            "parquet",
+            "-o",
+            table.to_str().unwrap(),
+            &query,
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let (ok, out) = confluent(&[
+        "compare-table",
+        broker.bootstrap(),
+        &registry.url,
+        &topic,
+        table.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_file(&table);
+    assert!(
+        ok && out.contains("41 records compared, 0 mismatches"),
+        "{out}"
+    );
 }
 
 /// A value without the magic byte, an unknown schema id, a payload cut short: exit 5 naming

@@ -13,7 +13,9 @@ deserializers (the confluent-kafka package) write and read the topic.
         registry/src/avro.rs). Prints the mismatches; exit 1 if any.
     confluent.py compare-table BOOTSTRAP REGISTRY_URL TOPIC KSEEK_PARQUET
         Reads the topic with AvroDeserializer in the subject's latest schema, and compares each
-        value with the `value` struct of kseek's Parquet file as pyarrow reads it.
+        value with the `value` struct of kseek's Parquet file as pyarrow reads it (`kseek read
+        -s value=avro`), or with its columns named as the schema's fields when `value` is the
+        raw bytes (`kseek sql --value-format avro`: a column per field).
     confluent.py produce-json BOOTSTRAP REGISTRY_URL TOPIC
     confluent.py compare-json BOOTSTRAP REGISTRY_URL TOPIC KSEEK_JSON_LINES
         The same with JSONSerializer and JSONDeserializer (JSON Schema).
@@ -367,9 +369,13 @@ def compare_table(bootstrap, url, topic, parquet_path):
         return (keys(m.key(), key_ctx), value)
     expected = consume(bootstrap, topic, decode)
     table = pq.read_table(parquet_path)
+    fields = [f["name"] for f in reader["fields"]]
     got = {}
     for row in table.to_pylist():
         v = row["value"]
+        if isinstance(v, bytes):
+            # A column per field beside the raw value (kseek sql).
+            v = {f: row[f] for f in fields}
         if v is not None:
             v = {k: (sorted(x) if isinstance(x, list) and x and isinstance(x[0], tuple) else x)
                  for k, x in v.items()}
