@@ -136,6 +136,42 @@ fn kseek_read(topic: &str, args: &[&str]) -> (Option<i32>, String, String) {
     (code, String::from_utf8_lossy(&out).into_owned(), err)
 }
 
+/// `kseek read` of all of `topic` with `args` into the Parquet file `file`; its exit code and
+/// stderr.
+fn kseek_read_parquet(topic: &str, args: &[&str], file: &std::path::Path) -> (Option<i32>, String) {
+    let out = ["--output-format", "parquet", "-o", file.to_str().unwrap()];
+    let (code, _, stderr) = kseek_read(topic, &[args, &out[..]].concat());
+    (code, stderr)
+}
+
+/// `file` (kseek's Parquet) against Confluent's deserializer reading `topic` with `env`
+/// (`confluent.py compare-table`): all 41 records equal. Removes the file; returns what the
+/// comparison printed (the column types among it).
+fn assert_table_agrees(
+    broker: &support::Broker,
+    registry: &Registry,
+    topic: &str,
+    file: &std::path::Path,
+    env: &[(&str, &str)],
+) -> String {
+    let (ok, out) = confluent_with(
+        &[
+            "compare-table",
+            broker.bootstrap(),
+            &registry.url,
+            topic,
+            file.to_str().unwrap(),
+        ],
+        env,
+    );
+    let _ = std::fs::remove_file(file);
+    assert!(
+        ok && out.contains("41 records compared, 0 mismatches"),
+        "{out}"
+    );
+    out
+}
+
 /// Every Avro type Confluent's serializer writes, two schema versions, a tombstone: kseek's
 /// JSON is what Confluent's deserializer reads, field by field.
 #[test]
@@ -174,32 +210,10 @@ fn avro_values_match_confluents_deserializer() {
     // The same values as Parquet columns: the union of several types ("choice") is a struct
     // of its branches (member0, member1), as Spark's from_avro reads it.
     let file = std::env::temp_dir().join(support::unique_name("kseek-union.parquet"));
-    let (code, _, stderr) = kseek_read(
-        &topic,
-        &[
-            "-s",
-            "value=avro",
-            "-r",
-            &registry.url,
-            "--output-format",
-            "parquet",
-            "-o",
-            file.to_str().unwrap(),
-        ],
-    );
+    let avro = ["-s", "value=avro", "-r", &registry.url];
+    let (code, stderr) = kseek_read_parquet(&topic, &avro, &file);
     assert_eq!(code, Some(0), "{stderr}");
-    let (ok, out) = confluent(&[
-        "compare-table",
-        broker.bootstrap(),
-        &registry.url,
-        &topic,
-        file.to_str().unwrap(),
-    ]);
-    let _ = std::fs::remove_file(&file);
-    assert!(
-        ok && out.contains("41 records compared, 0 mismatches"),
-        "{out}"
-    );
+    let out = assert_table_agrees(broker, &registry, &topic, &file, &[]);
     assert!(
         out.contains("choice: struct<member0: int64, member1: struct<name: string"),
         "{out}"
@@ -226,18 +240,7 @@ fn avro_values_match_confluents_deserializer() {
         ],
     );
     assert_eq!(code, Some(0), "{stderr}");
-    let (ok, out) = confluent(&[
-        "compare-table",
-        broker.bootstrap(),
-        &registry.url,
-        &topic,
-        table.to_str().unwrap(),
-    ]);
-    let _ = std::fs::remove_file(&table);
-    assert!(
-        ok && out.contains("41 records compared, 0 mismatches"),
-        "{out}"
-    );
+    assert_table_agrees(broker, &registry, &topic, &table, &[]);
 }
 
 /// A value without the magic byte, an unknown schema id, a payload cut short: exit 5 naming
@@ -698,37 +701,10 @@ fn avro_keys_and_values_as_parquet_columns() {
     );
     assert!(ok, "{out}");
     let file = std::env::temp_dir().join(support::unique_name("kseek-keys.parquet"));
-    let (code, _, stderr) = kseek_read(
-        &topic,
-        &[
-            "-s",
-            "key=avro",
-            "-s",
-            "value=avro",
-            "-r",
-            &registry.url,
-            "--output-format",
-            "parquet",
-            "-o",
-            file.to_str().unwrap(),
-        ],
-    );
+    let avro = ["-s", "key=avro", "-s", "value=avro", "-r", &registry.url];
+    let (code, stderr) = kseek_read_parquet(&topic, &avro, &file);
     assert_eq!(code, Some(0), "{stderr}");
-    let (ok, out) = confluent_with(
-        &[
-            "compare-table",
-            broker.bootstrap(),
-            &registry.url,
-            &topic,
-            file.to_str().unwrap(),
-        ],
-        &env,
-    );
-    let _ = std::fs::remove_file(&file);
-    assert!(
-        ok && out.contains("41 records compared, 0 mismatches"),
-        "{out}"
-    );
+    let out = assert_table_agrees(broker, &registry, &topic, &file, &env);
     assert!(
         out.contains("key column type: struct<name: string not null, shard: int32 not null>"),
         "{out}"
