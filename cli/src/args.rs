@@ -527,7 +527,7 @@ pub(crate) struct OutputArgs {
     pub(crate) schema_registry: Option<String>,
     /// Parquet and Arrow output: the schema every Avro value is read in (the columns), by
     /// Avro's schema resolution: latest (of the subject <topic>-value), version:N, or id:N
-    #[arg(long, value_name = "SCHEMA", default_value = "latest", value_parser = crate::decode::reader_schema, help_heading = DECODING)]
+    #[arg(long, value_name = "SCHEMA", default_value = "latest", value_parser = kseek_registry::columns::ReaderSchema::parse, help_heading = DECODING)]
     pub(crate) value_schema: crate::decode::ReaderSchema,
     /// A key or value that does not decode: fail (exit 5, nothing of its batch printed),
     /// skip the record, or print it raw (skip and raw are counted in the summary)

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use kseek::read::FetchedBatch;
 use kseek_registry::avro::AvroSchema;
+pub(crate) use kseek_registry::columns::ReaderSchema;
 use kseek_registry::protobuf::ProtoSchema;
 use kseek_registry::wire::Framed;
 use kseek_registry::{Registry, RegistryError, SchemaKind};
@@ -47,32 +48,6 @@ impl Serde {
             Serde::Protobuf => "protobuf",
             Serde::Registry => "registry",
         }
-    }
-}
-
-/// The schema Parquet and Arrow output read every value in (`--value-schema`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ReaderSchema {
-    /// The latest version of `<topic>-value`.
-    Latest,
-    /// This version of `<topic>-value`.
-    Version(i32),
-    /// The schema with this id.
-    Id(u32),
-}
-
-/// `--value-schema`: `latest`, `version:N` or `id:N`.
-pub(crate) fn reader_schema(text: &str) -> Result<ReaderSchema, String> {
-    let bad = || format!("{text:?}: give latest, version:N or id:N");
-    match text.trim().split_once(':') {
-        None if text.trim() == "latest" => Ok(ReaderSchema::Latest),
-        Some(("version", n)) => n
-            .trim()
-            .parse()
-            .map(ReaderSchema::Version)
-            .map_err(|_| bad()),
-        Some(("id", n)) => n.trim().parse().map(ReaderSchema::Id).map_err(|_| bad()),
-        _ => Err(bad()),
     }
 }
 
@@ -380,27 +355,7 @@ impl ValueColumns {
         on_error: OnDecodeError,
     ) -> Result<ValueColumns, Fail> {
         let subject = format!("{topic}-{}", side.name());
-        let (fetched, named) = match reader {
-            ReaderSchema::Latest => (
-                registry
-                    .schema_by_version(&subject, kseek_registry::Version::Latest)
-                    .await,
-                format!("the latest schema of subject {subject:?}"),
-            ),
-            ReaderSchema::Version(v) => (
-                registry
-                    .schema_by_version(&subject, kseek_registry::Version::Number(*v))
-                    .await,
-                format!("version {v} of subject {subject:?}"),
-            ),
-            ReaderSchema::Id(id) => (
-                registry
-                    .schema_by_id(*id)
-                    .await
-                    .map(|s| kseek_registry::ResolvedSchema::clone(&s)),
-                format!("schema id {id}"),
-            ),
-        };
+        let (fetched, named) = reader.fetch(&registry, &subject).await;
         let reader = match fetched {
             Ok(reader) => reader,
             Err(RegistryError::Status { status: 404, .. }) => {

@@ -96,6 +96,7 @@ def read(
     batch_bytes: int = 16 << 20,
     value_format: str = "bytes",
     schema_registry: Optional[str] = None,
+    value_schema: str = "latest",
     on_decode_error: str = "fail",
 ) -> pa.RecordBatchReader:
     """Reads a window as a ``pyarrow.RecordBatchReader``.
@@ -113,9 +114,10 @@ def read(
     ``value_format="avro"`` also decodes the values (Confluent-framed Avro) through the Schema
     Registry at ``schema_registry`` (else ``properties["schema.registry.url"]``; credentials
     and TLS in Confluent's names, ``basic.auth.user.info``, ``schema.registry.ssl.*``): one
-    column per field of the latest schema of the subject ``<topic>-value`` follows the Kafka
-    columns (``value_<name>`` where a name is a Kafka column's). Every version in the window is
-    resolved to that schema by Avro's rules; a union of several types is a struct of its
+    column per field of the reader schema follows the Kafka columns (``value_<name>`` where a
+    name is a Kafka column's): ``value_schema`` is ``latest`` (of the subject
+    ``<topic>-value``), ``version:N`` or ``id:N``. Every version in the window is resolved to
+    that schema by Avro's rules; a union of several types is a struct of its
     branches (``member0``, ...). One topic at a time. A value that does not decode fails the
     read with a ``KafkaError`` naming its partition and offset (``on_decode_error="fail"``),
     is left out (``"skip"``) or keeps its row with null fields (``"null"``).
@@ -146,6 +148,7 @@ def read(
         properties=None if properties is None else dict(properties),
         value_format=value_format,
         schema_registry=schema_registry,
+        value_schema=value_schema,
         on_decode_error=on_decode_error,
     )
     return pa.RecordBatchReader.from_batches(reader.schema, reader)

@@ -44,7 +44,8 @@ What differs from Spark's source, on purpose:
 - ``valueFormat`` ``avro`` decodes the values (Confluent-framed Avro) through the Schema Registry
   named by ``schema.registry.url`` (credentials and TLS in Confluent's names:
   ``basic.auth.user.info``, ``bearer.auth.token``, ``schema.registry.ssl.*``) into one column per
-  field of the latest schema of ``<topic>-value``, after the Kafka columns (one topic). Types are
+  field of the latest schema of ``<topic>-value`` (``valueSchema``: ``version:N`` or ``id:N``
+  for another), after the Kafka columns (one topic). Types are
   Spark's ``from_avro``'s: enums as strings, fixed and uuid as binary, time-millis as int and
   time-micros as bigint, timestamps as timestamps, a union of several types as a struct of
   ``member0``, ``member1``, ...; ``onDecodeError`` ``fail`` (default), ``skip`` or ``null`` says
@@ -96,6 +97,7 @@ _KNOWN = {
     "maxlateness",
     "batchrows",
     "valueformat",
+    "valueschema",
     "ondecodeerror",
 }
 
@@ -165,6 +167,7 @@ class _Options:
     pattern: Any = None
     # valueFormat, the Schema Registry's settings (Confluent's names), onDecodeError.
     value_format: str = "bytes"
+    value_schema: str = "latest"
     registry: Dict[str, str] = None  # type: ignore[assignment]
     on_decode_error: str = "fail"
 
@@ -270,6 +273,7 @@ class _Options:
             max_lateness_ms=lateness,
             batch_rows=positive("batchrows") or 65_536,
             value_format=value_format,
+            value_schema=opts.get("valueschema", "latest"),
             registry=registry,
             on_decode_error=on_decode_error,
             pattern=pattern,
@@ -525,6 +529,7 @@ class KseekReader(DataSourceReader):
             properties=o.reader_properties(),
             bootstrap=o.bootstrap,
             value_format=o.value_format,
+            value_schema=o.value_schema,
             on_decode_error=o.on_decode_error,
         )
         for batch in reader:
@@ -559,7 +564,8 @@ def spark_schema(options: _Options):
 
     (topic, _), = options.topics
     schema = _kseek.value_schema(
-        topic, bootstrap=options.bootstrap, properties=options.reader_properties())
+        topic, value_schema=options.value_schema, bootstrap=options.bootstrap,
+        properties=options.reader_properties())
     fields = [
         pa.field(f.name, _spark_type(f.type))
         for f in schema

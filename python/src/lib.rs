@@ -19,7 +19,9 @@ use kseek::properties::Properties;
 use kseek::read::{ReadOptions, TimeFilter};
 use kseek::{Client, ClientConfig, End, IsolationLevel, Plan, ReadSpec, Start};
 use kseek_arrow::{ArrowStream, BatchLimits, Split};
-use kseek_registry::columns::{ColumnsError, OnDecodeError, ValueColumns, ValueDecoder};
+use kseek_registry::columns::{
+    ColumnsError, OnDecodeError, ReaderSchema, ValueColumns, ValueDecoder,
+};
 use kseek_registry::{Registry, RegistryConfig};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -222,24 +224,35 @@ fn columns_error(doing: &str, error: &ColumnsError) -> PyErr {
     }
 }
 
-/// The decoder of `topic`'s Avro values through the Schema Registry of `url` (else
-/// `schema.registry.url`) and the registry settings among `properties`.
+/// How `value_format="avro"` reads values: the registry's URL (else `schema.registry.url`),
+/// the reader schema (`latest`, `version:N`, `id:N`) and what a value that does not decode
+/// does (`fail`, `skip`, `null`).
+struct AvroValues<'a> {
+    url: Option<&'a str>,
+    schema: &'a str,
+    on_error: &'a str,
+}
+
+/// The decoder of `topic`'s Avro values as `how` says, with the registry settings among
+/// `properties`.
 fn value_decoder(
     py: Python<'_>,
     topic: &str,
-    url: Option<&str>,
+    how: &AvroValues<'_>,
     properties: &Properties,
     config: &ClientConfig,
-    on_error: &str,
 ) -> PyResult<ValueDecoder> {
-    let on_error = OnDecodeError::parse(on_error).map_err(ConfigError::new_err)?;
+    let on_error = OnDecodeError::parse(how.on_error).map_err(ConfigError::new_err)?;
+    let reader = ReaderSchema::parse(how.schema)
+        .map_err(|e| ConfigError::new_err(format!("value_schema {e}")))?;
+    let url = how.url;
     let settings = RegistryConfig::from_properties(properties, url, config)
         .map_err(|e| ConfigError::new_err(format!("Schema Registry settings: {e}")))?;
     let registry = Registry::new(&settings)
         .map_err(|e| ConfigError::new_err(one_line("Schema Registry settings", &e)))?;
     let topic = topic.to_owned();
     block_on(py, async move {
-        ValueDecoder::new(registry, &topic, on_error).await
+        ValueDecoder::with_schema(registry, &topic, reader, on_error).await
     })?
     .map(|d| {
         d.with_hint(
@@ -250,18 +263,25 @@ fn value_decoder(
 }
 
 /// The Arrow schema of `topic`'s records with `value_format="avro"`: the Kafka record's
-/// columns, then one per field of the latest schema of the subject `<topic>-value`.
+/// columns, then one per field of the reader schema (`value_schema`: `latest`, `version:N`
+/// or `id:N` of the subject `<topic>-value`).
 #[pyfunction]
-#[pyo3(signature = (topic, *, schema_registry=None, bootstrap=None, properties=None))]
+#[pyo3(signature = (topic, *, schema_registry=None, value_schema="latest", bootstrap=None, properties=None))]
 fn value_schema(
     py: Python<'_>,
     topic: &str,
     schema_registry: Option<&str>,
+    value_schema: &str,
     bootstrap: Option<&str>,
     properties: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<PyArrowType<Schema>> {
     let (config, props) = settings(bootstrap, properties)?;
-    let decoder = value_decoder(py, topic, schema_registry, &props, &config, "fail")?;
+    let how = AvroValues {
+        url: schema_registry,
+        schema: value_schema,
+        on_error: "fail",
+    };
+    let decoder = value_decoder(py, topic, &how, &props, &config)?;
     Ok(PyArrowType(decoder.schema().as_ref().clone()))
 }
 
@@ -799,12 +819,12 @@ impl Reader {
     ///
     /// `value_format="avro"` decodes the values (Confluent-framed Avro) through the Schema
     /// Registry at `schema_registry` (else the property `schema.registry.url`; credentials and
-    /// TLS from `properties` in Confluent's names) into one column per field of the latest
-    /// schema of `<topic>-value`, after the Kafka columns: every source must be of that one
-    /// topic. A value that does not decode fails the read (`on_decode_error="fail"`), is left
+    /// TLS from `properties` in Confluent's names) into one column per field of the reader
+    /// schema (`value_schema`: `latest`, `version:N` or `id:N` of `<topic>-value`), after the
+    /// Kafka columns: every source must be of that one topic. A value that does not decode fails the read (`on_decode_error="fail"`), is left
     /// out (`"skip"`) or keeps its row with null fields (`"null"`).
     #[new]
-    #[pyo3(signature = (sources, *, batch_rows=65_536, batch_bytes=16_777_216, bootstrap=None, properties=None, value_format="bytes", schema_registry=None, on_decode_error="fail"))]
+    #[pyo3(signature = (sources, *, batch_rows=65_536, batch_bytes=16_777_216, bootstrap=None, properties=None, value_format="bytes", schema_registry=None, value_schema="latest", on_decode_error="fail"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -815,6 +835,7 @@ impl Reader {
         properties: Option<&Bound<'_, PyDict>>,
         value_format: &str,
         schema_registry: Option<&str>,
+        value_schema: &str,
         on_decode_error: &str,
     ) -> PyResult<Reader> {
         if batch_rows == 0 || batch_bytes == 0 {
@@ -864,14 +885,14 @@ impl Reader {
         topics.dedup();
         let values = match (avro, topics.as_slice()) {
             (false, _) => None,
-            (true, [topic]) => Some(value_decoder(
-                py,
-                topic,
-                schema_registry,
-                &props,
-                &config,
-                on_decode_error,
-            )?),
+            (true, [topic]) => {
+                let how = AvroValues {
+                    url: schema_registry,
+                    schema: value_schema,
+                    on_error: on_decode_error,
+                };
+                Some(value_decoder(py, topic, &how, &props, &config)?)
+            }
             (true, _) => {
                 return Err(ConfigError::new_err(format!(
                     "value_format='avro' reads one topic at a time (its columns are the topic's value schema), not {}",

@@ -88,3 +88,24 @@ def test_polars_takes_the_typed_columns(bootstrap, registry_url, avro_topic):
                                          schema_registry=registry_url).read_all())
     assert frame.height == 41
     assert isinstance(frame.schema["choice"], polars.Struct)
+
+
+def test_reader_schema_by_version(bootstrap, registry_url, avro_topic):
+    """value_schema names the reader schema, as the command line's --value-schema: version 2 is
+    the latest; version 1 has "s" (no default), which version 2 removed, so version 2's values
+    do not decode in it."""
+    def read(**kw):
+        return kseek.read(avro_topic, bootstrap=bootstrap, value_format="avro",
+                          schema_registry=registry_url, **kw).read_all()
+
+    latest = read()
+    assert read(value_schema="version:2").to_pylist() == latest.to_pylist()
+    v1 = read(value_schema="version:1", on_decode_error="skip")
+    assert "s" in v1.schema.names and "extra" not in v1.schema.names
+    assert 0 < v1.num_rows < latest.num_rows
+    with pytest.raises(kseek.KafkaError, match="partition . offset"):
+        read(value_schema="version:1")
+    with pytest.raises(kseek.ConfigError, match="give latest, version:N or id:N"):
+        read(value_schema="v1")
+    with pytest.raises(kseek.ConfigError, match="version 9 of subject"):
+        read(value_schema="version:9")

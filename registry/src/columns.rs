@@ -1,5 +1,5 @@
-//! A topic's Avro values as columns after the Kafka record's: the fields of the latest schema
-//! of its `<topic>-value` subject, each a typed Arrow column appended to the record batches of
+//! A topic's Avro values as columns after the Kafka record's: the fields of a reader schema
+//! (the latest of its `<topic>-value` subject unless a [`ReaderSchema`] says otherwise), each a typed Arrow column appended to the record batches of
 //! [`kseek_arrow`] (whatever writer schemas the values were written in, resolved with
 //! [`AvroColumns`]).
 //!
@@ -46,6 +46,67 @@ impl OnDecodeError {
             _ => Err(format!(
                 "on_decode_error {text:?}: expected fail, skip or null"
             )),
+        }
+    }
+}
+
+/// The schema values are read in: every writer schema is resolved to it by Avro's rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ReaderSchema {
+    /// The latest version of the subject (the default).
+    #[default]
+    Latest,
+    /// This version of the subject.
+    Version(i32),
+    /// The schema with this id.
+    Id(u32),
+}
+
+impl ReaderSchema {
+    /// `latest`, `version:N` or `id:N`.
+    ///
+    /// # Errors
+    /// Any other text, with a message naming the three forms.
+    pub fn parse(text: &str) -> Result<ReaderSchema, String> {
+        let bad = || format!("{text:?}: give latest, version:N or id:N");
+        match text.trim().split_once(':') {
+            None if text.trim() == "latest" => Ok(ReaderSchema::Latest),
+            Some(("version", n)) => n
+                .trim()
+                .parse()
+                .map(ReaderSchema::Version)
+                .map_err(|_| bad()),
+            Some(("id", n)) => n.trim().parse().map(ReaderSchema::Id).map_err(|_| bad()),
+            _ => Err(bad()),
+        }
+    }
+
+    /// Fetches this schema of `subject` from `registry`; with how messages name it ("the
+    /// latest schema of subject \"t-value\"", "schema id 7").
+    pub async fn fetch(
+        &self,
+        registry: &Registry,
+        subject: &str,
+    ) -> (Result<ResolvedSchema, RegistryError>, String) {
+        match self {
+            ReaderSchema::Latest => (
+                registry.schema_by_version(subject, Version::Latest).await,
+                format!("the latest schema of subject {subject:?}"),
+            ),
+            ReaderSchema::Version(v) => (
+                registry
+                    .schema_by_version(subject, Version::Number(*v))
+                    .await,
+                format!("version {v} of subject {subject:?}"),
+            ),
+            ReaderSchema::Id(id) => (
+                registry
+                    .schema_by_id(*id)
+                    .await
+                    .map(|s| ResolvedSchema::clone(&s)),
+                format!("schema id {id}"),
+            ),
         }
     }
 }
@@ -121,36 +182,46 @@ impl ValueDecoder {
         topic: &str,
         on_error: OnDecodeError,
     ) -> Result<ValueDecoder, ColumnsError> {
-        let subject = format!("{topic}-value");
-        let reader = registry
-            .schema_by_version(&subject, Version::Latest)
-            .await
-            .map_err(|e| match e {
-                RegistryError::Status { status: 404, .. } => ColumnsError::Subject(format!(
-                    "subject {subject:?} is not in the Schema Registry: a table with format avro reads its values in that subject's latest schema"
-                )),
-                e => ColumnsError::Registry(e),
-            })?;
-        ValueDecoder::with_reader(registry, &subject, reader, on_error)
+        ValueDecoder::with_schema(registry, topic, ReaderSchema::Latest, on_error).await
     }
 
-    /// The decoder with `reader`, the latest schema of `subject`.
+    /// The decoder of `topic`'s values in the `reader` schema of the subject `<topic>-value`,
+    /// fetched from `registry` now.
+    ///
+    /// # Errors
+    /// As [`ValueDecoder::new`].
+    pub async fn with_schema(
+        registry: Registry,
+        topic: &str,
+        reader: ReaderSchema,
+        on_error: OnDecodeError,
+    ) -> Result<ValueDecoder, ColumnsError> {
+        let subject = format!("{topic}-value");
+        let (fetched, named) = reader.fetch(&registry, &subject).await;
+        let reader = fetched.map_err(|e| match e {
+            RegistryError::Status { status: 404, .. } => ColumnsError::Subject(format!(
+                "{named} is not in the Schema Registry: values read as avro are read in it"
+            )),
+            e => ColumnsError::Registry(e),
+        })?;
+        ValueDecoder::with_reader(registry, &named, reader, on_error)
+    }
+
+    /// The decoder with `reader`, which messages call `named`.
     fn with_reader(
         registry: Registry,
-        subject: &str,
+        named: &str,
         reader: ResolvedSchema,
         on_error: OnDecodeError,
     ) -> Result<ValueDecoder, ColumnsError> {
         if reader.schema.kind != SchemaKind::Avro {
             return Err(ColumnsError::Subject(format!(
-                "the latest schema of subject {subject:?} is {}, not Avro",
+                "{named} is {}, not Avro",
                 reader.schema.kind.name()
             )));
         }
         let columns = AvroColumns::new(&reader, "value").map_err(|e| {
-            ColumnsError::Subject(format!(
-                "the latest schema of subject {subject:?} can't be read into columns: {e}"
-            ))
+            ColumnsError::Subject(format!("{named} can't be read into columns: {e}"))
         })?;
         let DataType::Struct(fields) = columns.field().data_type() else {
             return Err(ColumnsError::Unexpected("values are not a struct".into()));
@@ -348,7 +419,13 @@ mod tests {
     /// The decoder of `ORDER` values; writer schema id 7 is `ORDER` too.
     fn decoder(on_error: OnDecodeError) -> ValueDecoder {
         let reader = ResolvedSchema::new(RegisteredSchema::avro(ORDER));
-        ValueDecoder::with_reader(registry(), "orders-value", reader, on_error).unwrap()
+        ValueDecoder::with_reader(
+            registry(),
+            r#"the latest schema of subject "orders-value""#,
+            reader,
+            on_error,
+        )
+        .unwrap()
     }
 
     fn start(decoder: &ValueDecoder) -> ValueColumns {
@@ -447,10 +524,25 @@ mod tests {
     }
 
     #[test]
+    fn reader_schemas_parse() {
+        assert_eq!(ReaderSchema::parse("latest"), Ok(ReaderSchema::Latest));
+        assert_eq!(
+            ReaderSchema::parse(" version:3 "),
+            Ok(ReaderSchema::Version(3))
+        );
+        assert_eq!(ReaderSchema::parse("id:42"), Ok(ReaderSchema::Id(42)));
+        for bad in ["", "v3", "version:", "id:-1", "version:x"] {
+            let e = ReaderSchema::parse(bad).unwrap_err();
+            assert!(e.ends_with("give latest, version:N or id:N"), "{e}");
+        }
+    }
+
+    #[test]
     fn a_subject_that_is_not_avro_is_a_setup_error() {
         let reader = ResolvedSchema::new(RegisteredSchema::protobuf("syntax = \"proto3\";"));
-        let e = ValueDecoder::with_reader(registry(), "orders-value", reader, OnDecodeError::Fail)
-            .unwrap_err();
+        let named = r#"the latest schema of subject "orders-value""#;
+        let e =
+            ValueDecoder::with_reader(registry(), named, reader, OnDecodeError::Fail).unwrap_err();
         assert!(matches!(e, ColumnsError::Subject(_)), "{e:?}");
         assert_eq!(
             e.to_string(),
