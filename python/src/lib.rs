@@ -245,8 +245,7 @@ fn value_decoder(
     let on_error = OnDecodeError::parse(how.on_error).map_err(ConfigError::new_err)?;
     let reader = ReaderSchema::parse(how.schema)
         .map_err(|e| ConfigError::new_err(format!("value_schema {e}")))?;
-    let url = how.url;
-    let settings = RegistryConfig::from_properties(properties, url, config)
+    let settings = RegistryConfig::from_properties(properties, how.url, config)
         .map_err(|e| ConfigError::new_err(format!("Schema Registry settings: {e}")))?;
     let registry = Registry::new(&settings)
         .map_err(|e| ConfigError::new_err(one_line("Schema Registry settings", &e)))?;
