@@ -10,7 +10,9 @@
 //!
 //! [`Client::retry`]: crate::Client
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 /// A retry schedule: waits doubling from `initial` up to `max`, tries until `deadline`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

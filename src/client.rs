@@ -19,10 +19,11 @@
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kseek_protocol::messages::metadata::{MetadataRequest, MetadataResponse};
 use kseek_protocol::{ApiKey, ErrorCode};
+use tokio::time::Instant;
 
 use crate::backoff::{Backoff, Failing};
 use crate::cluster::{cluster_from_response, partitions_of, ClusterMetadata, TopicMetadata};

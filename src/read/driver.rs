@@ -78,7 +78,7 @@ impl Driver {
         let request_timeout = client.config().connection.request_timeout;
         options.max_wait = options.max_wait.min(request_timeout / 2);
         let backoff = client.config().backoff();
-        let machine = ReadMachine::new(plan, &options, backoff, Instant::now().into_std());
+        let machine = ReadMachine::new(plan, &options, backoff, Instant::now());
         Driver {
             client,
             machine,
@@ -101,12 +101,12 @@ impl Driver {
                 return;
             }
             self.machine.handle_taken(self.budget.taken());
-            let now = Instant::now().into_std();
+            let now = Instant::now();
             while let Some(transmit) = self.machine.poll_transmit(now) {
                 self.start(transmit);
             }
             let waiting = self.machine.is_waiting_for_room();
-            let wake = self.machine.poll_timeout().map(Instant::from_std);
+            let wake = self.machine.poll_timeout();
             let idle = self.requests.is_empty() && self.answered.is_empty();
             if !waiting && wake.is_none() && idle {
                 // Nothing in flight and nothing to wait for, yet not finished: a bug in the
@@ -137,7 +137,7 @@ impl Driver {
                 }
             })
             .await;
-            let now = Instant::now().into_std();
+            let now = Instant::now();
             match woken {
                 Woken::Taken => {}
                 Woken::Timeout => self.machine.handle_timeout(now),

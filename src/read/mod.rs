@@ -140,6 +140,6 @@ impl Client {
 /// The start of a virtual clock for tests that drive the [`machine`] by hand: any instant
 /// works, since the machine only ever compares the times it is given.
 #[cfg(test)]
-pub(crate) fn virtual_epoch() -> std::time::Instant {
-    std::time::Instant::now()
+pub(crate) fn virtual_epoch() -> tokio::time::Instant {
+    tokio::time::Instant::now()
 }

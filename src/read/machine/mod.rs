@@ -42,13 +42,14 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kseek_protocol::messages::fetch::{
     FetchPartition, FetchRequest, FetchResponse, FetchTopic, ForgottenTopic, PartitionData,
 };
 use kseek_protocol::records::{AbortedTransaction, PartitionReader};
 use kseek_protocol::{ApiKey, ErrorCode, Uuid};
+use tokio::time::Instant;
 
 use crate::backoff::{Backoff, Failing};
 use crate::cluster::TopicMetadata;
