@@ -48,6 +48,8 @@ use crate::task::BoxFuture;
 
 #[cfg(feature = "sasl")]
 mod authenticate;
+#[cfg(test)]
+pub(crate) mod sim_net;
 
 /// Settings of a connection. `ConnectionConfig::default()` and the builder-style setters make
 /// one (new fields may be added, so it can't be built as a struct literal):
@@ -911,6 +913,9 @@ enum Transport {
     Tcp(TcpStream),
     #[cfg(feature = "tls")]
     Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+    /// An in-memory connection to a simulated broker (tests only: [`sim_net`]).
+    #[cfg(test)]
+    Sim(tokio::io::DuplexStream),
 }
 
 impl Transport {
@@ -930,6 +935,8 @@ impl tokio::io::AsyncRead for Transport {
             Transport::Tcp(s) => Pin::new(s).poll_read(cx, buf),
             #[cfg(feature = "tls")]
             Transport::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+            #[cfg(test)]
+            Transport::Sim(s) => Pin::new(s).poll_read(cx, buf),
         }
     }
 }
@@ -944,6 +951,8 @@ impl tokio::io::AsyncWrite for Transport {
             Transport::Tcp(s) => Pin::new(s).poll_write(cx, buf),
             #[cfg(feature = "tls")]
             Transport::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+            #[cfg(test)]
+            Transport::Sim(s) => Pin::new(s).poll_write(cx, buf),
         }
     }
 
@@ -952,6 +961,8 @@ impl tokio::io::AsyncWrite for Transport {
             Transport::Tcp(s) => Pin::new(s).poll_flush(cx),
             #[cfg(feature = "tls")]
             Transport::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+            #[cfg(test)]
+            Transport::Sim(s) => Pin::new(s).poll_flush(cx),
         }
     }
 
@@ -960,6 +971,8 @@ impl tokio::io::AsyncWrite for Transport {
             Transport::Tcp(s) => Pin::new(s).poll_shutdown(cx),
             #[cfg(feature = "tls")]
             Transport::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+            #[cfg(test)]
+            Transport::Sim(s) => Pin::new(s).poll_shutdown(cx),
         }
     }
 }
@@ -967,6 +980,16 @@ impl tokio::io::AsyncWrite for Transport {
 /// Opens the TCP connection and, when the security settings ask for it, runs the TLS
 /// handshake over it.
 async fn connect_transport(broker: &str, config: &ConnectionConfig) -> Result<Transport> {
+    #[cfg(test)]
+    if let Some(stream) = sim_net::connect(broker) {
+        return stream.map(Transport::Sim).map_err(|source| {
+            ErrorKind::Io {
+                broker: broker.to_owned(),
+                source,
+            }
+            .into()
+        });
+    }
     let tcp = TcpStream::connect(broker)
         .await
         .map_err(|source| ErrorKind::Io {

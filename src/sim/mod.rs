@@ -32,6 +32,10 @@
 //! `bounded_reads_hand_out_their_plan_exactly_under_faults` runs 10,000 schedules
 //! (`PROPTEST_CASES` sets another number) and prints its figures:
 //! `cargo test --lib sim -- --nocapture`.
+//!
+//! [`wire`] goes one level down: the real [`Client`](crate::Client) over in-memory connections
+//! to simulated brokers that speak Kafka's wire protocol, with seeded fault schedules for
+//! resolution and commits.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -76,3 +80,4 @@ mod schedule;
 mod stats;
 #[cfg(test)]
 mod tests;
+mod wire;

@@ -1,0 +1,267 @@
+//! Seeded fault schedules through the whole client over simulated brokers.
+//!
+//! Each scenario builds a cluster and a fault schedule from a seed, runs the real [`Client`]
+//! against it on tokio's paused clock, and checks the exact result against the cluster state.
+//! `KSEEK_SIM_SCHEDULES` sets the seeds per scenario (default [`DEFAULT_SCHEDULES`]);
+//! `KSEEK_SIM_SEED` runs one seed alone, as the line printed for a failing seed says.
+
+use std::future::Future;
+use std::time::Duration;
+
+use kseek_protocol::ErrorCode;
+
+use super::*;
+use crate::client::{Client, ClientConfig};
+use crate::plan::{End, ReadSpec, Start};
+
+/// Seeds per scenario when `KSEEK_SIM_SCHEDULES` is not set.
+const DEFAULT_SCHEDULES: u64 = 5_000;
+/// The first timestamp of the simulated logs.
+const BASE_TIMESTAMP: i64 = 1_767_261_600_000;
+/// No scenario may take longer than this on the paused clock: past it, it hangs.
+const HANG: Duration = Duration::from_secs(600);
+
+/// Runs `scenario` for every seed (or the one in `KSEEK_SIM_SEED`), each on a fresh
+/// current-thread runtime with a paused clock; panics naming the first failing seed with
+/// the command that runs it alone.
+fn run_seeds<F, Fut>(name: &str, scenario: F)
+where
+    F: Fn(u64) -> Fut,
+    Fut: Future<Output = std::result::Result<u64, String>>,
+{
+    let env = |key: &str| std::env::var(key).ok().and_then(|v| v.parse::<u64>().ok());
+    let seeds: Vec<u64> = match env("KSEEK_SIM_SEED") {
+        Some(seed) => vec![seed],
+        None => (0..env("KSEEK_SIM_SCHEDULES").unwrap_or(DEFAULT_SCHEDULES)).collect(),
+    };
+    let started = std::time::Instant::now();
+    let mut faults_hit = 0;
+    for &seed in &seeds {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            runtime.block_on(async {
+                match tokio::time::timeout(HANG, scenario(seed)).await {
+                    Ok(result) => result,
+                    Err(_) => Err(format!("still running after {HANG:?} of paused clock")),
+                }
+            })
+        }))
+        .unwrap_or_else(|_| Err("panicked".to_owned()));
+        match outcome {
+            Ok(hit) => faults_hit += hit,
+            Err(why) => panic!(
+                "seed {seed} failed: {why}\nreproduce: KSEEK_SIM_SEED={seed} cargo test -p kseek --lib sim::wire::tests::{name}"
+            ),
+        }
+    }
+    eprintln!(
+        "{name}: {} seeded schedules, {faults_hit} faults hit, in {:?}",
+        seeds.len(),
+        started.elapsed()
+    );
+}
+
+/// A cluster of three brokers and one to four partitions with random leaders, log starts and
+/// non-decreasing timestamps.
+fn random_cluster(rng: &mut Rng) -> WireCluster {
+    let nodes = vec![1, 2, 3];
+    let partitions = (0..1 + rng.below(4))
+        .map(|p| {
+            let leader = *rng.pick(&nodes);
+            let mut ts = BASE_TIMESTAMP + rng.below(3) as i64 * 1000;
+            let timestamps = (0..rng.below(20))
+                .map(|_| {
+                    ts += rng.below(3) as i64 * 1000;
+                    ts
+                })
+                .collect();
+            Partition {
+                leader,
+                leader_epoch: 5 + p as i32,
+                previous_leader: leader,
+                log_start: rng.below(50) as i64,
+                timestamps,
+            }
+        })
+        .collect();
+    let coordinator = *rng.pick(&nodes);
+    WireCluster {
+        nodes,
+        partitions,
+        coordinator,
+        ..Default::default()
+    }
+}
+
+/// Up to four faults drawn from `kinds`, at request indexes after the bootstrap (its
+/// ApiVersions and Metadata) and within the first 20 requests.
+fn random_faults(rng: &mut Rng, kinds: &[Fault]) -> HashMap<u64, Fault> {
+    (0..rng.below(5))
+        .map(|_| (2 + rng.below(18), *rng.pick(kinds)))
+        .collect()
+}
+
+/// A client of `net` with short retry waits.
+async fn client(net: &SimNet) -> std::result::Result<Client, String> {
+    let config = ClientConfig::new(net.bootstrap())
+        .request_timeout(Duration::from_secs(5))
+        .retry_backoff(Duration::from_millis(50))
+        .retry_deadline(Duration::from_secs(60));
+    Client::with_config(config)
+        .await
+        .map_err(|e| format!("bootstrap: {e}"))
+}
+
+/// A timestamp around the logs' range: before, inside or after it.
+fn random_time(rng: &mut Rng) -> i64 {
+    BASE_TIMESTAMP - 2000 + rng.below(45) as i64 * 1000
+}
+
+/// Resolution of a read by start and end time while partition leaders move (the old leader
+/// answers NOT_LEADER_OR_FOLLOWER, a stale epoch FENCED_LEADER_EPOCH), metadata goes stale,
+/// ListOffsets answers errors and connections close: the plan must equal the one computed from
+/// the cluster state (first offset at or after each time, the high watermark on a miss; the
+/// log start and high watermark), with a leader epoch the partition had (a leader may move
+/// after its partition's lookups are done).
+#[test]
+fn resolve_while_leaders_move() {
+    run_seeds("resolve_while_leaders_move", |seed| async move {
+        let mut rng = Rng::new(seed);
+        let mut cluster = random_cluster(&mut rng);
+        let partition_count = cluster.partitions.len() as u64;
+        let mut kinds = vec![
+            Fault::Error(ErrorCode::NOT_LEADER_OR_FOLLOWER),
+            Fault::Error(ErrorCode::LEADER_NOT_AVAILABLE),
+            Fault::StaleMetadata,
+            Fault::CloseBefore,
+            Fault::CloseAfter,
+        ];
+        kinds.extend((0..partition_count).map(|p| Fault::MoveLeader(p as i32)));
+        cluster.faults = random_faults(&mut rng, &kinds);
+        let net = SimNet::start(cluster);
+        let (t1, t2) = {
+            let (a, b) = (random_time(&mut rng), random_time(&mut rng));
+            (a.min(b), a.max(b))
+        };
+        let client = client(&net).await?;
+        let spec = ReadSpec::new([WIRE_TOPIC], Start::Timestamp(t1), End::Timestamp(t2));
+        let plan = client
+            .resolve(&spec)
+            .await
+            .map_err(|e| format!("resolve from {t1} to {t2}: {e}"))?;
+        let cluster = net.lock();
+        let got: Vec<_> = plan
+            .partitions
+            .iter()
+            .map(|p| {
+                let epoch_seen =
+                    p.leader_epoch <= cluster.partitions[p.partition as usize].leader_epoch;
+                let offsets = (p.start, p.end, p.log_start_offset, p.last_fetchable_offset);
+                (p.partition, offsets, epoch_seen)
+            })
+            .collect();
+        let want: Vec<_> = cluster
+            .partitions
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let at = |t| p.offset_for_time(t).map_or(p.high_watermark(), |(o, _)| o);
+                let hwm = p.high_watermark();
+                (i as i32, (at(t1), Some(at(t2)), p.log_start, hwm), true)
+            })
+            .collect();
+        if got != want {
+            return Err(format!(
+                "from {t1} to {t2}: plan {got:?}, want {want:?} ({} faults hit)",
+                cluster.faults_hit
+            ));
+        }
+        Ok(cluster.faults_hit)
+    });
+}
+
+/// Commits (one or two in a row, the second overwriting some partitions of the first) while
+/// the coordinator moves (NOT_COORDINATOR from the old one), answers NOT_COORDINATOR,
+/// COORDINATOR_LOAD_IN_PROGRESS or COORDINATOR_NOT_AVAILABLE, and connections close before or
+/// after the commit is applied: afterwards both the cluster and `Client::committed` hold
+/// exactly the last offset, epoch and metadata committed per partition, and nothing for the
+/// others.
+#[cfg(feature = "group")]
+#[test]
+fn commit_while_the_coordinator_moves() {
+    use crate::group::CommitOffset;
+
+    run_seeds("commit_while_the_coordinator_moves", |seed| async move {
+        let mut rng = Rng::new(seed);
+        let mut cluster = random_cluster(&mut rng);
+        let partition_count = cluster.partitions.len() as i32;
+        cluster.faults = random_faults(
+            &mut rng,
+            &[
+                Fault::MoveCoordinator,
+                Fault::Error(ErrorCode::NOT_COORDINATOR),
+                Fault::Error(ErrorCode::COORDINATOR_LOAD_IN_PROGRESS),
+                Fault::Error(ErrorCode::COORDINATOR_NOT_AVAILABLE),
+                Fault::StaleMetadata,
+                Fault::CloseBefore,
+                Fault::CloseAfter,
+            ],
+        );
+        let net = SimNet::start(cluster);
+        let client = client(&net).await?;
+        let group = format!("g{seed}");
+        let mut want: BTreeMap<i32, Committed> = BTreeMap::new();
+        for round in 0..1 + rng.below(2) {
+            let mut offsets = Vec::new();
+            for partition in 0..partition_count {
+                if rng.below(3) != 0 {
+                    offsets.push(CommitOffset {
+                        topic: WIRE_TOPIC.to_owned(),
+                        partition,
+                        offset: rng.below(1000) as i64,
+                        leader_epoch: rng.below(10) as i32,
+                        metadata: Some(format!("round {round}")),
+                    });
+                }
+            }
+            client
+                .commit(&group, &offsets)
+                .await
+                .map_err(|e| format!("commit round {round}: {e}"))?;
+            for o in offsets {
+                want.insert(o.partition, (o.offset, o.leader_epoch, o.metadata));
+            }
+        }
+        let committed = client
+            .committed(&group, &[WIRE_TOPIC])
+            .await
+            .map_err(|e| format!("committed: {e}"))?;
+        let got: Vec<_> = committed
+            .iter()
+            .map(|c| {
+                let row = c.offset.map(|o| (o, c.leader_epoch, c.metadata.clone()));
+                (c.partition, row)
+            })
+            .collect();
+        let expected: Vec<_> = (0..partition_count)
+            .map(|p| (p, want.get(&p).cloned()))
+            .collect();
+        let cluster = net.lock();
+        let stored: BTreeMap<i32, Committed> = cluster
+            .committed
+            .iter()
+            .map(|((_, p), c)| (*p, c.clone()))
+            .collect();
+        if got != expected || stored != want {
+            return Err(format!(
+                "committed {got:?}, stored {stored:?}, want {expected:?} ({} faults hit)",
+                cluster.faults_hit
+            ));
+        }
+        Ok(cluster.faults_hit)
+    });
+}
