@@ -5,6 +5,10 @@
 //! version in the header) and answered at the same version. The brokers advertise every
 //! version kseek supports, except FindCoordinator up to v3, OffsetFetch up to v7 and
 //! OffsetCommit up to v8 (the single-group, by-name layouts, which kseek also speaks).
+//!
+//! When the cluster has PLAIN credentials ([`WireCluster::sasl`]), a connection must pass
+//! SaslHandshake and SaslAuthenticate before anything but ApiVersions, as on a broker's
+//! SASL_PLAINTEXT listener; any other request before that closes the connection.
 
 use std::sync::{Arc, Mutex};
 
@@ -25,14 +29,19 @@ use kseek_protocol::messages::offset_commit::{
 use kseek_protocol::messages::offset_fetch::{
     OffsetFetchRequest, OffsetFetchResponse, OffsetFetchResponsePartition, OffsetFetchResponseTopic,
 };
+use kseek_protocol::messages::sasl_authenticate::{
+    SaslAuthenticateRequest, SaslAuthenticateResponse,
+};
+use kseek_protocol::messages::sasl_handshake::{SaslHandshakeRequest, SaslHandshakeResponse};
 use kseek_protocol::negotiate::SUPPORTED_APIS;
 use kseek_protocol::{decode_exact, ApiKey, ErrorCode, Message, Request, RequestHeader};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 
-use super::{Fault, WireCluster, WIRE_TOPIC};
+use super::{Fault, SaslFault, WireCluster, WIRE_TOPIC};
 
 /// Serves one connection to broker `node` until the client closes it or a fault does.
 pub(super) async fn serve(state: Arc<Mutex<WireCluster>>, node: i32, mut sock: DuplexStream) {
+    let mut authenticated = false;
     loop {
         let mut len = [0u8; 4];
         if sock.read_exact(&mut len).await.is_err() {
@@ -44,7 +53,7 @@ pub(super) async fn serve(state: Arc<Mutex<WireCluster>>, node: i32, mut sock: D
         }
         let answer = {
             let mut cluster = state.lock().unwrap();
-            handle(&mut cluster, node, Bytes::from(frame))
+            handle(&mut cluster, node, &mut authenticated, Bytes::from(frame))
         };
         let Some(answer) = answer else {
             return; // dropping `sock` closes the connection
@@ -58,14 +67,57 @@ pub(super) async fn serve(state: Arc<Mutex<WireCluster>>, node: i32, mut sock: D
 }
 
 /// The answer to one request frame (without its size), or `None` to close the connection.
-fn handle(cluster: &mut WireCluster, node: i32, frame: Bytes) -> Option<Bytes> {
+/// `authenticated` says whether this connection passed SASL.
+fn handle(
+    cluster: &mut WireCluster,
+    node: i32,
+    authenticated: &mut bool,
+    frame: Bytes,
+) -> Option<Bytes> {
     let api_key = ApiKey(i16::from_be_bytes([frame[0], frame[1]]));
     let fault = cluster.take_fault();
     if fault == Some(Fault::CloseBefore) {
         return None;
     }
+    let sasl_api = api_key == ApiKey::SASL_HANDSHAKE || api_key == ApiKey::SASL_AUTHENTICATE;
+    if cluster.sasl.is_some() && !*authenticated && !sasl_api && api_key != ApiKey::API_VERSIONS {
+        return None;
+    }
+    if let Some((bad, how)) = cluster.bad_sasl {
+        // Either way the handshake was answered; SaslAuthenticate never is.
+        if bad == node && api_key == ApiKey::SASL_AUTHENTICATE {
+            if how == SaslFault::MidAuthenticate {
+                // Half an answer: the size prefix promises more than ever comes.
+                return Some(Bytes::from_static(&[0, 0]));
+            }
+            return None;
+        }
+    }
     let answer = match api_key {
         ApiKey::API_VERSIONS => answer::<ApiVersionsRequest>(frame, |_, _| api_versions()),
+        ApiKey::SASL_HANDSHAKE => {
+            answer::<SaslHandshakeRequest>(frame, |r, _| SaslHandshakeResponse {
+                error_code: if r.mechanism == "PLAIN" {
+                    ErrorCode::NONE.0
+                } else {
+                    ErrorCode::UNSUPPORTED_SASL_MECHANISM.0
+                },
+                mechanisms: vec!["PLAIN".to_owned()],
+            })
+        }
+        ApiKey::SASL_AUTHENTICATE => answer::<SaslAuthenticateRequest>(frame, |r, _| {
+            let (user, password) = cluster.sasl.clone().unwrap_or_default();
+            let expected = format!("\0{user}\0{password}");
+            *authenticated = r.auth_bytes == expected.as_bytes();
+            SaslAuthenticateResponse {
+                error_code: if *authenticated {
+                    ErrorCode::NONE.0
+                } else {
+                    ErrorCode::SASL_AUTHENTICATION_FAILED.0
+                },
+                ..Default::default()
+            }
+        }),
         ApiKey::METADATA => answer::<MetadataRequest>(frame, |r, _| {
             metadata(cluster, r, fault == Some(Fault::StaleMetadata))
         }),

@@ -13,7 +13,8 @@
 //! receives (counted over every broker) may move a partition's leader or the coordinator
 //! before it is answered (so the old one answers NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH
 //! or NOT_COORDINATOR as a real broker would), be answered with an error code, get stale
-//! metadata, or lose its connection before or after the broker acts on it.
+//! metadata, or lose its connection before or after the broker acts on it. With SASL
+//! (PLAIN) required, a broker may also break off every SASL exchange ([`SaslFault`]).
 //!
 //! A seed (u64) makes a schedule of such faults with [`Rng`] (splitmix64). The tests
 //! ([`tests`]) run many seeds per scenario on tokio's paused clock (timeouts and backoffs
@@ -89,6 +90,16 @@ pub(crate) enum Fault {
     CloseAfter,
 }
 
+/// How a broker breaks off every SASL exchange.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(feature = "sasl"), allow(dead_code))]
+pub(crate) enum SaslFault {
+    /// It answers SaslHandshake, then closes the connection on SaslAuthenticate.
+    AfterHandshake,
+    /// It starts its SaslAuthenticate answer and never finishes it.
+    MidAuthenticate,
+}
+
 /// One partition of the simulated topic.
 #[derive(Debug, Clone)]
 pub(crate) struct Partition {
@@ -130,6 +141,10 @@ pub(crate) struct WireCluster {
     pub(crate) requests: u64,
     /// Faults that took effect.
     pub(crate) faults_hit: u64,
+    /// PLAIN user name and password every connection must authenticate with, if any.
+    pub(crate) sasl: Option<(String, String)>,
+    /// A broker that always breaks off SASL, and how.
+    pub(crate) bad_sasl: Option<(i32, SaslFault)>,
     /// A test-only break (to check that the tests can fail): the offset every
     /// ListOffsets-by-time answer is off by.
     pub(crate) skew: i64,

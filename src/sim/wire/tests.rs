@@ -2,7 +2,8 @@
 //!
 //! Each scenario builds a cluster and a fault schedule from a seed, runs the real [`Client`]
 //! against it on tokio's paused clock, and checks the exact result against the cluster state.
-//! `KSEEK_SIM_SCHEDULES` sets the seeds per scenario (default [`DEFAULT_SCHEDULES`]);
+//! `KSEEK_SIM_SCHEDULES` sets the seeds per scenario (default [`DEFAULT_SCHEDULES`], and
+//! `SASL_SCHEDULES` for the SASL scenario, which needs the `sasl` feature);
 //! `KSEEK_SIM_SEED` runs one seed alone, as the line printed for a failing seed says.
 
 use std::future::Future;
@@ -16,6 +17,9 @@ use crate::plan::{End, ReadSpec, Start};
 
 /// Seeds per scenario when `KSEEK_SIM_SCHEDULES` is not set.
 const DEFAULT_SCHEDULES: u64 = 5_000;
+/// Seeds of the SASL scenario (slower: a broken broker makes it retry to the deadline).
+#[cfg(feature = "sasl")]
+const SASL_SCHEDULES: u64 = 2_000;
 /// The first timestamp of the simulated logs.
 const BASE_TIMESTAMP: i64 = 1_767_261_600_000;
 /// No scenario may take longer than this on the paused clock: past it, it hangs.
@@ -24,7 +28,7 @@ const HANG: Duration = Duration::from_secs(600);
 /// Runs `scenario` for every seed (or the one in `KSEEK_SIM_SEED`), each on a fresh
 /// current-thread runtime with a paused clock; panics naming the first failing seed with
 /// the command that runs it alone.
-fn run_seeds<F, Fut>(name: &str, scenario: F)
+fn run_seeds<F, Fut>(name: &str, default_schedules: u64, scenario: F)
 where
     F: Fn(u64) -> Fut,
     Fut: Future<Output = std::result::Result<u64, String>>,
@@ -32,7 +36,13 @@ where
     let env = |key: &str| std::env::var(key).ok().and_then(|v| v.parse::<u64>().ok());
     let seeds: Vec<u64> = match env("KSEEK_SIM_SEED") {
         Some(seed) => vec![seed],
-        None => (0..env("KSEEK_SIM_SCHEDULES").unwrap_or(DEFAULT_SCHEDULES)).collect(),
+        None => (0..env("KSEEK_SIM_SCHEDULES").unwrap_or(default_schedules)).collect(),
+    };
+    // The SASL scenario exists only with the `sasl` feature (not a default one).
+    let features = if name.starts_with("sasl") {
+        " --features sasl"
+    } else {
+        ""
     };
     let started = std::time::Instant::now();
     let mut faults_hit = 0;
@@ -54,7 +64,7 @@ where
         match outcome {
             Ok(hit) => faults_hit += hit,
             Err(why) => panic!(
-                "seed {seed} failed: {why}\nreproduce: KSEEK_SIM_SEED={seed} cargo test -p kseek --lib sim::wire::tests::{name}"
+                "seed {seed} failed: {why}\nreproduce: KSEEK_SIM_SEED={seed} cargo test -p kseek --lib{features} sim::wire::tests::{name}"
             ),
         }
     }
@@ -129,59 +139,63 @@ fn random_time(rng: &mut Rng) -> i64 {
 /// after its partition's lookups are done).
 #[test]
 fn resolve_while_leaders_move() {
-    run_seeds("resolve_while_leaders_move", |seed| async move {
-        let mut rng = Rng::new(seed);
-        let mut cluster = random_cluster(&mut rng);
-        let partition_count = cluster.partitions.len() as u64;
-        let mut kinds = vec![
-            Fault::Error(ErrorCode::NOT_LEADER_OR_FOLLOWER),
-            Fault::Error(ErrorCode::LEADER_NOT_AVAILABLE),
-            Fault::StaleMetadata,
-            Fault::CloseBefore,
-            Fault::CloseAfter,
-        ];
-        kinds.extend((0..partition_count).map(|p| Fault::MoveLeader(p as i32)));
-        cluster.faults = random_faults(&mut rng, &kinds);
-        let net = SimNet::start(cluster);
-        let (t1, t2) = {
-            let (a, b) = (random_time(&mut rng), random_time(&mut rng));
-            (a.min(b), a.max(b))
-        };
-        let client = client(&net).await?;
-        let spec = ReadSpec::new([WIRE_TOPIC], Start::Timestamp(t1), End::Timestamp(t2));
-        let plan = client
-            .resolve(&spec)
-            .await
-            .map_err(|e| format!("resolve from {t1} to {t2}: {e}"))?;
-        let cluster = net.lock();
-        let got: Vec<_> = plan
-            .partitions
-            .iter()
-            .map(|p| {
-                let epoch_seen =
-                    p.leader_epoch <= cluster.partitions[p.partition as usize].leader_epoch;
-                let offsets = (p.start, p.end, p.log_start_offset, p.last_fetchable_offset);
-                (p.partition, offsets, epoch_seen)
-            })
-            .collect();
-        let want: Vec<_> = cluster
-            .partitions
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                let at = |t| p.offset_for_time(t).map_or(p.high_watermark(), |(o, _)| o);
-                let hwm = p.high_watermark();
-                (i as i32, (at(t1), Some(at(t2)), p.log_start, hwm), true)
-            })
-            .collect();
-        if got != want {
-            return Err(format!(
-                "from {t1} to {t2}: plan {got:?}, want {want:?} ({} faults hit)",
-                cluster.faults_hit
-            ));
-        }
-        Ok(cluster.faults_hit)
-    });
+    run_seeds(
+        "resolve_while_leaders_move",
+        DEFAULT_SCHEDULES,
+        |seed| async move {
+            let mut rng = Rng::new(seed);
+            let mut cluster = random_cluster(&mut rng);
+            let partition_count = cluster.partitions.len() as u64;
+            let mut kinds = vec![
+                Fault::Error(ErrorCode::NOT_LEADER_OR_FOLLOWER),
+                Fault::Error(ErrorCode::LEADER_NOT_AVAILABLE),
+                Fault::StaleMetadata,
+                Fault::CloseBefore,
+                Fault::CloseAfter,
+            ];
+            kinds.extend((0..partition_count).map(|p| Fault::MoveLeader(p as i32)));
+            cluster.faults = random_faults(&mut rng, &kinds);
+            let net = SimNet::start(cluster);
+            let (t1, t2) = {
+                let (a, b) = (random_time(&mut rng), random_time(&mut rng));
+                (a.min(b), a.max(b))
+            };
+            let client = client(&net).await?;
+            let spec = ReadSpec::new([WIRE_TOPIC], Start::Timestamp(t1), End::Timestamp(t2));
+            let plan = client
+                .resolve(&spec)
+                .await
+                .map_err(|e| format!("resolve from {t1} to {t2}: {e}"))?;
+            let cluster = net.lock();
+            let got: Vec<_> = plan
+                .partitions
+                .iter()
+                .map(|p| {
+                    let epoch_seen =
+                        p.leader_epoch <= cluster.partitions[p.partition as usize].leader_epoch;
+                    let offsets = (p.start, p.end, p.log_start_offset, p.last_fetchable_offset);
+                    (p.partition, offsets, epoch_seen)
+                })
+                .collect();
+            let want: Vec<_> = cluster
+                .partitions
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let at = |t| p.offset_for_time(t).map_or(p.high_watermark(), |(o, _)| o);
+                    let hwm = p.high_watermark();
+                    (i as i32, (at(t1), Some(at(t2)), p.log_start, hwm), true)
+                })
+                .collect();
+            if got != want {
+                return Err(format!(
+                    "from {t1} to {t2}: plan {got:?}, want {want:?} ({} faults hit)",
+                    cluster.faults_hit
+                ));
+            }
+            Ok(cluster.faults_hit)
+        },
+    );
 }
 
 /// Commits (one or two in a row, the second overwriting some partitions of the first) while
@@ -195,73 +209,184 @@ fn resolve_while_leaders_move() {
 fn commit_while_the_coordinator_moves() {
     use crate::group::CommitOffset;
 
-    run_seeds("commit_while_the_coordinator_moves", |seed| async move {
-        let mut rng = Rng::new(seed);
-        let mut cluster = random_cluster(&mut rng);
-        let partition_count = cluster.partitions.len() as i32;
-        cluster.faults = random_faults(
-            &mut rng,
-            &[
-                Fault::MoveCoordinator,
-                Fault::Error(ErrorCode::NOT_COORDINATOR),
-                Fault::Error(ErrorCode::COORDINATOR_LOAD_IN_PROGRESS),
-                Fault::Error(ErrorCode::COORDINATOR_NOT_AVAILABLE),
-                Fault::StaleMetadata,
-                Fault::CloseBefore,
-                Fault::CloseAfter,
-            ],
-        );
-        let net = SimNet::start(cluster);
-        let client = client(&net).await?;
-        let group = format!("g{seed}");
-        let mut want: BTreeMap<i32, Committed> = BTreeMap::new();
-        for round in 0..1 + rng.below(2) {
-            let mut offsets = Vec::new();
-            for partition in 0..partition_count {
-                if rng.below(3) != 0 {
-                    offsets.push(CommitOffset {
-                        topic: WIRE_TOPIC.to_owned(),
-                        partition,
-                        offset: rng.below(1000) as i64,
-                        leader_epoch: rng.below(10) as i32,
-                        metadata: Some(format!("round {round}")),
-                    });
+    run_seeds(
+        "commit_while_the_coordinator_moves",
+        DEFAULT_SCHEDULES,
+        |seed| async move {
+            let mut rng = Rng::new(seed);
+            let mut cluster = random_cluster(&mut rng);
+            let partition_count = cluster.partitions.len() as i32;
+            cluster.faults = random_faults(
+                &mut rng,
+                &[
+                    Fault::MoveCoordinator,
+                    Fault::Error(ErrorCode::NOT_COORDINATOR),
+                    Fault::Error(ErrorCode::COORDINATOR_LOAD_IN_PROGRESS),
+                    Fault::Error(ErrorCode::COORDINATOR_NOT_AVAILABLE),
+                    Fault::StaleMetadata,
+                    Fault::CloseBefore,
+                    Fault::CloseAfter,
+                ],
+            );
+            let net = SimNet::start(cluster);
+            let client = client(&net).await?;
+            let group = format!("g{seed}");
+            let mut want: BTreeMap<i32, Committed> = BTreeMap::new();
+            for round in 0..1 + rng.below(2) {
+                let mut offsets = Vec::new();
+                for partition in 0..partition_count {
+                    if rng.below(3) != 0 {
+                        offsets.push(CommitOffset {
+                            topic: WIRE_TOPIC.to_owned(),
+                            partition,
+                            offset: rng.below(1000) as i64,
+                            leader_epoch: rng.below(10) as i32,
+                            metadata: Some(format!("round {round}")),
+                        });
+                    }
+                }
+                client
+                    .commit(&group, &offsets)
+                    .await
+                    .map_err(|e| format!("commit round {round}: {e}"))?;
+                for o in offsets {
+                    want.insert(o.partition, (o.offset, o.leader_epoch, o.metadata));
                 }
             }
-            client
-                .commit(&group, &offsets)
+            let committed = client
+                .committed(&group, &[WIRE_TOPIC])
                 .await
-                .map_err(|e| format!("commit round {round}: {e}"))?;
-            for o in offsets {
-                want.insert(o.partition, (o.offset, o.leader_epoch, o.metadata));
+                .map_err(|e| format!("committed: {e}"))?;
+            let got: Vec<_> = committed
+                .iter()
+                .map(|c| {
+                    let row = c.offset.map(|o| (o, c.leader_epoch, c.metadata.clone()));
+                    (c.partition, row)
+                })
+                .collect();
+            let expected: Vec<_> = (0..partition_count)
+                .map(|p| (p, want.get(&p).cloned()))
+                .collect();
+            let cluster = net.lock();
+            let stored: BTreeMap<i32, Committed> = cluster
+                .committed
+                .iter()
+                .map(|((_, p), c)| (*p, c.clone()))
+                .collect();
+            if got != expected || stored != want {
+                return Err(format!(
+                    "committed {got:?}, stored {stored:?}, want {expected:?} ({} faults hit)",
+                    cluster.faults_hit
+                ));
             }
-        }
-        let committed = client
-            .committed(&group, &[WIRE_TOPIC])
-            .await
-            .map_err(|e| format!("committed: {e}"))?;
-        let got: Vec<_> = committed
-            .iter()
-            .map(|c| {
-                let row = c.offset.map(|o| (o, c.leader_epoch, c.metadata.clone()));
-                (c.partition, row)
-            })
-            .collect();
-        let expected: Vec<_> = (0..partition_count)
-            .map(|p| (p, want.get(&p).cloned()))
-            .collect();
-        let cluster = net.lock();
-        let stored: BTreeMap<i32, Committed> = cluster
-            .committed
-            .iter()
-            .map(|((_, p), c)| (*p, c.clone()))
-            .collect();
-        if got != expected || stored != want {
-            return Err(format!(
-                "committed {got:?}, stored {stored:?}, want {expected:?} ({} faults hit)",
-                cluster.faults_hit
-            ));
-        }
-        Ok(cluster.faults_hit)
-    });
+            Ok(cluster.faults_hit)
+        },
+    );
+}
+
+/// Every connection authenticates with SASL PLAIN while connections close before or after the
+/// broker handles a request (SaslHandshake and SaslAuthenticate among them, which a
+/// reconnect must redo). One seed in three also has a broker that breaks off every SASL
+/// exchange (closing after SaslHandshake, or starting its SaslAuthenticate answer and never
+/// finishing it), and that broker leads partition 0. Resolution from earliest to latest must
+/// then give the exact plan, or, with the broken broker, fail with
+/// [`ErrorKind::RetriesExhausted`](crate::ErrorKind::RetriesExhausted) within the retry
+/// deadline and one request timeout on the paused clock: never hang.
+#[cfg(feature = "sasl")]
+#[test]
+fn sasl_connections_closing_mid_handshake() {
+    use crate::conn::ConnectionConfig;
+    use crate::error::ErrorKind;
+    use crate::security::{SaslConfig, Secret, SecurityConfig};
+
+    run_seeds(
+        "sasl_connections_closing_mid_handshake",
+        SASL_SCHEDULES,
+        |seed| async move {
+            let mut rng = Rng::new(seed);
+            let mut cluster = random_cluster(&mut rng);
+            cluster.sasl = Some(("alice".to_owned(), format!("pw{seed}")));
+            // Maybe a close in the first bootstrap connection's SaslHandshake (request 1) or
+            // SaslAuthenticate (2): the client must go on to the next bootstrap server. Then up
+            // to two more from request 7 on, past the bootstrap's Metadata either way (3, or 6
+            // after a close), in the SASL exchanges of the connections resolution opens and in
+            // its requests. (A close of the bootstrap's Metadata request itself fails
+            // `Client::with_config` at once, without trying the next server: not simulated.)
+            let mut faults = HashMap::new();
+            if rng.below(2) == 0 {
+                faults.insert(
+                    1 + rng.below(2),
+                    *rng.pick(&[Fault::CloseBefore, Fault::CloseAfter]),
+                );
+            }
+            for _ in 0..rng.below(3) {
+                let kind = *rng.pick(&[Fault::CloseBefore, Fault::CloseAfter]);
+                faults.insert(7 + rng.below(15), kind);
+            }
+            cluster.faults = faults;
+            if rng.below(3) == 0 {
+                let how = *rng.pick(&[SaslFault::AfterHandshake, SaslFault::MidAuthenticate]);
+                let bad = 3;
+                cluster.bad_sasl = Some((bad, how));
+                cluster.partitions[0].leader = bad;
+                cluster.partitions[0].previous_leader = bad;
+                // The bootstrap starts from a broker that works.
+                cluster.faults.clear();
+            }
+            let broken = cluster.bad_sasl.is_some();
+            let net = SimNet::start(cluster);
+            let mut bootstrap = net.bootstrap();
+            bootstrap.sort_by_key(|b| b.starts_with("sim-3"));
+            let security = SecurityConfig::sasl_plaintext(SaslConfig::Plain {
+                username: "alice".to_owned(),
+                password: Secret::new(format!("pw{seed}")),
+            });
+            let request_timeout = Duration::from_secs(5);
+            let retry_deadline = Duration::from_secs(30);
+            let config = ClientConfig::new(bootstrap)
+                .connection(ConnectionConfig::default().security(security))
+                .request_timeout(request_timeout)
+                .retry_backoff(Duration::from_millis(50))
+                .retry_deadline(retry_deadline);
+            let client = Client::with_config(config)
+                .await
+                .map_err(|e| format!("bootstrap: {e}"))?;
+            let started = tokio::time::Instant::now();
+            let spec = ReadSpec::new([WIRE_TOPIC], Start::Earliest, End::Latest);
+            let result = client.resolve(&spec).await;
+            let elapsed = started.elapsed();
+            let cluster = net.lock();
+            match result {
+                Err(e) if broken => {
+                    if !matches!(e.kind(), ErrorKind::RetriesExhausted { .. }) {
+                        return Err(format!("a broken broker's error: {e}"));
+                    }
+                    if elapsed > retry_deadline + request_timeout {
+                        return Err(format!("gave up only after {elapsed:?}: {e}"));
+                    }
+                }
+                Err(e) => return Err(format!("resolve: {e}")),
+                Ok(plan) if broken => {
+                    return Err(format!("resolved through a broken broker: {plan:?}"))
+                }
+                Ok(plan) => {
+                    let got: Vec<_> = plan
+                        .partitions
+                        .iter()
+                        .map(|p| (p.partition, p.start, p.end))
+                        .collect();
+                    let want: Vec<_> = cluster
+                        .partitions
+                        .iter()
+                        .enumerate()
+                        .map(|(i, p)| (i as i32, p.log_start, Some(p.high_watermark())))
+                        .collect();
+                    if got != want {
+                        return Err(format!("plan {got:?}, want {want:?}"));
+                    }
+                }
+            }
+            Ok(cluster.faults_hit)
+        },
+    );
 }
