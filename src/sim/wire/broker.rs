@@ -3,7 +3,7 @@
 //!
 //! Requests are decoded with kseek-protocol's own types (request header, then the body at the
 //! version in the header) and answered at the same version. The brokers advertise every
-//! version kseek supports, except FindCoordinator up to v3, OffsetFetch up to v7 and
+//! version kseek supports, except Fetch up to v12 (topics by name), FindCoordinator up to v3, OffsetFetch up to v7 and
 //! OffsetCommit up to v8 (the single-group, by-name layouts, which kseek also speaks).
 //!
 //! When the cluster has PLAIN credentials ([`WireCluster::sasl`]), a connection must pass
@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use bytes::{Bytes, BytesMut};
 use kseek_protocol::messages::api_versions::{ApiVersion, ApiVersionsRequest, ApiVersionsResponse};
+use kseek_protocol::messages::fetch::FetchRequest;
 use kseek_protocol::messages::find_coordinator::{FindCoordinatorRequest, FindCoordinatorResponse};
 use kseek_protocol::messages::list_offsets::{
     ListOffsetsPartitionResponse, ListOffsetsRequest, ListOffsetsResponse, ListOffsetsTopicResponse,
@@ -51,10 +52,14 @@ pub(super) async fn serve(state: Arc<Mutex<WireCluster>>, node: i32, mut sock: D
         if sock.read_exact(&mut frame).await.is_err() {
             return;
         }
-        let answer = {
+        let (answer, hold) = {
             let mut cluster = state.lock().unwrap();
-            handle(&mut cluster, node, &mut authenticated, Bytes::from(frame))
+            let answer = handle(&mut cluster, node, &mut authenticated, Bytes::from(frame));
+            (answer, std::mem::take(&mut cluster.hold))
         };
+        if !hold.is_zero() {
+            tokio::time::sleep(hold).await;
+        }
         let Some(answer) = answer else {
             return; // dropping `sock` closes the connection
         };
@@ -133,6 +138,9 @@ fn handle(
         ApiKey::OFFSET_FETCH => {
             answer::<OffsetFetchRequest>(frame, |r, _| offset_fetch(cluster, node, r, fault))
         }
+        ApiKey::FETCH => answer::<FetchRequest>(frame, |r, v| {
+            super::fetch::fetch(cluster, node, r, v, fault)
+        }),
         other => panic!("the simulated broker got an unexpected request {other:?}"),
     };
     (fault != Some(Fault::CloseAfter)).then_some(answer)
@@ -162,6 +170,7 @@ fn api_versions() -> ApiVersionsResponse {
         ApiKey::FIND_COORDINATOR => max.min(3),
         ApiKey::OFFSET_FETCH => max.min(7),
         ApiKey::OFFSET_COMMIT => max.min(8),
+        ApiKey::FETCH => max.min(12),
         _ => max,
     };
     ApiVersionsResponse {

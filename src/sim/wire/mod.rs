@@ -5,7 +5,8 @@
 //! in-memory connections ([`crate::conn::sim_net`]) to simulated brokers that read request
 //! frames (size prefix, request header, body) and answer them in Kafka's wire format through
 //! kseek-protocol's message types: ApiVersions, Metadata, ListOffsets, FindCoordinator,
-//! OffsetCommit and OffsetFetch ([`broker`]).
+//! OffsetCommit, OffsetFetch, SaslHandshake, SaslAuthenticate ([`broker`]) and Fetch with
+//! fetch sessions ([`fetch`]).
 //!
 //! Every broker shares one [`WireCluster`]: the partitions of one topic (leader, leader epoch,
 //! log start, high watermark, a timestamp per offset), the group coordinator and the committed
@@ -31,6 +32,7 @@ use kseek_protocol::ErrorCode;
 use crate::conn::sim_net;
 
 mod broker;
+mod fetch;
 #[cfg(test)]
 mod tests;
 
@@ -88,6 +90,8 @@ pub(crate) enum Fault {
     CloseBefore,
     /// The broker acts on the request, then closes the connection without answering.
     CloseAfter,
+    /// Every broker forgets its fetch sessions before this request is handled.
+    EvictSessions,
 }
 
 /// How a broker breaks off every SASL exchange.
@@ -141,6 +145,12 @@ pub(crate) struct WireCluster {
     pub(crate) requests: u64,
     /// Faults that took effect.
     pub(crate) faults_hit: u64,
+    /// Fetch sessions of every broker.
+    pub(crate) sessions: fetch::Sessions,
+    /// How long the broker holds the answer it just made (a Fetch's max wait).
+    pub(crate) hold: std::time::Duration,
+    /// The id of the last fetch session opened.
+    pub(crate) last_session_id: i32,
     /// PLAIN user name and password every connection must authenticate with, if any.
     pub(crate) sasl: Option<(String, String)>,
     /// A broker that always breaks off SASL, and how.
@@ -173,6 +183,7 @@ impl WireCluster {
                 part.leader_epoch += 1;
             }
             Fault::MoveCoordinator => self.coordinator = self.next_node(self.coordinator),
+            Fault::EvictSessions => self.sessions.clear(),
             _ => {}
         }
         Some(fault)

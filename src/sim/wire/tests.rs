@@ -22,6 +22,8 @@ const DEFAULT_SCHEDULES: u64 = 5_000;
 const SASL_SCHEDULES: u64 = 2_000;
 /// The first timestamp of the simulated logs.
 const BASE_TIMESTAMP: i64 = 1_767_261_600_000;
+/// A record as read: offset, timestamp, value.
+type Record = (i64, i64, Option<Vec<u8>>);
 /// No scenario may take longer than this on the paused clock: past it, it hangs.
 const HANG: Duration = Duration::from_secs(600);
 
@@ -190,6 +192,73 @@ fn resolve_while_leaders_move() {
             if got != want {
                 return Err(format!(
                     "from {t1} to {t2}: plan {got:?}, want {want:?} ({} faults hit)",
+                    cluster.faults_hit
+                ));
+            }
+            Ok(cluster.faults_hit)
+        },
+    );
+}
+
+/// A bounded read (earliest to latest) through the real read driver while fetch sessions are
+/// evicted (the next incremental Fetch gets FETCH_SESSION_ID_NOT_FOUND), leaders move,
+/// Fetches answer NOT_LEADER_OR_FOLLOWER and connections close: the records handed out are
+/// exactly the partitions' records, each once, in offset order, with their timestamps.
+#[test]
+fn read_while_fetch_sessions_are_evicted() {
+    use crate::read::ReadOptions;
+
+    run_seeds(
+        "read_while_fetch_sessions_are_evicted",
+        DEFAULT_SCHEDULES,
+        |seed| async move {
+            let mut rng = Rng::new(seed);
+            let mut cluster = random_cluster(&mut rng);
+            let partition_count = cluster.partitions.len() as u64;
+            let mut kinds = vec![
+                Fault::EvictSessions,
+                Fault::EvictSessions,
+                Fault::Error(ErrorCode::NOT_LEADER_OR_FOLLOWER),
+                Fault::CloseBefore,
+                Fault::CloseAfter,
+            ];
+            kinds.extend((0..partition_count).map(|p| Fault::MoveLeader(p as i32)));
+            cluster.faults = (0..rng.below(5))
+                .map(|_| (2 + rng.below(30), *rng.pick(&kinds)))
+                .collect();
+            let net = SimNet::start(cluster);
+            let client = client(&net).await?;
+            let spec = ReadSpec::new([WIRE_TOPIC], Start::Earliest, End::Latest);
+            let plan = client
+                .resolve(&spec)
+                .await
+                .map_err(|e| format!("resolve: {e}"))?;
+            let mut records = client.read(plan, ReadOptions::default()).records();
+            let mut got: BTreeMap<i32, Vec<Record>> = BTreeMap::new();
+            while let Some(r) = records.next().await {
+                let r = r.map_err(|e| format!("read: {e}"))?;
+                let value = r.value.map(|v| v.to_vec());
+                got.entry(r.partition)
+                    .or_default()
+                    .push((r.offset, r.timestamp, value));
+            }
+            let cluster = net.lock();
+            let want: BTreeMap<i32, Vec<Record>> = cluster
+                .partitions
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| !p.timestamps.is_empty())
+                .map(|(i, p)| {
+                    let records = (p.log_start..p.high_watermark())
+                        .zip(&p.timestamps)
+                        .map(|(o, &t)| (o, t, Some(o.to_string().into_bytes())))
+                        .collect();
+                    (i as i32, records)
+                })
+                .collect();
+            if got != want {
+                return Err(format!(
+                    "read {got:?}, want {want:?} ({} faults hit)",
                     cluster.faults_hit
                 ));
             }
