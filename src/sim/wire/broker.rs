@@ -267,26 +267,11 @@ fn list_offsets(
                         partition_index: rp.partition_index,
                         ..Default::default()
                     };
-                    let p = match cluster.partitions.get(rp.partition_index as usize) {
-                        Some(p) if t.name == WIRE_TOPIC => p,
-                        _ => {
-                            r.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.0;
-                            return r;
-                        }
+                    let Some(p) = cluster.partition(&t.name, rp.partition_index) else {
+                        r.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.0;
+                        return r;
                     };
-                    let code = if let Some(Fault::Error(code)) = fault {
-                        code
-                    } else if p.leader != node {
-                        ErrorCode::NOT_LEADER_OR_FOLLOWER
-                    } else if rp.current_leader_epoch > p.leader_epoch {
-                        ErrorCode::UNKNOWN_LEADER_EPOCH
-                    } else if rp.current_leader_epoch >= 0
-                        && rp.current_leader_epoch < p.leader_epoch
-                    {
-                        ErrorCode::FENCED_LEADER_EPOCH
-                    } else {
-                        ErrorCode::NONE
-                    };
+                    let code = p.leader_check(node, rp.current_leader_epoch, fault);
                     r.error_code = code.0;
                     if !code.is_ok() {
                         return r;

@@ -16,7 +16,7 @@ use kseek_protocol::messages::fetch::{
 use kseek_protocol::records::{NewRecord, RecordBatchBuilder};
 use kseek_protocol::ErrorCode;
 
-use super::{Fault, Partition, WireCluster, WIRE_TOPIC};
+use super::{Fault, Partition, WireCluster};
 
 /// The most records one Fetch answer carries per partition.
 const BATCH_RECORDS: i64 = 4;
@@ -137,25 +137,17 @@ fn answer_partition(
         partition_index: p.partition,
         ..Default::default()
     };
-    let part = match cluster.partitions.get(p.partition as usize) {
-        Some(part) if topic == WIRE_TOPIC => part,
-        _ => {
-            data.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.0;
-            return data;
-        }
+    let Some(part) = cluster.partition(topic, p.partition) else {
+        data.error_code = ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.0;
+        return data;
     };
-    let code = if let Some(Fault::Error(code)) = fault {
-        code
-    } else if part.leader != node {
-        ErrorCode::NOT_LEADER_OR_FOLLOWER
-    } else if p.current_leader_epoch > part.leader_epoch {
-        ErrorCode::UNKNOWN_LEADER_EPOCH
-    } else if p.current_leader_epoch >= 0 && p.current_leader_epoch < part.leader_epoch {
-        ErrorCode::FENCED_LEADER_EPOCH
-    } else if p.fetch_offset < part.log_start || p.fetch_offset > part.high_watermark() {
-        ErrorCode::OFFSET_OUT_OF_RANGE
-    } else {
+    let code = match part.leader_check(node, p.current_leader_epoch, fault) {
         ErrorCode::NONE
+            if p.fetch_offset < part.log_start || p.fetch_offset > part.high_watermark() =>
+        {
+            ErrorCode::OFFSET_OUT_OF_RANGE
+        }
+        code => code,
     };
     data.error_code = code.0;
     data.high_watermark = part.high_watermark();

@@ -117,6 +117,29 @@ pub(crate) struct Partition {
 }
 
 impl Partition {
+    /// What `node` answers a request for this partition with, as a broker does: the
+    /// scheduled error, not the leader, then the leader epoch check of KIP-320
+    /// (`current_leader_epoch` ahead of the leader's is UNKNOWN_LEADER_EPOCH, behind it
+    /// FENCED_LEADER_EPOCH; -1 asks for no check), else NONE.
+    pub(crate) fn leader_check(
+        &self,
+        node: i32,
+        current_leader_epoch: i32,
+        fault: Option<Fault>,
+    ) -> ErrorCode {
+        if let Some(Fault::Error(code)) = fault {
+            code
+        } else if self.leader != node {
+            ErrorCode::NOT_LEADER_OR_FOLLOWER
+        } else if current_leader_epoch > self.leader_epoch {
+            ErrorCode::UNKNOWN_LEADER_EPOCH
+        } else if current_leader_epoch >= 0 && current_leader_epoch < self.leader_epoch {
+            ErrorCode::FENCED_LEADER_EPOCH
+        } else {
+            ErrorCode::NONE
+        }
+    }
+
     pub(crate) fn high_watermark(&self) -> i64 {
         self.log_start + self.timestamps.len() as i64
     }
@@ -187,6 +210,13 @@ impl WireCluster {
             _ => {}
         }
         Some(fault)
+    }
+
+    /// `topic`'s `partition`, if the cluster has it.
+    pub(crate) fn partition(&self, topic: &str, partition: i32) -> Option<&Partition> {
+        self.partitions
+            .get(partition as usize)
+            .filter(|_| topic == WIRE_TOPIC)
     }
 }
 

@@ -128,6 +128,12 @@ async fn client(net: &SimNet) -> std::result::Result<Client, String> {
         .map_err(|e| format!("bootstrap: {e}"))
 }
 
+/// `kinds`, and a leader move of each of `cluster`'s partitions.
+fn and_leader_moves(cluster: &WireCluster, kinds: &[Fault]) -> Vec<Fault> {
+    let moves = (0..cluster.partitions.len() as i32).map(Fault::MoveLeader);
+    kinds.iter().copied().chain(moves).collect()
+}
+
 /// A timestamp around the logs' range: before, inside or after it.
 fn random_time(rng: &mut Rng) -> i64 {
     BASE_TIMESTAMP - 2000 + rng.below(45) as i64 * 1000
@@ -147,15 +153,16 @@ fn resolve_while_leaders_move() {
         |seed| async move {
             let mut rng = Rng::new(seed);
             let mut cluster = random_cluster(&mut rng);
-            let partition_count = cluster.partitions.len() as u64;
-            let mut kinds = vec![
-                Fault::Error(ErrorCode::NOT_LEADER_OR_FOLLOWER),
-                Fault::Error(ErrorCode::LEADER_NOT_AVAILABLE),
-                Fault::StaleMetadata,
-                Fault::CloseBefore,
-                Fault::CloseAfter,
-            ];
-            kinds.extend((0..partition_count).map(|p| Fault::MoveLeader(p as i32)));
+            let kinds = and_leader_moves(
+                &cluster,
+                &[
+                    Fault::Error(ErrorCode::NOT_LEADER_OR_FOLLOWER),
+                    Fault::Error(ErrorCode::LEADER_NOT_AVAILABLE),
+                    Fault::StaleMetadata,
+                    Fault::CloseBefore,
+                    Fault::CloseAfter,
+                ],
+            );
             cluster.faults = random_faults(&mut rng, &kinds);
             let net = SimNet::start(cluster);
             let (t1, t2) = {
@@ -214,15 +221,16 @@ fn read_while_fetch_sessions_are_evicted() {
         |seed| async move {
             let mut rng = Rng::new(seed);
             let mut cluster = random_cluster(&mut rng);
-            let partition_count = cluster.partitions.len() as u64;
-            let mut kinds = vec![
-                Fault::EvictSessions,
-                Fault::EvictSessions,
-                Fault::Error(ErrorCode::NOT_LEADER_OR_FOLLOWER),
-                Fault::CloseBefore,
-                Fault::CloseAfter,
-            ];
-            kinds.extend((0..partition_count).map(|p| Fault::MoveLeader(p as i32)));
+            let kinds = and_leader_moves(
+                &cluster,
+                &[
+                    Fault::EvictSessions,
+                    Fault::EvictSessions,
+                    Fault::Error(ErrorCode::NOT_LEADER_OR_FOLLOWER),
+                    Fault::CloseBefore,
+                    Fault::CloseAfter,
+                ],
+            );
             cluster.faults = (0..rng.below(5))
                 .map(|_| (2 + rng.below(30), *rng.pick(&kinds)))
                 .collect();
