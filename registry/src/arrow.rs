@@ -39,6 +39,8 @@ pub struct AvroColumns {
     decoded: Field,
     /// The column as [`AvroColumns::decode`] gives it (unions as structs).
     field: Field,
+    /// Whether the column holds a union (see [`AvroColumns::flush`]).
+    unions: bool,
     /// Writer schemas by id: this crate's (to check payloads) and the JSON for `arrow-avro`.
     writers: HashMap<u32, (AvroSchema, ArrowAvroSchema)>,
     /// One decoder per writer id, made on first use; an error when the writer's schema can't
@@ -91,10 +93,12 @@ impl AvroColumns {
         let fields = decoder.schema().fields().clone();
         let decoded = Field::new(name, DataType::Struct(fields), true);
         let field = Field::new(name, crate::unions::data_type(decoded.data_type()), true);
+        let unions = crate::unions::any(decoded.data_type());
         Ok(AvroColumns {
             reader,
             decoded,
             field,
+            unions,
             writers: HashMap::new(),
             decoders: HashMap::new(),
             batch_size: 8192,
@@ -150,7 +154,7 @@ impl AvroColumns {
     /// of a column with a union is made again after each flush.
     fn flush(&mut self, id: u32) -> Result<Option<arrow_array::RecordBatch>, String> {
         let batch = self.decoder(id)?.flush().map_err(|e| e.to_string())?;
-        if crate::unions::any(self.decoded.data_type()) {
+        if self.unions {
             self.decoders.remove(&id);
         }
         Ok(batch)
@@ -250,7 +254,11 @@ impl AvroColumns {
         }
         let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
         let column = arrow_select::interleave::interleave(&refs, &order).map_err(|e| fail(&e))?;
-        let column = crate::unions::array(&column).map_err(|e| fail(&e))?;
+        let column = if self.unions {
+            crate::unions::array(&column).map_err(|e| fail(&e))?
+        } else {
+            column
+        };
         Ok(Decoded { column, errors })
     }
 }

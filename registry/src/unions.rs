@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{
-    Array, ArrayRef, FixedSizeListArray, LargeListArray, ListArray, MapArray, StructArray,
+    Array, ArrayRef, FixedSizeListArray, GenericListArray, MapArray, OffsetSizeTrait, StructArray,
     UInt32Array, UnionArray,
 };
 use arrow_buffer::NullBuffer;
@@ -83,24 +83,8 @@ pub(crate) fn array(array: &ArrayRef) -> Result<ArrayRef, ArrowError> {
             let fields = fields.iter().map(field).collect();
             Arc::new(StructArray::try_new(fields, columns, s.nulls().cloned())?)
         }
-        DataType::List(f) => {
-            let l = array.as_list::<i32>();
-            Arc::new(ListArray::try_new(
-                field(f),
-                l.offsets().clone(),
-                self::array(l.values())?,
-                l.nulls().cloned(),
-            )?)
-        }
-        DataType::LargeList(f) => {
-            let l = array.as_list::<i64>();
-            Arc::new(LargeListArray::try_new(
-                field(f),
-                l.offsets().clone(),
-                self::array(l.values())?,
-                l.nulls().cloned(),
-            )?)
-        }
+        DataType::List(f) => Arc::new(list::<i32>(array, f)?),
+        DataType::LargeList(f) => Arc::new(list::<i64>(array, f)?),
         DataType::FixedSizeList(f, n) => {
             let l = array.as_fixed_size_list();
             Arc::new(FixedSizeListArray::try_new(
@@ -127,6 +111,20 @@ pub(crate) fn array(array: &ArrayRef) -> Result<ArrayRef, ArrowError> {
             )))
         }
     })
+}
+
+/// A list (of `i32` or `i64` offsets) whose items are of `f`, with its unions as structs.
+fn list<O: OffsetSizeTrait>(
+    array: &ArrayRef,
+    f: &FieldRef,
+) -> Result<GenericListArray<O>, ArrowError> {
+    let l = array.as_list::<O>();
+    GenericListArray::try_new(
+        field(f),
+        l.offsets().clone(),
+        self::array(l.values())?,
+        l.nulls().cloned(),
+    )
 }
 
 /// One union array as a struct: each branch's rows taken from its child into its member.
@@ -165,7 +163,7 @@ fn union(u: &UnionArray, fields: &UnionFields) -> Result<StructArray, ArrowError
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow_array::{Int64Array, NullArray, StringArray};
+    use arrow_array::{Int64Array, ListArray, NullArray, StringArray};
     use arrow_buffer::ScalarBuffer;
 
     /// `["null", "long", "string"]`, dense, as arrow-avro lays it out: rows null, 7, "a", 8.
