@@ -13,12 +13,14 @@ use kseek_protocol::ErrorCode;
 
 use super::*;
 use crate::client::{Client, ClientConfig};
-use crate::plan::{End, ReadSpec, Start};
+#[cfg(feature = "group")]
+use crate::group::CommitOffset;
+use crate::plan::{End, Plan, ReadSpec, Start};
+use crate::read::ReadOptions;
 
 /// Seeds per scenario when `KSEEK_SIM_SCHEDULES` is not set.
 const DEFAULT_SCHEDULES: u64 = 5_000;
 /// Seeds of the SASL scenario (slower: a broken broker makes it retry to the deadline).
-#[cfg(feature = "sasl")]
 const SASL_SCHEDULES: u64 = 2_000;
 /// The first timestamp of the simulated logs.
 const BASE_TIMESTAMP: i64 = 1_767_261_600_000;
@@ -30,21 +32,21 @@ const HANG: Duration = Duration::from_secs(600);
 /// Runs `scenario` for every seed (or the one in `KSEEK_SIM_SEED`), each on a fresh
 /// current-thread runtime with a paused clock; panics naming the first failing seed with
 /// the command that runs it alone.
-fn run_seeds<F, Fut>(name: &str, default_schedules: u64, scenario: F)
+fn run_seeds<F, Fut>(name: &str, scenario: F)
 where
-    F: Fn(u64) -> Fut,
+    F: Fn(u64, Rng) -> Fut,
     Fut: Future<Output = std::result::Result<u64, String>>,
 {
     let env = |key: &str| std::env::var(key).ok().and_then(|v| v.parse::<u64>().ok());
+    // The SASL scenario exists only with the `sasl` feature (not a default one), and is slower.
+    let (features, default_schedules) = if name.starts_with("sasl") {
+        (" --features sasl", SASL_SCHEDULES)
+    } else {
+        ("", DEFAULT_SCHEDULES)
+    };
     let seeds: Vec<u64> = match env("KSEEK_SIM_SEED") {
         Some(seed) => vec![seed],
         None => (0..env("KSEEK_SIM_SCHEDULES").unwrap_or(default_schedules)).collect(),
-    };
-    // The SASL scenario exists only with the `sasl` feature (not a default one).
-    let features = if name.starts_with("sasl") {
-        " --features sasl"
-    } else {
-        ""
     };
     let started = std::time::Instant::now();
     let mut faults_hit = 0;
@@ -56,7 +58,7 @@ where
             .unwrap();
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             runtime.block_on(async {
-                match tokio::time::timeout(HANG, scenario(seed)).await {
+                match tokio::time::timeout(HANG, scenario(seed, Rng::new(seed))).await {
                     Ok(result) => result,
                     Err(_) => Err(format!("still running after {HANG:?} of paused clock")),
                 }
@@ -109,12 +111,20 @@ fn random_cluster(rng: &mut Rng) -> WireCluster {
     }
 }
 
-/// Up to four faults drawn from `kinds`, at request indexes after the bootstrap (its
-/// ApiVersions and Metadata) and within the first 20 requests.
-fn random_faults(rng: &mut Rng, kinds: &[Fault]) -> HashMap<u64, Fault> {
-    (0..rng.below(5))
-        .map(|_| (2 + rng.below(18), *rng.pick(kinds)))
-        .collect()
+/// A [`random_cluster`] with up to four faults at request indexes after the bootstrap (its
+/// ApiVersions and Metadata) and before `2 + within`, drawn from `kinds`, a close before or
+/// after a request and, with `move_leaders`, a leader move of each partition.
+fn faulty_cluster(rng: &mut Rng, kinds: &[Fault], move_leaders: bool, within: u64) -> WireCluster {
+    let mut cluster = random_cluster(rng);
+    let moves = (0..cluster.partitions.len() as i32)
+        .map(Fault::MoveLeader)
+        .filter(|_| move_leaders);
+    let closes = [Fault::CloseBefore, Fault::CloseAfter];
+    let kinds: Vec<Fault> = kinds.iter().chain(&closes).copied().chain(moves).collect();
+    cluster.faults = (0..rng.below(5))
+        .map(|_| (2 + rng.below(within), *rng.pick(&kinds)))
+        .collect();
+    cluster
 }
 
 /// A client of `net` with short retry waits.
@@ -128,16 +138,43 @@ async fn client(net: &SimNet) -> std::result::Result<Client, String> {
         .map_err(|e| format!("bootstrap: {e}"))
 }
 
-/// `kinds`, and a leader move of each of `cluster`'s partitions.
-fn and_leader_moves(cluster: &WireCluster, kinds: &[Fault]) -> Vec<Fault> {
-    let moves = (0..cluster.partitions.len() as i32).map(Fault::MoveLeader);
-    kinds.iter().copied().chain(moves).collect()
+/// The plan of a read of the simulated topic from `start` to `end`.
+async fn resolve(client: &Client, start: Start, end: End) -> std::result::Result<Plan, String> {
+    let what = format!("resolve from {start:?} to {end:?}");
+    let spec = ReadSpec::new([WIRE_TOPIC], start, end);
+    client
+        .resolve(&spec)
+        .await
+        .map_err(|e| format!("{what}: {e}"))
+}
+
+/// The faults `cluster` hit if `got` is `want`, else an error showing both (`what` names them).
+fn expect<T: PartialEq + std::fmt::Debug>(
+    what: &str,
+    got: T,
+    want: T,
+    cluster: &WireCluster,
+) -> std::result::Result<u64, String> {
+    if got != want {
+        return Err(format!(
+            "{what}: got {got:?}, want {want:?} ({} faults hit)",
+            cluster.faults_hit
+        ));
+    }
+    Ok(cluster.faults_hit)
 }
 
 /// A timestamp around the logs' range: before, inside or after it.
 fn random_time(rng: &mut Rng) -> i64 {
     BASE_TIMESTAMP - 2000 + rng.below(45) as i64 * 1000
 }
+
+/// What fails while [`resolve_while_leaders_move`] resolves, besides closes and leader moves.
+const LEADER_FAULTS: &[Fault] = &[
+    Fault::Error(ErrorCode::NOT_LEADER_OR_FOLLOWER),
+    Fault::Error(ErrorCode::LEADER_NOT_AVAILABLE),
+    Fault::StaleMetadata,
+];
 
 /// Resolution of a read by start and end time while partition leaders move (the old leader
 /// answers NOT_LEADER_OR_FOLLOWER, a stale epoch FENCED_LEADER_EPOCH), metadata goes stale,
@@ -147,65 +184,46 @@ fn random_time(rng: &mut Rng) -> i64 {
 /// after its partition's lookups are done).
 #[test]
 fn resolve_while_leaders_move() {
-    run_seeds(
-        "resolve_while_leaders_move",
-        DEFAULT_SCHEDULES,
-        |seed| async move {
-            let mut rng = Rng::new(seed);
-            let mut cluster = random_cluster(&mut rng);
-            let kinds = and_leader_moves(
-                &cluster,
-                &[
-                    Fault::Error(ErrorCode::NOT_LEADER_OR_FOLLOWER),
-                    Fault::Error(ErrorCode::LEADER_NOT_AVAILABLE),
-                    Fault::StaleMetadata,
-                    Fault::CloseBefore,
-                    Fault::CloseAfter,
-                ],
-            );
-            cluster.faults = random_faults(&mut rng, &kinds);
-            let net = SimNet::start(cluster);
-            let (t1, t2) = {
-                let (a, b) = (random_time(&mut rng), random_time(&mut rng));
-                (a.min(b), a.max(b))
-            };
-            let client = client(&net).await?;
-            let spec = ReadSpec::new([WIRE_TOPIC], Start::Timestamp(t1), End::Timestamp(t2));
-            let plan = client
-                .resolve(&spec)
-                .await
-                .map_err(|e| format!("resolve from {t1} to {t2}: {e}"))?;
-            let cluster = net.lock();
-            let got: Vec<_> = plan
-                .partitions
-                .iter()
-                .map(|p| {
-                    let epoch_seen =
-                        p.leader_epoch <= cluster.partitions[p.partition as usize].leader_epoch;
-                    let offsets = (p.start, p.end, p.log_start_offset, p.last_fetchable_offset);
-                    (p.partition, offsets, epoch_seen)
-                })
-                .collect();
-            let want: Vec<_> = cluster
-                .partitions
-                .iter()
-                .enumerate()
-                .map(|(i, p)| {
-                    let at = |t| p.offset_for_time(t).map_or(p.high_watermark(), |(o, _)| o);
-                    let hwm = p.high_watermark();
-                    (i as i32, (at(t1), Some(at(t2)), p.log_start, hwm), true)
-                })
-                .collect();
-            if got != want {
-                return Err(format!(
-                    "from {t1} to {t2}: plan {got:?}, want {want:?} ({} faults hit)",
-                    cluster.faults_hit
-                ));
-            }
-            Ok(cluster.faults_hit)
-        },
-    );
+    run_seeds("resolve_while_leaders_move", |_, mut rng| async move {
+        let net = SimNet::start(faulty_cluster(&mut rng, LEADER_FAULTS, true, 18));
+        let (t1, t2) = {
+            let (a, b) = (random_time(&mut rng), random_time(&mut rng));
+            (a.min(b), a.max(b))
+        };
+        let client = client(&net).await?;
+        let plan = resolve(&client, Start::Timestamp(t1), End::Timestamp(t2)).await?;
+        let cluster = net.lock();
+        let got: Vec<_> = plan
+            .partitions
+            .iter()
+            .map(|p| {
+                let epoch_seen =
+                    p.leader_epoch <= cluster.partitions[p.partition as usize].leader_epoch;
+                let offsets = (p.start, p.end, p.log_start_offset, p.last_fetchable_offset);
+                (p.partition, offsets, epoch_seen)
+            })
+            .collect();
+        let want: Vec<_> = cluster
+            .partitions
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let at = |t| p.offset_for_time(t).map_or(p.high_watermark(), |(o, _)| o);
+                let hwm = p.high_watermark();
+                (i as i32, (at(t1), Some(at(t2)), p.log_start, hwm), true)
+            })
+            .collect();
+        expect(&format!("plan from {t1} to {t2}"), got, want, &cluster)
+    });
 }
+
+/// What fails while [`read_while_fetch_sessions_are_evicted`] reads, besides closes and leader
+/// moves (evictions twice as often as errors).
+const SESSION_FAULTS: &[Fault] = &[
+    Fault::EvictSessions,
+    Fault::EvictSessions,
+    Fault::Error(ErrorCode::NOT_LEADER_OR_FOLLOWER),
+];
 
 /// A bounded read (earliest to latest) through the real read driver while fetch sessions are
 /// evicted (the next incremental Fetch gets FETCH_SESSION_ID_NOT_FOUND), leaders move,
@@ -213,34 +231,12 @@ fn resolve_while_leaders_move() {
 /// exactly the partitions' records, each once, in offset order, with their timestamps.
 #[test]
 fn read_while_fetch_sessions_are_evicted() {
-    use crate::read::ReadOptions;
-
     run_seeds(
         "read_while_fetch_sessions_are_evicted",
-        DEFAULT_SCHEDULES,
-        |seed| async move {
-            let mut rng = Rng::new(seed);
-            let mut cluster = random_cluster(&mut rng);
-            let kinds = and_leader_moves(
-                &cluster,
-                &[
-                    Fault::EvictSessions,
-                    Fault::EvictSessions,
-                    Fault::Error(ErrorCode::NOT_LEADER_OR_FOLLOWER),
-                    Fault::CloseBefore,
-                    Fault::CloseAfter,
-                ],
-            );
-            cluster.faults = (0..rng.below(5))
-                .map(|_| (2 + rng.below(30), *rng.pick(&kinds)))
-                .collect();
-            let net = SimNet::start(cluster);
+        |_, mut rng| async move {
+            let net = SimNet::start(faulty_cluster(&mut rng, SESSION_FAULTS, true, 30));
             let client = client(&net).await?;
-            let spec = ReadSpec::new([WIRE_TOPIC], Start::Earliest, End::Latest);
-            let plan = client
-                .resolve(&spec)
-                .await
-                .map_err(|e| format!("resolve: {e}"))?;
+            let plan = resolve(&client, Start::Earliest, End::Latest).await?;
             let mut records = client.read(plan, ReadOptions::default()).records();
             let mut got: BTreeMap<i32, Vec<Record>> = BTreeMap::new();
             while let Some(r) = records.next().await {
@@ -264,16 +260,19 @@ fn read_while_fetch_sessions_are_evicted() {
                     (i as i32, records)
                 })
                 .collect();
-            if got != want {
-                return Err(format!(
-                    "read {got:?}, want {want:?} ({} faults hit)",
-                    cluster.faults_hit
-                ));
-            }
-            Ok(cluster.faults_hit)
+            expect("records", got, want, &cluster)
         },
     );
 }
+
+/// What fails while [`commit_while_the_coordinator_moves`] commits, besides closes.
+const COORDINATOR_FAULTS: &[Fault] = &[
+    Fault::MoveCoordinator,
+    Fault::Error(ErrorCode::NOT_COORDINATOR),
+    Fault::Error(ErrorCode::COORDINATOR_LOAD_IN_PROGRESS),
+    Fault::Error(ErrorCode::COORDINATOR_NOT_AVAILABLE),
+    Fault::StaleMetadata,
+];
 
 /// Commits (one or two in a row, the second overwriting some partitions of the first) while
 /// the coordinator moves (NOT_COORDINATOR from the old one), answers NOT_COORDINATOR,
@@ -284,27 +283,11 @@ fn read_while_fetch_sessions_are_evicted() {
 #[cfg(feature = "group")]
 #[test]
 fn commit_while_the_coordinator_moves() {
-    use crate::group::CommitOffset;
-
     run_seeds(
         "commit_while_the_coordinator_moves",
-        DEFAULT_SCHEDULES,
-        |seed| async move {
-            let mut rng = Rng::new(seed);
-            let mut cluster = random_cluster(&mut rng);
+        |seed, mut rng| async move {
+            let cluster = faulty_cluster(&mut rng, COORDINATOR_FAULTS, false, 18);
             let partition_count = cluster.partitions.len() as i32;
-            cluster.faults = random_faults(
-                &mut rng,
-                &[
-                    Fault::MoveCoordinator,
-                    Fault::Error(ErrorCode::NOT_COORDINATOR),
-                    Fault::Error(ErrorCode::COORDINATOR_LOAD_IN_PROGRESS),
-                    Fault::Error(ErrorCode::COORDINATOR_NOT_AVAILABLE),
-                    Fault::StaleMetadata,
-                    Fault::CloseBefore,
-                    Fault::CloseAfter,
-                ],
-            );
             let net = SimNet::start(cluster);
             let client = client(&net).await?;
             let group = format!("g{seed}");
@@ -350,13 +333,12 @@ fn commit_while_the_coordinator_moves() {
                 .iter()
                 .map(|((_, p), c)| (*p, c.clone()))
                 .collect();
-            if got != expected || stored != want {
-                return Err(format!(
-                    "committed {got:?}, stored {stored:?}, want {expected:?} ({} faults hit)",
-                    cluster.faults_hit
-                ));
-            }
-            Ok(cluster.faults_hit)
+            expect(
+                "committed, stored",
+                (got, stored),
+                (expected, want),
+                &cluster,
+            )
         },
     );
 }
@@ -378,9 +360,7 @@ fn sasl_connections_closing_mid_handshake() {
 
     run_seeds(
         "sasl_connections_closing_mid_handshake",
-        SASL_SCHEDULES,
-        |seed| async move {
-            let mut rng = Rng::new(seed);
+        |seed, mut rng| async move {
             let mut cluster = random_cluster(&mut rng);
             cluster.sasl = Some(("alice".to_owned(), format!("pw{seed}")));
             // Maybe a close in the first bootstrap connection's SaslHandshake (request 1) or
