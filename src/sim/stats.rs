@@ -1,131 +1,82 @@
 //! What a simulated cluster answered and the faults it injected, counted by kind.
 
-/// What a simulated cluster answered, and the faults it injected, by kind.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct SimStats {
-    /// Requests received, every API.
-    pub(crate) requests: u64,
-    /// Fetch requests among them.
-    pub(crate) fetches: u64,
-    /// Metadata requests among them.
-    pub(crate) metadata: u64,
-    /// ListOffsets requests among them.
-    pub(crate) list_offsets: u64,
-    /// Leader moves that took effect.
-    pub(crate) leader_moves: u64,
-    /// Metadata answers with an old leader or no leader after a move.
-    pub(crate) stale_metadata: u64,
-    /// Fetch answers from a new leader whose high watermark lags.
-    pub(crate) lagging_high_watermark: u64,
-    /// Partition answers NOT_LEADER_OR_FOLLOWER (storms and fetches sent to a follower).
-    pub(crate) not_leader: u64,
-    /// Partition answers FENCED_LEADER_EPOCH (storms and stale epochs).
-    pub(crate) fenced: u64,
-    /// Partition answers UNKNOWN_LEADER_EPOCH (storms, and epochs ahead of the broker).
-    pub(crate) unknown_leader_epoch: u64,
-    /// UNKNOWN_TOPIC_OR_PARTITION answers (Fetch partitions and Metadata).
-    pub(crate) unknown_topic: u64,
-    /// Connections lost before a request was written.
-    pub(crate) loss_before: u64,
-    /// Connections lost while a request was on its way.
-    pub(crate) loss_during: u64,
-    /// Connections lost after the broker did the work.
-    pub(crate) loss_after: u64,
-    /// Requests failed because another one on the same connection lost it.
-    pub(crate) loss_collateral: u64,
-    /// Retention moves of a log start that took effect.
-    pub(crate) retention: u64,
-    /// Partition answers OFFSET_OUT_OF_RANGE.
-    pub(crate) out_of_range: u64,
-    /// Fetch answers emptied after the max wait.
-    pub(crate) empty: u64,
-    /// Throttled Fetch answers without partitions.
-    pub(crate) throttled: u64,
-    /// Incremental Fetch answers (in a fetch session).
-    pub(crate) incremental: u64,
-    /// FETCH_SESSION_ID_NOT_FOUND answers.
-    pub(crate) session_not_found: u64,
-    /// INVALID_FETCH_SESSION_EPOCH answers.
-    pub(crate) session_epoch: u64,
-    /// Slow answers that still came in time.
-    pub(crate) slow: u64,
-    /// Requests that timed out.
-    pub(crate) timeouts: u64,
-    /// Requests refused during a blackout.
-    pub(crate) blackout: u64,
-    /// Requests refused while every broker was down for a while.
-    pub(crate) outage: u64,
-    /// Partition answers whose records end in a partial batch (cut by max bytes).
-    pub(crate) cut: u64,
-    /// Partition answers that carried a whole batch larger than their limit (KIP-74).
-    pub(crate) whole_over_limit: u64,
-    /// Answers that reached the machine after one to a request sent later (the harness
-    /// counts them).
-    pub(crate) overtaken: u64,
+/// Declares [`SimStats`] with one `u64` counter per name, each with its doc, and
+/// [`SimStats::add`] over all of them, so a new counter is written once.
+macro_rules! counters {
+    ($($(#[$doc:meta])* $field:ident,)*) => {
+        /// What a simulated cluster answered, and the faults it injected, by kind.
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        pub(crate) struct SimStats {
+            $($(#[$doc])* pub(crate) $field: u64,)*
+        }
+
+        impl SimStats {
+            /// Adds `other`'s counts to these.
+            pub(crate) fn add(&mut self, other: &SimStats) {
+                $(self.$field += other.$field;)*
+            }
+        }
+    };
 }
 
-impl SimStats {
-    /// Adds `other`'s counts to these.
-    pub(crate) fn add(&mut self, other: &SimStats) {
-        let SimStats {
-            requests,
-            fetches,
-            metadata,
-            list_offsets,
-            leader_moves,
-            stale_metadata,
-            lagging_high_watermark,
-            not_leader,
-            fenced,
-            unknown_leader_epoch,
-            unknown_topic,
-            loss_before,
-            loss_during,
-            loss_after,
-            loss_collateral,
-            retention,
-            out_of_range,
-            empty,
-            throttled,
-            incremental,
-            session_not_found,
-            session_epoch,
-            slow,
-            timeouts,
-            blackout,
-            outage,
-            cut,
-            whole_over_limit,
-            overtaken,
-        } = other;
-        self.requests += requests;
-        self.fetches += fetches;
-        self.metadata += metadata;
-        self.list_offsets += list_offsets;
-        self.leader_moves += leader_moves;
-        self.stale_metadata += stale_metadata;
-        self.lagging_high_watermark += lagging_high_watermark;
-        self.not_leader += not_leader;
-        self.fenced += fenced;
-        self.unknown_leader_epoch += unknown_leader_epoch;
-        self.unknown_topic += unknown_topic;
-        self.loss_before += loss_before;
-        self.loss_during += loss_during;
-        self.loss_after += loss_after;
-        self.loss_collateral += loss_collateral;
-        self.retention += retention;
-        self.out_of_range += out_of_range;
-        self.empty += empty;
-        self.throttled += throttled;
-        self.incremental += incremental;
-        self.session_not_found += session_not_found;
-        self.session_epoch += session_epoch;
-        self.slow += slow;
-        self.timeouts += timeouts;
-        self.blackout += blackout;
-        self.outage += outage;
-        self.cut += cut;
-        self.whole_over_limit += whole_over_limit;
-        self.overtaken += overtaken;
-    }
+counters! {
+    /// Requests received, every API.
+    requests,
+    /// Fetch requests among them.
+    fetches,
+    /// Metadata requests among them.
+    metadata,
+    /// ListOffsets requests among them.
+    list_offsets,
+    /// Leader moves that took effect.
+    leader_moves,
+    /// Metadata answers with an old leader or no leader after a move.
+    stale_metadata,
+    /// Fetch answers from a new leader whose high watermark lags.
+    lagging_high_watermark,
+    /// Partition answers NOT_LEADER_OR_FOLLOWER (storms and fetches sent to a follower).
+    not_leader,
+    /// Partition answers FENCED_LEADER_EPOCH (storms and stale epochs).
+    fenced,
+    /// Partition answers UNKNOWN_LEADER_EPOCH (storms, and epochs ahead of the broker).
+    unknown_leader_epoch,
+    /// UNKNOWN_TOPIC_OR_PARTITION answers (Fetch partitions and Metadata).
+    unknown_topic,
+    /// Connections lost before a request was written.
+    loss_before,
+    /// Connections lost while a request was on its way.
+    loss_during,
+    /// Connections lost after the broker did the work.
+    loss_after,
+    /// Requests failed because another one on the same connection lost it.
+    loss_collateral,
+    /// Retention moves of a log start that took effect.
+    retention,
+    /// Partition answers OFFSET_OUT_OF_RANGE.
+    out_of_range,
+    /// Fetch answers emptied after the max wait.
+    empty,
+    /// Throttled Fetch answers without partitions.
+    throttled,
+    /// Incremental Fetch answers (in a fetch session).
+    incremental,
+    /// FETCH_SESSION_ID_NOT_FOUND answers.
+    session_not_found,
+    /// INVALID_FETCH_SESSION_EPOCH answers.
+    session_epoch,
+    /// Slow answers that still came in time.
+    slow,
+    /// Requests that timed out.
+    timeouts,
+    /// Requests refused during a blackout.
+    blackout,
+    /// Requests refused while every broker was down for a while.
+    outage,
+    /// Partition answers whose records end in a partial batch (cut by max bytes).
+    cut,
+    /// Partition answers that carried a whole batch larger than their limit (KIP-74).
+    whole_over_limit,
+    /// Answers that reached the machine after one to a request sent later (the harness
+    /// counts them).
+    overtaken,
 }
