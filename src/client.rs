@@ -209,10 +209,33 @@ struct State {
     coordinators: FewMap<String, i32>,
 }
 
+impl State {
+    /// Replaces the broker list with `brokers` (node id, host, port) unless it is empty (an
+    /// answer that names no broker says nothing about them).
+    fn learn_brokers<'a>(&mut self, brokers: impl ExactSizeIterator<Item = (i32, &'a str, i32)>) {
+        if brokers.len() > 0 {
+            self.brokers = brokers
+                .map(|(id, host, port)| (id, format!("{host}:{port}")))
+                .collect();
+        }
+    }
+}
+
 struct CachedTopic {
     metadata: TopicMetadata,
     fetched_at: Instant,
     stale: bool,
+}
+
+impl CachedTopic {
+    /// `metadata` as just fetched, at `now`.
+    fn new(metadata: TopicMetadata, now: Instant) -> Self {
+        CachedTopic {
+            metadata,
+            fetched_at: now,
+            stale: false,
+        }
+    }
 }
 
 /// The cached topics in a `Vec` sorted by name, found by binary search: a reader of thousands
@@ -357,19 +380,12 @@ impl Client {
             let cluster = cluster_from_response(response);
             let now = Instant::now();
             let mut state = self.state();
-            if !cluster.brokers.is_empty() {
-                state.brokers = cluster
-                    .brokers
-                    .iter()
-                    .map(|b| (b.node_id, format!("{}:{}", b.host, b.port)))
-                    .collect();
-            }
-            let fresh = cluster.topics.iter().map(|t| CachedTopic {
-                metadata: t.clone(),
-                fetched_at: now,
-                stale: false,
-            });
-            state.topics.insert_all(fresh.collect());
+            let brokers = &cluster.brokers;
+            state.learn_brokers(brokers.iter().map(|b| (b.node_id, &*b.host, b.port)));
+            let fresh = cluster.topics.iter().cloned();
+            state
+                .topics
+                .insert_all(fresh.map(|t| CachedTopic::new(t, now)).collect());
             Ok(cluster)
         })
         .await
@@ -433,13 +449,8 @@ impl Client {
     ) -> Result<Vec<TopicMetadata>> {
         let now = Instant::now();
         let mut state = self.state();
-        if !response.brokers.is_empty() {
-            state.brokers = response
-                .brokers
-                .iter()
-                .map(|b| (b.node_id, format!("{}:{}", b.host, b.port)))
-                .collect();
-        }
+        let brokers = &response.brokers;
+        state.learn_brokers(brokers.iter().map(|b| (b.node_id, &*b.host, b.port)));
         let mut first_error = None;
         let mut fresh = Vec::with_capacity(response.topics.len());
         for topic in response.topics {
@@ -468,15 +479,12 @@ impl Client {
                 continue;
             }
             let partitions = partitions_of(&topic.partitions);
-            fresh.push(CachedTopic {
-                metadata: TopicMetadata {
-                    name,
-                    topic_id: topic.topic_id,
-                    partitions,
-                },
-                fetched_at: now,
-                stale: false,
-            });
+            let metadata = TopicMetadata {
+                name,
+                topic_id: topic.topic_id,
+                partitions,
+            };
+            fresh.push(CachedTopic::new(metadata, now));
         }
         state.topics.insert_all(fresh);
         if let Some(error) = first_error {
