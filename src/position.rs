@@ -475,6 +475,21 @@ mod tests {
         }
     }
 
+    /// Each text parses as the time beside it.
+    fn times(cases: &[(&str, i64)]) {
+        for &(text, ms) in cases {
+            assert_eq!(ok(text), Position::Time(ms), "{text}");
+        }
+    }
+
+    /// Each text is refused with an error that contains the words beside it.
+    fn refused(cases: &[(&str, &str)]) {
+        for &(text, words) in cases {
+            let e = err(text);
+            assert!(e.contains(words), "{text}: {e:?} lacks {words:?}");
+        }
+    }
+
     #[test]
     fn named_positions() {
         assert_eq!(ok("earliest"), Position::Earliest);
@@ -485,87 +500,68 @@ mod tests {
 
     #[test]
     fn rfc3339_times_and_dates() {
-        assert_eq!(
-            ok("2026-11-30T10:00:00Z"),
-            Position::Time(1_796_032_800_000)
-        );
-        assert_eq!(
-            ok("2026-11-30T10:00:00.250+01:00"),
-            Position::Time(1_796_032_800_000 - 3_600_000 + 250)
-        );
-        assert_eq!(
-            ok("2026-11-30t10:00:00-02:30"),
-            Position::Time(1_796_032_800_000 + 9_000_000)
-        );
-        assert_eq!(
-            ok("2026-11-30 10:00:00.5Z"),
-            Position::Time(1_796_032_800_500)
-        );
-        assert_eq!(
-            ok("2026-11-30T10:00:00.123999Z"),
-            Position::Time(1_796_032_800_123)
-        );
-        assert_eq!(
-            ok("2026-11-30"),
-            Position::Time(1_796_032_800_000 - 36_000_000)
-        );
-        assert_eq!(ok("1970-01-01"), Position::Time(0));
-        assert_eq!(
-            ok("2024-02-29T00:00:00Z"),
-            Position::Time(1_709_164_800_000)
-        );
-        assert_eq!(
-            ok("2026-01-01T10:00:00Z"),
-            Position::Time(1_767_261_600_000)
-        );
+        const T: i64 = 1_796_032_800_000; // 2026-11-30T10:00:00Z
+        times(&[
+            ("2026-11-30T10:00:00Z", T),
+            ("2026-11-30T10:00:00.250+01:00", T - 3_600_000 + 250),
+            ("2026-11-30t10:00:00-02:30", T + 9_000_000),
+            ("2026-11-30 10:00:00.5Z", T + 500),
+            ("2026-11-30T10:00:00.123999Z", T + 123),
+            ("2026-11-30", T - 36_000_000),
+            ("1970-01-01", 0),
+            ("2024-02-29T00:00:00Z", 1_709_164_800_000),
+            ("2026-01-01T10:00:00Z", 1_767_261_600_000),
+        ]);
     }
 
     #[test]
     fn rfc3339_errors_say_what_to_write() {
-        let e = err("2026-11-30T10:00:00");
-        assert!(
-            e.contains("no time zone") && e.contains("Add Z or +hh:mm"),
-            "{e}"
-        );
-        assert!(err("2026-02-29").contains("no such date"));
-        assert!(err("2026-13-01").contains("no such date"));
-        assert!(err("2026-11-30T24:00:00Z").contains("out of range"));
-        assert!(err("2026-11-30T10:00Z").contains("hh:mm:ss"));
-        assert!(err("2026-11-30T10:00:00.Z").contains("needs digits"));
-        assert!(err("2026-11-30T10:00:00+0100").contains("Z or +hh:mm"));
-        assert!(err("2026-11-30T10:00:00+24:00").contains("zone offset out of range"));
-        assert!(err("2026-11-30T10:00:00Zjunk").contains("Z or +hh:mm"));
-        assert!(err("2026-1-30").contains("YYYY-MM-DD"));
-        assert!(err("1969-12-31").contains("before 1970"));
+        refused(&[
+            ("2026-11-30T10:00:00", "no time zone"),
+            ("2026-11-30T10:00:00", "Add Z or +hh:mm"),
+            ("2026-02-29", "no such date"),
+            ("2026-13-01", "no such date"),
+            ("2026-11-30T24:00:00Z", "out of range"),
+            ("2026-11-30T10:00Z", "hh:mm:ss"),
+            ("2026-11-30T10:00:00.Z", "needs digits"),
+            ("2026-11-30T10:00:00+0100", "Z or +hh:mm"),
+            ("2026-11-30T10:00:00+24:00", "zone offset out of range"),
+            ("2026-11-30T10:00:00Zjunk", "Z or +hh:mm"),
+            ("2026-1-30", "YYYY-MM-DD"),
+            ("1969-12-31", "before 1970"),
+        ]);
     }
 
     #[test]
     fn epoch_milliseconds() {
-        assert_eq!(ok("1767261600000"), Position::Time(1_767_261_600_000));
-        assert_eq!(ok("0"), Position::Time(0));
-        assert!(err("99999999999999999999").contains("too large"));
+        times(&[("1767261600000", 1_767_261_600_000), ("0", 0)]);
+        refused(&[("99999999999999999999", "too large")]);
     }
 
     #[test]
     fn relative_times() {
-        assert_eq!(ok("-2h"), Position::Time(NOW - 7_200_000));
-        assert_eq!(ok("-30m"), Position::Time(NOW - 1_800_000));
-        assert_eq!(ok("-90s"), Position::Time(NOW - 90_000));
-        assert_eq!(ok("-1d"), Position::Time(NOW - 86_400_000));
-        assert_eq!(ok("-1h30m"), Position::Time(NOW - 5_400_000));
-        assert_eq!(ok("-500ms"), Position::Time(NOW - 500));
-        assert_eq!(ok("-1m30s250ms"), Position::Time(NOW - 90_250));
+        times(&[
+            ("-2h", NOW - 7_200_000),
+            ("-30m", NOW - 1_800_000),
+            ("-90s", NOW - 90_000),
+            ("-1d", NOW - 86_400_000),
+            ("-1h30m", NOW - 5_400_000),
+            ("-500ms", NOW - 500),
+            ("-1m30s250ms", NOW - 90_250),
+        ]);
     }
 
     #[test]
     fn relative_time_errors() {
-        assert!(err("-").contains("needs a duration"));
-        assert!(err("-2").contains("needs a unit"));
-        assert!(err("-2w").contains("unknown unit \"w\""));
-        assert!(err("-h").contains("expected a number"));
-        assert!(err("+2h").contains("start with '-'"));
-        assert!(err("-100000d").contains("before 1970"));
-        assert!(err("-99999999999999999999d").contains("too large"));
+        refused(&[
+            ("-", "needs a duration"),
+            ("-2", "needs a unit"),
+            ("-2w", "unknown unit \"w\""),
+            ("-h", "expected a number"),
+            ("+2h", "start with '-'"),
+            ("-100000d", "before 1970"),
+            ("-99999999999999999999d", "too large"),
+        ]);
     }
 
     #[test]
@@ -575,11 +571,13 @@ mod tests {
             ok("offset:0=5, 2=7"),
             Position::Offsets(BTreeMap::from([(0, 5), (2, 7)]))
         );
-        assert!(err("offset:-1").contains("not a non-negative integer"));
-        assert!(err("offset:x").contains("not a non-negative integer"));
-        assert!(err("offset:0=1,0=2").contains("given twice"));
-        assert!(err("offset:0=1,7").contains("not PARTITION=OFFSET"));
-        assert!(err("offset:-1=3").contains("partition \"-1\""));
+        refused(&[
+            ("offset:-1", "not a non-negative integer"),
+            ("offset:x", "not a non-negative integer"),
+            ("offset:0=1,0=2", "given twice"),
+            ("offset:0=1,7", "not PARTITION=OFFSET"),
+            ("offset:-1=3", "partition \"-1\""),
+        ]);
     }
 
     #[test]

@@ -14,6 +14,21 @@ fn offline_client(config: ClientConfig) -> Client {
     }
 }
 
+/// What `client.retry(what, ..)` ends with when every attempt fails with `kind()`, and how many
+/// attempts it made.
+async fn always_failing(client: &Client, what: &str, kind: impl Fn() -> ErrorKind) -> (Error, u32) {
+    let mut calls = 0;
+    let err = client
+        .retry(what, || {
+            calls += 1;
+            let error = Error::from(kind());
+            async move { Err::<(), Error>(error) }
+        })
+        .await
+        .unwrap_err();
+    (err, calls)
+}
+
 #[tokio::test]
 async fn a_missing_topic_is_given_up_at_its_own_shorter_wait() {
     let client = offline_client(
@@ -24,18 +39,11 @@ async fn a_missing_topic_is_given_up_at_its_own_shorter_wait() {
             .missing_topic_wait(Duration::from_millis(60)),
     );
     let started = Instant::now();
-    let err = client
-        .retry("looking up a topic", || async {
-            Err::<(), Error>(
-                ErrorKind::UnknownTopic {
-                    topic: "nope".into(),
-                    broker: "b:9092".into(),
-                }
-                .into(),
-            )
-        })
-        .await
-        .unwrap_err();
+    let (err, _) = always_failing(&client, "looking up a topic", || ErrorKind::UnknownTopic {
+        topic: "nope".into(),
+        broker: "b:9092".into(),
+    })
+    .await;
     let elapsed = started.elapsed();
     assert!(
         matches!(err.kind(), ErrorKind::RetriesExhausted { source, .. } if matches!(source.kind(), ErrorKind::UnknownTopic { .. })),
@@ -53,22 +61,13 @@ async fn retry_gives_up_at_the_deadline_naming_what_it_did() {
         retry_deadline: Duration::from_millis(50),
         ..ClientConfig::default()
     });
-    let mut calls = 0;
-    let err = client
-        .retry("looking up a thing", || {
-            calls += 1;
-            async {
-                Err::<(), Error>(
-                    ErrorKind::LeaderNotAvailable {
-                        topic: "t".into(),
-                        partition: 0,
-                    }
-                    .into(),
-                )
-            }
-        })
-        .await
-        .unwrap_err();
+    let (err, calls) = always_failing(&client, "looking up a thing", || {
+        ErrorKind::LeaderNotAvailable {
+            topic: "t".into(),
+            partition: 0,
+        }
+    })
+    .await;
     assert!(calls > 3, "retried {calls} times");
     match err.kind() {
         ErrorKind::RetriesExhausted { what, attempts, .. } => {
@@ -88,21 +87,10 @@ async fn retry_returns_fatal_errors_at_once_and_succeeds_after_retriable_ones() 
         retry_backoff: Duration::from_millis(1),
         ..ClientConfig::default()
     });
-    let mut calls = 0;
-    let err = client
-        .retry("x", || {
-            calls += 1;
-            async {
-                Err::<(), Error>(
-                    ErrorKind::InvalidSpec {
-                        reason: "no".into(),
-                    }
-                    .into(),
-                )
-            }
-        })
-        .await
-        .unwrap_err();
+    let (err, calls) = always_failing(&client, "x", || ErrorKind::InvalidSpec {
+        reason: "no".into(),
+    })
+    .await;
     assert!(matches!(err.kind(), ErrorKind::InvalidSpec { .. }));
     assert_eq!(calls, 1);
 
