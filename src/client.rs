@@ -330,9 +330,37 @@ impl Client {
                 bootstrap: tokio::sync::Mutex::new(None),
             }),
         };
-        // Learn the brokers (a Metadata request naming no topic).
-        client.refresh(&[], &[]).await?;
-        Ok(client)
+        // Learn the brokers from the first server that answers ApiVersions and Metadata: one
+        // that accepts the connection and then closes it goes on to the next, like one that
+        // refuses it.
+        let mut last = None;
+        for address in &client.inner.config.bootstrap {
+            match client.learn_cluster_from(address).await {
+                Ok(()) => return Ok(client),
+                // Credentials or a certificate refused by one broker are refused by all.
+                Err(e) if !e.is_retriable() => return Err(e),
+                Err(e) => {
+                    crate::log::debug!(broker = %address, error = %e, "bootstrap server did not answer");
+                    last = Some(e);
+                }
+            }
+        }
+        Err(ErrorKind::Bootstrap {
+            servers: client.inner.config.bootstrap.clone(),
+            source: last.unwrap_or_else(|| ErrorKind::NoBootstrapServers.into()),
+        }
+        .into())
+    }
+
+    /// Connects to bootstrap server `address` and learns the brokers from its answer to a
+    /// Metadata request naming no topic; the connection stays open for later Metadata.
+    async fn learn_cluster_from(&self, address: &str) -> Result<()> {
+        let config = self.inner.config.connection.clone();
+        let conn = Arc::new(Connection::open(address, config).await?);
+        *self.inner.bootstrap.lock().await = Some(conn.clone());
+        let request = MetadataRequest::for_topics(std::iter::empty::<String>());
+        let response = conn.send(&request).await?;
+        self.apply_metadata(conn.broker(), &[], response).map(drop)
     }
 
     /// The client's settings.

@@ -169,6 +169,27 @@ fn random_time(rng: &mut Rng) -> i64 {
     BASE_TIMESTAMP - 2000 + rng.below(45) as i64 * 1000
 }
 
+/// A bootstrap server that closes the connection before or after it handles the bootstrap's
+/// Metadata request (request 1, after ApiVersions): the client goes on to the next server, as
+/// it does for one that refuses the connection, and then reads the cluster through it.
+#[tokio::test(start_paused = true)]
+async fn bootstrap_goes_on_when_a_server_closes_during_metadata() {
+    for fault in [Fault::CloseBefore, Fault::CloseAfter] {
+        let mut cluster = random_cluster(&mut Rng::new(1));
+        cluster.faults = HashMap::from([(1, fault)]);
+        let net = SimNet::start(cluster);
+        let client = client(&net)
+            .await
+            .unwrap_or_else(|e| panic!("{fault:?}: {e}"));
+        let plan = resolve(&client, Start::Earliest, End::Latest)
+            .await
+            .unwrap_or_else(|e| panic!("{fault:?}: {e}"));
+        let cluster = net.lock();
+        assert_eq!(cluster.faults_hit, 1, "{fault:?}");
+        assert_eq!(plan.partitions.len(), cluster.partitions.len(), "{fault:?}");
+    }
+}
+
 /// What fails while [`resolve_while_leaders_move`] resolves, besides closes and leader moves.
 const LEADER_FAULTS: &[Fault] = &[
     Fault::Error(ErrorCode::NOT_LEADER_OR_FOLLOWER),
@@ -363,22 +384,21 @@ fn sasl_connections_closing_mid_handshake() {
         |seed, mut rng| async move {
             let mut cluster = random_cluster(&mut rng);
             cluster.sasl = Some(("alice".to_owned(), format!("pw{seed}")));
-            // Maybe a close in the first bootstrap connection's SaslHandshake (request 1) or
-            // SaslAuthenticate (2): the client must go on to the next bootstrap server. Then up
-            // to two more from request 7 on, past the bootstrap's Metadata either way (3, or 6
-            // after a close), in the SASL exchanges of the connections resolution opens and in
-            // its requests. (A close of the bootstrap's Metadata request itself fails
-            // `Client::with_config` at once, without trying the next server: not simulated.)
+            // Maybe a close in the first bootstrap connection's SaslHandshake (request 1),
+            // SaslAuthenticate (2) or Metadata (3): the client must go on to the next bootstrap
+            // server. Then up to two more from request 8 on, past the bootstrap's Metadata
+            // either way (3, or at most 7 after a close), in the SASL exchanges of the
+            // connections resolution opens and in its requests.
             let mut faults = HashMap::new();
             if rng.below(2) == 0 {
                 faults.insert(
-                    1 + rng.below(2),
+                    1 + rng.below(3),
                     *rng.pick(&[Fault::CloseBefore, Fault::CloseAfter]),
                 );
             }
             for _ in 0..rng.below(3) {
                 let kind = *rng.pick(&[Fault::CloseBefore, Fault::CloseAfter]);
-                faults.insert(7 + rng.below(15), kind);
+                faults.insert(8 + rng.below(15), kind);
             }
             cluster.faults = faults;
             if rng.below(3) == 0 {
