@@ -25,10 +25,7 @@ use crate::client::Client;
 use crate::cluster::TopicMetadata;
 use crate::error::{ErrorKind, Result};
 use crate::plan::{IsolationLevel, Plan};
-use crate::read::machine::{
-    build_fetch, fetch_version, FetchParams, Output, ReadMachine, Requested, SessionRequest,
-    Transmit,
-};
+use crate::read::machine::{Output, PlannedFetch, ReadMachine, Transmit};
 use crate::read::options::ReadOptions;
 use crate::read::stream::Budget;
 use crate::task::{poll_each, BoxFuture};
@@ -165,15 +162,9 @@ impl Driver {
             Transmit::LeaderCheck { id, topics, avoid } => {
                 metadata(client, id, topics, true, avoid)
             }
-            Transmit::Fetch {
-                id,
-                leader,
-                partitions,
-                params,
-                session,
-            } => Box::pin(async move {
-                let answer = fetch(&client, leader, &partitions, &params, &session).await;
-                Answer::Fetch(id, answer)
+            Transmit::Fetch(planned) => Box::pin(async move {
+                let answer = fetch(&client, &planned).await;
+                Answer::Fetch(planned.id, answer)
             }),
             Transmit::ListEarliest {
                 id,
@@ -219,14 +210,8 @@ async fn list_earliest(
 }
 
 /// Sends one Fetch to `leader` (on the client's connection to it).
-async fn fetch(
-    client: &Client,
-    leader: i32,
-    requested: &[Requested],
-    params: &FetchParams,
-    session: &SessionRequest,
-) -> Result<(Arc<str>, i16, FetchResponse)> {
-    let conn = client.connection(leader).await?;
+async fn fetch(client: &Client, planned: &PlannedFetch) -> Result<(Arc<str>, i16, FetchResponse)> {
+    let conn = client.connection(planned.leader).await?;
     let broker: Arc<str> = Arc::from(conn.broker());
     let negotiated = conn
         .versions()
@@ -235,8 +220,8 @@ async fn fetch(
             broker: broker.to_string(),
             source,
         })?;
-    let version = fetch_version(negotiated, requested);
-    let request = build_fetch(requested, version, params, session);
+    let version = planned.version(negotiated);
+    let request = planned.request(version);
     let response = conn.send_version(&request, version).await?;
     Ok((broker, version, response))
 }

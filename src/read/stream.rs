@@ -16,7 +16,7 @@ use tokio::task::JoinHandle;
 
 use crate::error::{Error, Result};
 use crate::read::batch::{DataLoss, FetchedBatch, PartitionPosition, ReadRecord};
-use crate::read::machine::Output;
+use crate::read::machine::{Chunk, Output};
 #[cfg(doc)]
 use crate::read::options::{OutOfRange, ReadOptions};
 
@@ -254,13 +254,15 @@ impl BatchStream {
 
     fn take_output(&mut self, output: Output) -> Option<Error> {
         match output {
-            Output::Chunk {
-                idx,
-                batches,
-                position,
-                done,
-            } => {
-                self.queue.extend(batches.into_iter().map(Queued::Batch));
+            Output::Chunk(chunk) => {
+                let Chunk {
+                    idx,
+                    position,
+                    done,
+                    ..
+                } = chunk;
+                self.queue
+                    .extend(chunk.batches.into_iter().map(Queued::Batch));
                 self.queue.push_back(Queued::Position {
                     idx,
                     position,
@@ -467,12 +469,12 @@ mod tests {
         tx.send(chunk(0, wire(&[batch(0, 3)]), 0, Some(4)))
             .await
             .unwrap();
-        tx.send(Output::Chunk {
+        tx.send(Output::Chunk(Chunk {
             idx: 0,
             batches: vec![],
             position: 4,
             done: true,
-        })
+        }))
         .await
         .unwrap();
         tx.send(Output::DataLoss {

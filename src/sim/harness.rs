@@ -105,8 +105,8 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
     loop {
         outcome.steps += 1;
         while let Some(output) = machine.poll_output() {
-            if let Output::Chunk { batches, .. } = &output {
-                not_taken.extend(batches.iter().map(|b| b.buffered_bytes()));
+            if let Output::Chunk(chunk) = &output {
+                not_taken.extend(chunk.batches.iter().map(|b| b.buffered_bytes()));
             }
             record(&mut outcome, output, now);
         }
@@ -159,14 +159,10 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
                         }
                     }
                 }
-                Transmit::Fetch {
-                    id,
-                    leader,
-                    partitions,
-                    params,
-                    session,
-                } => {
-                    let asked: Vec<(i32, Option<i64>)> = partitions
+                Transmit::Fetch(planned) => {
+                    let leader = planned.leader;
+                    let asked: Vec<(i32, Option<i64>)> = planned
+                        .partitions
                         .iter()
                         .map(|r| (r.partition, Some(r.position)))
                         .collect();
@@ -178,10 +174,10 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
                             machine.buffered_bytes()
                         ));
                     }
-                    let version = fetch_version(schedule.fetch_version, &partitions);
-                    let request = build_fetch(&partitions, version, &params, &session);
+                    let version = planned.version(schedule.fetch_version);
+                    let request = planned.request(version);
                     let d = cluster.fetch(now, leader, &request, version);
-                    let mut f = in_flight_of(d, seq, |r| Answer::Fetch(id, r));
+                    let mut f = in_flight_of(d, seq, |r| Answer::Fetch(planned.id, r));
                     f.fetch_to = Some(leader);
                     f.partitions = asked.iter().map(|a| a.0).collect();
                     f
@@ -355,13 +351,8 @@ pub(super) fn violations(
 /// Notes what the machine handed out.
 pub(super) fn record(outcome: &mut Outcome, output: Output, now: Duration) {
     match output {
-        Output::Chunk {
-            idx,
-            batches,
-            position,
-            done,
-        } => {
-            for batch in &batches {
+        Output::Chunk(chunk) => {
+            for batch in &chunk.batches {
                 for r in batch.records() {
                     match r {
                         Ok(r) => {
@@ -376,7 +367,9 @@ pub(super) fn record(outcome: &mut Outcome, output: Output, now: Duration) {
                 }
             }
             // The plan's partition i is partition i of the topic.
-            outcome.positions.push((idx as i32, position, done));
+            outcome
+                .positions
+                .push((chunk.idx as i32, chunk.position, chunk.done));
         }
         Output::DataLoss {
             loss,

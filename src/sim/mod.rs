@@ -54,9 +54,7 @@ use crate::backoff::Backoff;
 use crate::cluster::{PartitionMetadata, TopicMetadata};
 use crate::error::{Error, ErrorKind, Result};
 use crate::plan::{IsolationLevel, PartitionPlan, Plan};
-use crate::read::machine::{
-    build_fetch, fetch_version, Output, ReadMachine, Transmit, OVERDUE_AFTER,
-};
+use crate::read::machine::{Output, ReadMachine, Transmit, OVERDUE_AFTER};
 use crate::read::{OutOfRange, ReadOptions};
 
 /// The topic every simulated read reads.

@@ -69,6 +69,18 @@ use session::FetchSession;
 pub(crate) use session::{Requested, SessionRequest};
 pub(crate) use wire::{build_fetch, decode_partition, fetch_version, DecodeFailure};
 
+/// A partition's batches from one response, then its position after them.
+#[derive(Clone)]
+pub(crate) struct Chunk {
+    /// The partition's index in the read.
+    pub(crate) idx: usize,
+    pub(crate) batches: Vec<FetchedBatch>,
+    /// The next offset to fetch, after these batches.
+    pub(crate) position: i64,
+    /// The partition reached its end.
+    pub(crate) done: bool,
+}
+
 /// A request the driver must make for the machine, or a side effect it must apply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Transmit {
@@ -80,16 +92,9 @@ pub(crate) enum Transmit {
         topics: Vec<Arc<str>>,
         refresh: bool,
     },
-    /// A Fetch to broker `leader` for `partitions`, in this order (build it with
-    /// [`build_fetch`] at the version [`fetch_version`] picks). Answer with
-    /// [`ReadMachine::handle_fetch`]: the broker's address, the version sent, the response.
-    Fetch {
-        id: u64,
-        leader: i32,
-        partitions: Vec<Requested>,
-        params: FetchParams,
-        session: SessionRequest,
-    },
+    /// A Fetch. Answer with [`ReadMachine::handle_fetch`]: the broker's address, the version
+    /// sent, the response.
+    Fetch(PlannedFetch),
     /// The log start offset of `topic`/`partition` (ListOffsets -2 to its leader, at
     /// `isolation`). Answer with [`ReadMachine::handle_list_offsets`].
     ListEarliest {
@@ -108,6 +113,28 @@ pub(crate) enum Transmit {
         topics: Vec<Arc<str>>,
         avoid: Vec<i32>,
     },
+}
+
+/// A Fetch the machine asks for: to broker `leader` for `partitions`, in this order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PlannedFetch {
+    pub(crate) id: u64,
+    pub(crate) leader: i32,
+    pub(crate) partitions: Vec<Requested>,
+    pub(crate) params: FetchParams,
+    pub(crate) session: SessionRequest,
+}
+
+impl PlannedFetch {
+    /// The version to send it at, given the highest the broker speaks ([`fetch_version`]).
+    pub(crate) fn version(&self, highest: i16) -> i16 {
+        fetch_version(highest, &self.partitions)
+    }
+
+    /// The request at `version` ([`build_fetch`]).
+    pub(crate) fn request(&self, version: i16) -> FetchRequest {
+        build_fetch(&self.partitions, version, &self.params, &self.session)
+    }
 }
 
 /// How long past its max wait a Fetch may go unanswered before the machine checks, in
@@ -137,12 +164,7 @@ struct InFlightFetch {
 /// What the read hands out, in order.
 pub(crate) enum Output {
     /// A partition's batches from one response, then its position after them.
-    Chunk {
-        idx: usize,
-        batches: Vec<FetchedBatch>,
-        position: i64,
-        done: bool,
-    },
+    Chunk(Chunk),
     /// A partition jumped over deleted offsets.
     DataLoss {
         idx: usize,
@@ -159,12 +181,12 @@ pub(crate) enum Output {
 impl std::fmt::Debug for Output {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Output::Chunk {
+            Output::Chunk(Chunk {
                 idx,
                 batches,
                 position,
                 done,
-            } => f
+            }) => f
                 .debug_struct("Chunk")
                 .field("idx", idx)
                 .field("batches", &batches.len())
@@ -187,7 +209,9 @@ impl Output {
     /// [`ReadOptions::max_buffered_bytes`] until the caller takes them.
     pub(crate) fn buffered_bytes(&self) -> u64 {
         match self {
-            Output::Chunk { batches, .. } => batches.iter().map(FetchedBatch::buffered_bytes).sum(),
+            Output::Chunk(Chunk { batches, .. }) => {
+                batches.iter().map(FetchedBatch::buffered_bytes).sum()
+            }
             _ => 0,
         }
     }
@@ -693,13 +717,13 @@ impl ReadMachine {
                     detached: false,
                 },
             );
-            self.transmits.push_back(Transmit::Fetch {
+            self.transmits.push_back(Transmit::Fetch(PlannedFetch {
                 id,
                 leader,
                 partitions: requested,
                 params: self.params,
                 session,
-            });
+            }));
         }
         Ok(())
     }

@@ -61,7 +61,7 @@ pub(crate) fn data(records: Bytes) -> PartitionData {
 }
 
 pub(crate) fn offsets_of(event: &Output) -> Vec<i64> {
-    let Output::Chunk { batches, .. } = event else {
+    let Output::Chunk(Chunk { batches, .. }) = event else {
         panic!("not a chunk: {event:?}");
     };
     batches
@@ -168,12 +168,12 @@ fn decoding_drops_records_outside_the_range_and_moves_by_batches() {
     .unwrap()
     .unwrap();
     assert_eq!(offsets_of(&event), [2, 3, 4, 5, 6]);
-    let Output::Chunk {
+    let Output::Chunk(Chunk {
         batches,
         position,
         done,
         ..
-    } = &event
+    }) = &event
     else {
         unreachable!()
     };
@@ -309,12 +309,12 @@ fn corrupt_records_name_the_partition_and_offset() {
         "{error:?}"
     );
     // The good batch before the broken one is still handed out, ending at offset 2.
-    let Some(Output::Chunk {
+    let Some(Output::Chunk(Chunk {
         batches,
         position: 2,
         done: false,
         ..
-    }) = before
+    })) = before
     else {
         panic!("{before:?}");
     };
@@ -466,12 +466,12 @@ type Sent = (u64, i32, Vec<(i32, i64)>);
 fn fetches(t: &[Transmit]) -> Vec<Sent> {
     t.iter()
         .filter_map(|t| match t {
-            Transmit::Fetch {
+            Transmit::Fetch(PlannedFetch {
                 id,
                 leader,
                 partitions,
                 ..
-            } => Some((
+            }) => Some((
                 *id,
                 *leader,
                 partitions
@@ -532,11 +532,11 @@ fn partitions_of_an_overdue_fetch_whose_leader_moved_are_fetched_from_the_new_le
     m.handle_fetch(again, new[0].0, answer(records(&[(0, 0, 4)])));
     assert!(matches!(
         &outputs(&mut m)[..],
-        [Output::Chunk {
+        [Output::Chunk(Chunk {
             idx: 0,
             position: 4,
             ..
-        }]
+        })]
     ));
     // Broker 1 answers late, opening session 7, with partition 0 from offset 0 too:
     // only partition 1's records are taken, partition 0's are not handed out twice.
@@ -550,11 +550,11 @@ fn partitions_of_an_overdue_fetch_whose_leader_moved_are_fetched_from_the_new_le
     m.handle_fetch(again, old, late);
     assert!(matches!(
         &outputs(&mut m)[..],
-        [Output::Chunk {
+        [Output::Chunk(Chunk {
             idx: 1,
             position: 3,
             ..
-        }]
+        })]
     ));
     // Session 7 does not hold partition 0 as we would think: the session with broker 1
     // starts over, its next Fetch is a full one (epoch 0) closing session 7.
@@ -562,9 +562,9 @@ fn partitions_of_an_overdue_fetch_whose_leader_moved_are_fetched_from_the_new_le
     m.handle_metadata(again, id, Ok(metadata(&[(0, 2), (1, 1)])));
     let next = transmits(&mut m, again);
     let to_1 = next.iter().find_map(|t| match t {
-        Transmit::Fetch {
+        Transmit::Fetch(PlannedFetch {
             leader: 1, session, ..
-        } => Some((session.id, session.epoch)),
+        }) => Some((session.id, session.epoch)),
         _ => None,
     });
     assert_eq!(to_1, Some((7, 0)), "{next:?}");
@@ -611,11 +611,11 @@ fn fetching_ahead_pauses_while_the_budget_is_used_up_and_resumes_when_the_caller
     let out = outputs(&mut m);
     assert!(matches!(
         out[..],
-        [Output::Chunk {
+        [Output::Chunk(Chunk {
             position: 6,
             done: true,
             ..
-        }]
+        })]
     ));
     // A bounded read ends when its positions reach their ends, taken or not.
     assert!(m.is_finished());
@@ -708,12 +708,12 @@ fn one_fetch_per_leader_until_every_partition_reaches_its_end() {
     assert_eq!(offsets_of(&out[0]), [0, 1]);
     assert!(matches!(
         out[0],
-        Output::Chunk {
+        Output::Chunk(Chunk {
             idx: 1,
             position: 2,
             done: true,
             ..
-        }
+        })
     ));
     assert!(!m.is_finished());
     assert_eq!(
@@ -740,7 +740,7 @@ fn one_fetch_per_leader_until_every_partition_reaches_its_end() {
 fn chunks(out: &[Output]) -> Vec<(usize, Vec<i64>)> {
     out.iter()
         .map(|o| match o {
-            Output::Chunk { idx, .. } => (*idx, offsets_of(o)),
+            Output::Chunk(Chunk { idx, .. }) => (*idx, offsets_of(o)),
             other => panic!("not a chunk: {other:?}"),
         })
         .collect()
@@ -1109,7 +1109,7 @@ fn a_batch_cut_off_by_max_bytes_is_asked_first_with_room_for_it() {
     );
     let id = metadata_id(&transmits(&mut m, t0));
     m.handle_metadata(t0, id, Ok(metadata(&[(0, 1), (1, 1)])));
-    let Some(Transmit::Fetch { partitions, .. }) = m.poll_transmit(t0) else {
+    let Some(Transmit::Fetch(PlannedFetch { partitions, .. })) = m.poll_transmit(t0) else {
         panic!("expected a Fetch");
     };
     let asked: Vec<_> = partitions
@@ -1185,21 +1185,14 @@ struct Wire {
 
 fn next_fetch(m: &mut ReadMachine, now: Instant, leaders: &[(i32, i32)]) -> Wire {
     let t = after_metadata(m, now, leaders);
-    let [Transmit::Fetch {
-        id,
-        partitions,
-        params,
-        session,
-        ..
-    }] = &t[..]
-    else {
+    let [Transmit::Fetch(planned)] = &t[..] else {
         panic!("expected one Fetch, got {t:?}");
     };
-    let request = build_fetch(partitions, 12, params, session);
+    let request = planned.request(12);
     let mut buf = bytes::BytesMut::new();
     kseek_protocol::Message::encode(&request, &mut buf, 12).unwrap();
     Wire {
-        id: *id,
+        id: planned.id,
         sent: request
             .topics
             .iter()
@@ -1211,14 +1204,14 @@ fn next_fetch(m: &mut ReadMachine, now: Instant, leaders: &[(i32, i32)]) -> Wire
             .flat_map(|t| t.partitions.iter().copied())
             .collect(),
         session: (request.session_id, request.session_epoch),
-        asked: partitions.iter().map(|p| p.partition).collect(),
+        asked: planned.partitions.iter().map(|p| p.partition).collect(),
     }
 }
 
 /// Collects the offsets handed out per partition index.
 fn collect(m: &mut ReadMachine, got: &mut HashMap<usize, Vec<i64>>) {
     for out in outputs(m) {
-        if let Output::Chunk { idx, .. } = out {
+        if let Output::Chunk(Chunk { idx, .. }) = out {
             got.entry(idx).or_default().extend(offsets_of(&out));
         }
     }
@@ -1300,23 +1293,17 @@ fn a_raised_max_bytes_or_a_new_leader_epoch_is_a_change_too() {
     let mut md = metadata(&[(0, 1), (1, 1)]);
     md[0].partitions[1].leader_epoch = 6;
     m.handle_metadata(t0, id, Ok(md));
-    let Some(Transmit::Fetch {
-        partitions,
-        params,
-        session,
-        ..
-    }) = m.poll_transmit(t0)
-    else {
+    let Some(Transmit::Fetch(planned)) = m.poll_transmit(t0) else {
         panic!("expected a Fetch");
     };
-    let request = build_fetch(&partitions, 12, &params, &session);
+    let request = planned.request(12);
     let sent: Vec<_> = request.topics[0]
         .partitions
         .iter()
         .map(|p| (p.partition, p.current_leader_epoch))
         .collect();
     assert_eq!(
-        (session.id, session.epoch, &sent[..]),
+        (planned.session.id, planned.session.epoch, &sent[..]),
         (7, 2, &[(1, 6)][..])
     );
 }

@@ -134,12 +134,12 @@ pub(crate) fn decode_partition(
                 .into();
                 let before = (!batches.is_empty()).then(|| {
                     p.position = position;
-                    Output::Chunk {
+                    Output::Chunk(Chunk {
                         idx,
                         batches,
                         position,
                         done: false,
-                    }
+                    })
                 });
                 return Err(Box::new(DecodeFailure { before, error }));
             }
@@ -177,12 +177,12 @@ pub(crate) fn decode_partition(
     if batches.is_empty() && position == start && !done {
         return Ok(None);
     }
-    Ok(Some(Output::Chunk {
+    Ok(Some(Output::Chunk(Chunk {
         idx,
         batches,
         position,
         done,
-    }))
+    })))
 }
 
 /// The position of the batch that failed to decode: after the last good one.
