@@ -314,15 +314,20 @@ pub enum Side {
 /// The selected partitions, per topic, that positions apply to.
 pub type Selection = Vec<(String, Vec<i32>)>;
 
-/// `offset:P=N` checked against the selection: every listed partition must be selected, and
-/// for a start every selected partition must be listed. Returns the (topic, partition) map.
+/// The offsets `given` (`offset:N` or `offset:P=N`; any other position gives none) for the
+/// selection: every listed partition must be selected, and for a start every selected
+/// partition must have an offset. Returns the (topic, partition) map.
 fn offsets_for(
     flag: &str,
     side: Side,
     selection: &Selection,
-    per_partition: Option<&BTreeMap<i32, i64>>,
-    all: Option<i64>,
+    given: &Position,
 ) -> Result<BTreeMap<(String, i32), i64>, String> {
+    let (per_partition, all) = match given {
+        Position::Offsets(listed) => (Some(listed), None),
+        Position::Offset(o) => (None, Some(*o)),
+        _ => (None, None),
+    };
     let mut map = BTreeMap::new();
     if let Some(listed) = per_partition {
         for p in listed.keys() {
@@ -362,12 +367,8 @@ pub fn to_start(
         Position::Earliest => Start::Earliest,
         Position::Latest => Start::Latest,
         Position::Time(t) => Start::Timestamp(*t),
-        Position::Offset(o) => Start::Offsets {
-            offsets: offsets_for(flag, Side::Start, selection, None, Some(*o))?,
-            default: None,
-        },
-        Position::Offsets(m) => Start::Offsets {
-            offsets: offsets_for(flag, Side::Start, selection, Some(m), None)?,
+        Position::Offset(_) | Position::Offsets(_) => Start::Offsets {
+            offsets: offsets_for(flag, Side::Start, selection, position)?,
             default: None,
         },
         Position::Group => Start::Committed {
@@ -388,11 +389,8 @@ pub fn to_end(
         Position::Earliest => End::Earliest,
         Position::Latest => End::Latest,
         Position::Time(t) => End::Timestamp(*t),
-        Position::Offset(o) => {
-            End::Offsets(offsets_for(flag, Side::End, selection, None, Some(*o))?)
-        }
-        Position::Offsets(m) => {
-            End::Offsets(offsets_for(flag, Side::End, selection, Some(m), None)?)
+        Position::Offset(_) | Position::Offsets(_) => {
+            End::Offsets(offsets_for(flag, Side::End, selection, position)?)
         }
         Position::Group => End::Committed {
             group: need_group(flag, group)?,
