@@ -28,7 +28,7 @@ use tokio::time::Instant;
 use crate::backoff::{Backoff, Failing};
 use crate::cluster::{cluster_from_response, partitions_of, ClusterMetadata, TopicMetadata};
 use crate::conn::{Connection, ConnectionConfig};
-use crate::error::{ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::few::{self, FewMap};
 use crate::task::BoxFuture;
 
@@ -345,22 +345,28 @@ impl Client {
                 }
             }
         }
-        Err(ErrorKind::Bootstrap {
-            servers: client.inner.config.bootstrap.clone(),
-            source: last.unwrap_or_else(|| ErrorKind::NoBootstrapServers.into()),
-        }
-        .into())
+        Err(none_answered(client.inner.config.bootstrap.clone(), last))
     }
 
     /// Connects to bootstrap server `address` and learns the brokers from its answer to a
     /// Metadata request naming no topic; the connection stays open for later Metadata.
-    async fn learn_cluster_from(&self, address: &str) -> Result<()> {
-        let config = self.inner.config.connection.clone();
-        let conn = Arc::new(Connection::open(address, config).await?);
-        *self.inner.bootstrap.lock().await = Some(conn.clone());
-        let request = MetadataRequest::for_topics(std::iter::empty::<String>());
-        let response = conn.send(&request).await?;
-        self.apply_metadata(conn.broker(), &[], response).map(drop)
+    #[inline(never)]
+    fn learn_cluster_from<'a>(&'a self, address: &'a str) -> BoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            let conn = self.open(address).await?;
+            *self.inner.bootstrap.lock().await = Some(conn);
+            // The Metadata goes to the bootstrap connection just opened.
+            self.refresh(&[], &[]).await.map(drop)
+        })
+    }
+
+    /// Opens a connection to `address` (one copy of the connection setup for every caller).
+    #[inline(never)]
+    fn open<'a>(&'a self, address: &'a str) -> BoxFuture<'a, Result<Arc<Connection>>> {
+        Box::pin(async move {
+            let config = self.inner.config.connection.clone();
+            Connection::open(address, config).await.map(Arc::new)
+        })
     }
 
     /// The client's settings.
@@ -557,8 +563,7 @@ impl Client {
             let Some(address) = address else {
                 return Err(ErrorKind::UnknownBroker { broker_id }.into());
             };
-            let conn =
-                Arc::new(Connection::open(&address, self.inner.config.connection.clone()).await?);
+            let conn = self.open(&address).await?;
             *slot = Some(conn.clone());
             Ok(conn)
         })
@@ -715,9 +720,8 @@ impl Client {
             );
             let mut last = None;
             for address in &candidates {
-                match Connection::open(address, self.inner.config.connection.clone()).await {
+                match self.open(address).await {
                     Ok(conn) => {
-                        let conn = Arc::new(conn);
                         *bootstrap = Some(conn.clone());
                         return Ok(conn);
                     }
@@ -730,11 +734,7 @@ impl Client {
                     }
                 }
             }
-            Err(ErrorKind::Bootstrap {
-                servers: candidates,
-                source: last.unwrap_or_else(|| ErrorKind::NoBootstrapServers.into()),
-            }
-            .into())
+            Err(none_answered(candidates, last))
         })
     }
 
@@ -742,6 +742,17 @@ impl Client {
         // Plain data: a panic elsewhere while holding the lock leaves it usable.
         self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// [`ErrorKind::Bootstrap`]: none of `servers` answered, the last with `last`.
+#[cold]
+#[inline(never)]
+fn none_answered(servers: Vec<String>, last: Option<Error>) -> Error {
+    ErrorKind::Bootstrap {
+        servers,
+        source: last.unwrap_or_else(|| ErrorKind::NoBootstrapServers.into()),
+    }
+    .into()
 }
 
 /// The coordinator cache and the brokers FindCoordinator names (see `group.rs`).
