@@ -31,7 +31,6 @@
 use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::error::{Error, Result};
-use crate::messages::IsolationLevel;
 #[cfg(doc)]
 use crate::messages::Message;
 use crate::primitives::{
@@ -238,19 +237,6 @@ impl Wire for bool {
     }
     fn get(buf: &mut Bytes, _: Cx, what: &'static str) -> Result<Self> {
         get_bool(buf, what)
-    }
-}
-
-impl Wire for IsolationLevel {
-    fn min_size(_: Cx) -> usize {
-        1
-    }
-    fn put(&self, buf: &mut BytesMut, _: Cx, _: &'static str) -> Result<()> {
-        buf.put_i8(self.0);
-        Ok(())
-    }
-    fn get(buf: &mut Bytes, _: Cx, what: &'static str) -> Result<Self> {
-        get_i8(buf, what).map(IsolationLevel)
     }
 }
 
@@ -727,6 +713,80 @@ macro_rules! wire_struct {
     (@presence $presence:expr) => { const { $presence } };
 }
 
+/// Declares an open newtype over the wire's `int8` (an enum of Kafka's whose values this crate
+/// names, while one it doesn't name still survives decoding): the struct (`Debug`, `Clone`,
+/// `Copy`, `PartialEq`, `Eq`, `Hash`, `Default`), its named values as constants, `Display`
+/// (the value's name, else `"$unknown <value>"`) and its [`Wire`] encoding as an `int8`. Methods
+/// after the values join the type's `impl`, beside the private `known_name`.
+///
+/// ```ignore
+/// int8_newtype! {
+///     /// The type's doc.
+///     pub struct Name(pub i8), unknown "name" {
+///         /// The value's doc.
+///         VALUE = 0 => "VALUE",
+///     }
+/// }
+/// ```
+macro_rules! int8_newtype {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident(pub i8), unknown $unknown:literal {
+            $($(#[$const_meta:meta])* $konst:ident = $value:literal => $display:literal,)*
+        }
+        $($method:item)*
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+        pub struct $name(pub i8);
+
+        impl $name {
+            $($(#[$const_meta])* pub const $konst: $name = $name($value);)*
+
+            /// The name of a value this crate knows.
+            fn known_name(self) -> Option<&'static str> {
+                match self {
+                    $($name::$konst => Some($display),)*
+                    _ => None,
+                }
+            }
+
+            $($method)*
+        }
+
+        impl ::core::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                match self.known_name() {
+                    Some(name) => f.write_str(name),
+                    None => write!(f, concat!($unknown, " {}"), self.0),
+                }
+            }
+        }
+
+        impl $crate::messages::codec::Wire for $name {
+            fn min_size(_: $crate::messages::codec::Cx) -> usize {
+                1
+            }
+            fn put(
+                &self,
+                buf: &mut ::bytes::BytesMut,
+                _: $crate::messages::codec::Cx,
+                _: &'static str,
+            ) -> $crate::error::Result<()> {
+                ::bytes::BufMut::put_i8(buf, self.0);
+                Ok(())
+            }
+            fn get(
+                buf: &mut ::bytes::Bytes,
+                _: $crate::messages::codec::Cx,
+                what: &'static str,
+            ) -> $crate::error::Result<Self> {
+                $crate::primitives::get_i8(buf, what).map($name)
+            }
+        }
+    };
+}
+
 /// Makes a struct declared with [`wire_struct!`] a [`Message`] (and a
 /// [`Request`](crate::messages::Request) when it names its response).
 macro_rules! wire_message {
@@ -804,7 +864,7 @@ macro_rules! wire_topic {
     };
 }
 
-pub(crate) use {wire_message, wire_struct, wire_topic};
+pub(crate) use {int8_newtype, wire_message, wire_struct, wire_topic};
 
 #[cfg(test)]
 mod tests {

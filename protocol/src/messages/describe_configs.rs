@@ -22,126 +22,66 @@
 //! `DescribeConfigsRequest.json` / `DescribeConfigsResponse.json`, and the `ConfigSource` and
 //! `ConfigType` enums of Kafka's `DescribeConfigsResponse.java`.
 
-use bytes::{BufMut, Bytes, BytesMut};
+use crate::messages::codec::{int8_newtype, wire_message, wire_struct};
 
-use crate::error::Result;
-use crate::messages::codec::{wire_message, wire_struct, Cx, Wire};
-use crate::primitives::get_i8;
-
-/// The type of a configuration resource: an open newtype over the wire's `int8`, so a type this
-/// crate doesn't name survives decoding.
-///
-/// # References
-/// Kafka's `ConfigResource.Type`; the `ResourceType` fields of `DescribeConfigsRequest.json`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct ConfigResourceType(pub i8);
-
-impl ConfigResourceType {
-    /// A type the broker doesn't know.
-    pub const UNKNOWN: ConfigResourceType = ConfigResourceType(0);
-    /// A topic (the resource name is the topic's name).
-    pub const TOPIC: ConfigResourceType = ConfigResourceType(2);
-    /// A broker (the resource name is its node id, or empty for the cluster-wide default).
-    pub const BROKER: ConfigResourceType = ConfigResourceType(4);
-    /// A broker's loggers (the resource name is the broker's node id).
-    pub const BROKER_LOGGER: ConfigResourceType = ConfigResourceType(8);
-    /// A client-metrics subscription (KIP-714).
-    pub const CLIENT_METRICS: ConfigResourceType = ConfigResourceType(16);
-    /// A consumer group (KIP-848).
-    pub const GROUP: ConfigResourceType = ConfigResourceType(32);
-}
-
-impl std::fmt::Display for ConfigResourceType {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match *self {
-            ConfigResourceType::UNKNOWN => f.write_str("UNKNOWN"),
-            ConfigResourceType::TOPIC => f.write_str("TOPIC"),
-            ConfigResourceType::BROKER => f.write_str("BROKER"),
-            ConfigResourceType::BROKER_LOGGER => f.write_str("BROKER_LOGGER"),
-            ConfigResourceType::CLIENT_METRICS => f.write_str("CLIENT_METRICS"),
-            ConfigResourceType::GROUP => f.write_str("GROUP"),
-            ConfigResourceType(other) => write!(f, "resource type {other}"),
-        }
+int8_newtype! {
+    /// The type of a configuration resource: an open newtype over the wire's `int8`, so a type
+    /// this crate doesn't name survives decoding.
+    ///
+    /// # References
+    /// Kafka's `ConfigResource.Type`; the `ResourceType` fields of `DescribeConfigsRequest.json`.
+    pub struct ConfigResourceType(pub i8), unknown "resource type" {
+        /// A type the broker doesn't know.
+        UNKNOWN = 0 => "UNKNOWN",
+        /// A topic (the resource name is the topic's name).
+        TOPIC = 2 => "TOPIC",
+        /// A broker (the resource name is its node id, or empty for the cluster-wide default).
+        BROKER = 4 => "BROKER",
+        /// A broker's loggers (the resource name is the broker's node id).
+        BROKER_LOGGER = 8 => "BROKER_LOGGER",
+        /// A client-metrics subscription (KIP-714).
+        CLIENT_METRICS = 16 => "CLIENT_METRICS",
+        /// A consumer group (KIP-848).
+        GROUP = 32 => "GROUP",
     }
 }
 
-/// Where a configuration value comes from: an open newtype over the wire's `int8`.
-///
-/// For a topic, [`ConfigSource::TOPIC_CONFIG`] is a value set on the topic itself (at creation
-/// or with `kafka-configs --alter`); the others are what the topic inherits: a broker's
-/// dynamic configuration (for this broker or the cluster-wide default), its
-/// `server.properties`, or Kafka's own default.
-///
-/// # References
-/// KIP-226; the `ConfigSource` enum of Kafka's `DescribeConfigsResponse.java`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct ConfigSource(pub i8);
-
-impl ConfigSource {
-    /// A source the broker can't tell.
-    pub const UNKNOWN: ConfigSource = ConfigSource(0);
-    /// Set on the topic itself.
-    pub const TOPIC_CONFIG: ConfigSource = ConfigSource(1);
-    /// A dynamic configuration of this broker.
-    pub const DYNAMIC_BROKER_CONFIG: ConfigSource = ConfigSource(2);
-    /// A dynamic configuration of every broker (the cluster-wide default).
-    pub const DYNAMIC_DEFAULT_BROKER_CONFIG: ConfigSource = ConfigSource(3);
-    /// The broker's static configuration (`server.properties`).
-    pub const STATIC_BROKER_CONFIG: ConfigSource = ConfigSource(4);
-    /// Kafka's own default.
-    pub const DEFAULT_CONFIG: ConfigSource = ConfigSource(5);
-    /// A dynamic log level of a broker's logger.
-    pub const DYNAMIC_BROKER_LOGGER_CONFIG: ConfigSource = ConfigSource(6);
-    /// A client-metrics subscription's configuration (KIP-714).
-    pub const CLIENT_METRICS_CONFIG: ConfigSource = ConfigSource(7);
-    /// A consumer group's configuration (KIP-848).
-    pub const GROUP_CONFIG: ConfigSource = ConfigSource(8);
+int8_newtype! {
+    /// Where a configuration value comes from: an open newtype over the wire's `int8`.
+    ///
+    /// For a topic, [`ConfigSource::TOPIC_CONFIG`] is a value set on the topic itself (at creation
+    /// or with `kafka-configs --alter`); the others are what the topic inherits: a broker's
+    /// dynamic configuration (for this broker or the cluster-wide default), its
+    /// `server.properties`, or Kafka's own default.
+    ///
+    /// # References
+    /// KIP-226; the `ConfigSource` enum of Kafka's `DescribeConfigsResponse.java`.
+    pub struct ConfigSource(pub i8), unknown "config source" {
+        /// A source the broker can't tell.
+        UNKNOWN = 0 => "UNKNOWN",
+        /// Set on the topic itself.
+        TOPIC_CONFIG = 1 => "TOPIC_CONFIG",
+        /// A dynamic configuration of this broker.
+        DYNAMIC_BROKER_CONFIG = 2 => "DYNAMIC_BROKER_CONFIG",
+        /// A dynamic configuration of every broker (the cluster-wide default).
+        DYNAMIC_DEFAULT_BROKER_CONFIG = 3 => "DYNAMIC_DEFAULT_BROKER_CONFIG",
+        /// The broker's static configuration (`server.properties`).
+        STATIC_BROKER_CONFIG = 4 => "STATIC_BROKER_CONFIG",
+        /// Kafka's own default.
+        DEFAULT_CONFIG = 5 => "DEFAULT_CONFIG",
+        /// A dynamic log level of a broker's logger.
+        DYNAMIC_BROKER_LOGGER_CONFIG = 6 => "DYNAMIC_BROKER_LOGGER_CONFIG",
+        /// A client-metrics subscription's configuration (KIP-714).
+        CLIENT_METRICS_CONFIG = 7 => "CLIENT_METRICS_CONFIG",
+        /// A consumer group's configuration (KIP-848).
+        GROUP_CONFIG = 8 => "GROUP_CONFIG",
+    }
 
     /// Kafka's name for the source (`TOPIC_CONFIG`), or `None` for one this crate doesn't know.
     pub fn name(self) -> Option<&'static str> {
-        Some(match self {
-            ConfigSource::UNKNOWN => "UNKNOWN",
-            ConfigSource::TOPIC_CONFIG => "TOPIC_CONFIG",
-            ConfigSource::DYNAMIC_BROKER_CONFIG => "DYNAMIC_BROKER_CONFIG",
-            ConfigSource::DYNAMIC_DEFAULT_BROKER_CONFIG => "DYNAMIC_DEFAULT_BROKER_CONFIG",
-            ConfigSource::STATIC_BROKER_CONFIG => "STATIC_BROKER_CONFIG",
-            ConfigSource::DEFAULT_CONFIG => "DEFAULT_CONFIG",
-            ConfigSource::DYNAMIC_BROKER_LOGGER_CONFIG => "DYNAMIC_BROKER_LOGGER_CONFIG",
-            ConfigSource::CLIENT_METRICS_CONFIG => "CLIENT_METRICS_CONFIG",
-            ConfigSource::GROUP_CONFIG => "GROUP_CONFIG",
-            _ => return None,
-        })
+        self.known_name()
     }
 }
-
-impl std::fmt::Display for ConfigSource {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.name() {
-            Some(name) => f.write_str(name),
-            None => write!(f, "config source {}", self.0),
-        }
-    }
-}
-
-/// The `int8` newtypes of this API on the wire.
-macro_rules! int8_wire {
-    ($($ty:ident),*) => {$(
-        impl Wire for $ty {
-            fn min_size(_: Cx) -> usize {
-                1
-            }
-            fn put(&self, buf: &mut BytesMut, _: Cx, _: &'static str) -> Result<()> {
-                buf.put_i8(self.0);
-                Ok(())
-            }
-            fn get(buf: &mut Bytes, _: Cx, what: &'static str) -> Result<Self> {
-                get_i8(buf, what).map($ty)
-            }
-        }
-    )*};
-}
-
-int8_wire!(ConfigResourceType, ConfigSource);
 
 wire_struct! {
     /// DescribeConfigs request body.
@@ -275,6 +215,7 @@ mod tests {
         encode as enc,
     };
     use crate::messages::{decode_exact, Message};
+    use bytes::Bytes;
     use proptest::collection::vec;
     use proptest::prelude::*;
 

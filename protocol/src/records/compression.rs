@@ -198,6 +198,20 @@ fn corrupt(codec: &'static str, reason: &'static str) -> Error {
     Error::Decompression { codec, reason }
 }
 
+/// A compressor refused `input` (one of `what`): the only way compressing into a `Vec` fails.
+#[cfg(any(
+    feature = "gzip",
+    feature = "snappy",
+    feature = "lz4",
+    feature = "zstd-c"
+))]
+fn too_long(what: &'static str, input: &[u8]) -> Error {
+    Error::TooLong {
+        what,
+        len: input.len(),
+    }
+}
+
 /// Reads `reader` to its end into a new buffer of at most `cap` bytes.
 ///
 /// At most `cap + 1` bytes are ever read, so the buffer stays below twice the cap.
@@ -228,8 +242,7 @@ mod gzip {
 
     use flate2::{bufread::MultiGzDecoder, write::GzEncoder};
 
-    use super::{read_capped, Result};
-    use crate::error::Error;
+    use super::{read_capped, too_long, Result};
 
     const NAME: &str = "gzip";
 
@@ -256,21 +269,14 @@ mod gzip {
         encoder
             .write_all(input)
             .and_then(|()| encoder.try_finish())
-            .map_err(|_| Error::TooLong {
-                what: "gzip input",
-                len: input.len(),
-            })?;
-        encoder.finish().map_err(|_| Error::TooLong {
-            what: "gzip input",
-            len: input.len(),
-        })
+            .map_err(|_| too_long("gzip input", input))?;
+        encoder.finish().map_err(|_| too_long("gzip input", input))
     }
 }
 
 #[cfg(feature = "snappy")]
 mod snappy {
-    use super::{corrupt, too_large, Result};
-    use crate::error::Error;
+    use super::{corrupt, too_large, too_long, Result};
 
     const NAME: &str = "snappy";
 
@@ -377,14 +383,10 @@ mod snappy {
         out.extend_from_slice(&1i32.to_be_bytes());
         out.extend_from_slice(&1i32.to_be_bytes());
         for chunk in input.chunks(XERIAL_CHUNK_LEN) {
-            let block = encoder.compress_vec(chunk).map_err(|_| Error::TooLong {
-                what: "snappy chunk",
-                len: chunk.len(),
-            })?;
-            let len = i32::try_from(block.len()).map_err(|_| Error::TooLong {
-                what: "snappy chunk",
-                len: block.len(),
-            })?;
+            let block = encoder
+                .compress_vec(chunk)
+                .map_err(|_| too_long("snappy chunk", chunk))?;
+            let len = i32::try_from(block.len()).map_err(|_| too_long("snappy chunk", &block))?;
             out.extend_from_slice(&len.to_be_bytes());
             out.extend_from_slice(&block);
         }
@@ -398,8 +400,7 @@ mod lz4 {
 
     use twox_hash::XxHash32;
 
-    use super::{corrupt, too_large, Result};
-    use crate::error::Error;
+    use super::{corrupt, too_large, too_long, Result};
 
     const NAME: &str = "lz4";
 
@@ -658,12 +659,8 @@ mod lz4 {
 
         let mut scratch = vec![0u8; lz4_flex::block::get_maximum_output_size(BLOCK_MAX)];
         for chunk in input.chunks(BLOCK_MAX) {
-            let n = lz4_flex::block::compress_into(chunk, &mut scratch).map_err(|_| {
-                Error::TooLong {
-                    what: "lz4 block",
-                    len: chunk.len(),
-                }
-            })?;
+            let n = lz4_flex::block::compress_into(chunk, &mut scratch)
+                .map_err(|_| too_long("lz4 block", chunk))?;
             let compressed = scratch.get(..n).unwrap_or_default();
             // Kafka stores a block uncompressed when compression does not shrink it.
             let (size, data) = if n >= chunk.len() {
@@ -681,7 +678,7 @@ mod lz4 {
 
 #[cfg(feature = "zstd-c")]
 mod zstd {
-    use super::{corrupt, read_capped, Result};
+    use super::{corrupt, read_capped, too_long, Result};
 
     const NAME: &str = "zstd";
 
@@ -704,10 +701,7 @@ mod zstd {
 
     /// A zstd frame at level 3, the level Kafka's producer uses by default.
     pub(super) fn compress(input: &[u8]) -> Result<Vec<u8>> {
-        zstd_c::bulk::compress(input, 3).map_err(|_| crate::error::Error::TooLong {
-            what: "zstd input",
-            len: input.len(),
-        })
+        zstd_c::bulk::compress(input, 3).map_err(|_| too_long("zstd input", input))
     }
 }
 
