@@ -164,7 +164,7 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
                     let asked: Vec<(i32, Option<i64>)> = planned
                         .partitions
                         .iter()
-                        .map(|r| (r.partition, Some(r.position)))
+                        .map(|r| (r.partition, Some(r.sent.position)))
                         .collect();
                     let found = violations(&in_flight, &plan, Some(leader), &asked, now);
                     outcome.violations.extend(found);

@@ -67,7 +67,7 @@ mod transmit;
 mod wire;
 
 use session::FetchSession;
-pub(crate) use session::{Requested, SessionRequest};
+pub(crate) use session::{Requested, Sent, SessionRequest};
 pub(crate) use transmit::{Chunk, FetchParams, Output, PlannedFetch, Transmit};
 pub(crate) use wire::{build_fetch, decode_partition, fetch_version, DecodeFailure};
 
@@ -545,15 +545,17 @@ impl ReadMachine {
             let requested = Requested {
                 idx,
                 topic: p.topic.clone(),
-                topic_id: if p.topic_id.is_zero() {
-                    topic.topic_id
-                } else {
-                    p.topic_id
-                },
                 partition: p.partition,
-                position: p.position,
-                leader_epoch: pm.leader_epoch,
-                max_bytes: p.max_bytes,
+                sent: Sent {
+                    topic_id: if p.topic_id.is_zero() {
+                        topic.topic_id
+                    } else {
+                        p.topic_id
+                    },
+                    position: p.position,
+                    leader_epoch: pm.leader_epoch,
+                    max_bytes: p.max_bytes,
+                },
                 unchanged: false,
             };
             match groups
@@ -652,7 +654,7 @@ impl ReadMachine {
                 let found = find_from(requested, next, |r| {
                     r.partition == partition
                         && if version >= 13 {
-                            r.topic_id == topic.topic_id
+                            r.sent.topic_id == topic.topic_id
                         } else {
                             *r.topic == *topic.topic
                         }
@@ -674,7 +676,7 @@ impl ReadMachine {
         broker: &Arc<str>,
     ) -> Result<()> {
         let idx = r.idx;
-        if self.parts[idx].done || self.parts[idx].position != r.position {
+        if self.parts[idx].done || self.parts[idx].position != r.sent.position {
             return Ok(());
         }
         let code = ErrorCode(data.error_code);

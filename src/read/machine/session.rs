@@ -9,34 +9,25 @@ pub(crate) struct Requested {
     /// The partition's index in the read.
     pub(crate) idx: usize,
     pub(crate) topic: Arc<str>,
-    /// [`Uuid::ZERO`] when unknown (then the Fetch goes by name, v12 or lower).
-    pub(crate) topic_id: Uuid,
     pub(crate) partition: i32,
-    /// The offset to fetch from.
-    pub(crate) position: i64,
-    /// The leader epoch the metadata gave, for fencing (-1 where unknown).
-    pub(crate) leader_epoch: i32,
-    pub(crate) max_bytes: i32,
+    /// What the request asks for the partition.
+    pub(crate) sent: Sent,
     /// In an incremental fetch: the broker's session holds the partition with these very
     /// fields, so the request leaves it out (the broker still fetches it).
     pub(crate) unchanged: bool,
 }
 
-impl Requested {
-    /// Whether the broker's session copy `held` has the fields this request would send.
-    pub(super) fn same_as(&self, held: &Requested) -> bool {
-        (
-            self.position,
-            self.leader_epoch,
-            self.max_bytes,
-            self.topic_id,
-        ) == (
-            held.position,
-            held.leader_epoch,
-            held.max_bytes,
-            held.topic_id,
-        )
-    }
+/// The fields of a partition that a broker's fetch session keeps (KIP-227): while they are
+/// the same as last sent, an incremental Fetch leaves the partition out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Sent {
+    /// [`Uuid::ZERO`] when unknown (then the Fetch goes by name, v12 or lower).
+    pub(crate) topic_id: Uuid,
+    /// The offset to fetch from.
+    pub(crate) position: i64,
+    /// The leader epoch the metadata gave, for fencing (-1 where unknown).
+    pub(crate) leader_epoch: i32,
+    pub(crate) max_bytes: i32,
 }
 
 /// The fetch session fields of one Fetch (KIP-227).
@@ -177,7 +168,10 @@ impl ReadMachine {
             if let Some(w) = wanted.get_mut(r.idx) {
                 *w = true;
             }
-            r.unchanged = session.held.get(r.idx).is_some_and(|held| r.same_as(held));
+            r.unchanged = session
+                .held
+                .get(r.idx)
+                .is_some_and(|held| r.sent == held.sent);
         }
         let forgotten: Vec<Requested> = session
             .held

@@ -74,11 +74,13 @@ fn requested(topic: &str, id: u8, partition: i32) -> Requested {
     Requested {
         idx: 0,
         topic: Arc::from(topic),
-        topic_id: Uuid([id; 16]),
         partition,
-        position: 10 + i64::from(partition),
-        leader_epoch: 4,
-        max_bytes: 1000,
+        sent: Sent {
+            topic_id: Uuid([id; 16]),
+            position: 10 + i64::from(partition),
+            leader_epoch: 4,
+            max_bytes: 1000,
+        },
         unchanged: false,
     }
 }
@@ -460,10 +462,10 @@ fn after_metadata(m: &mut ReadMachine, now: Instant, leaders: &[(i32, i32)]) -> 
 }
 
 /// A Fetch sent: (id, leader, [(partition, position)]).
-type Sent = (u64, i32, Vec<(i32, i64)>);
+type FetchSent = (u64, i32, Vec<(i32, i64)>);
 
 /// The Fetches in `t`.
-fn fetches(t: &[Transmit]) -> Vec<Sent> {
+fn fetches(t: &[Transmit]) -> Vec<FetchSent> {
     t.iter()
         .filter_map(|t| match t {
             Transmit::Fetch(PlannedFetch {
@@ -476,7 +478,7 @@ fn fetches(t: &[Transmit]) -> Vec<Sent> {
                 *leader,
                 partitions
                     .iter()
-                    .map(|p| (p.partition, p.position))
+                    .map(|p| (p.partition, p.sent.position))
                     .collect(),
             )),
             _ => None,
@@ -1114,7 +1116,7 @@ fn a_batch_cut_off_by_max_bytes_is_asked_first_with_room_for_it() {
     };
     let asked: Vec<_> = partitions
         .iter()
-        .map(|p| (p.partition, p.position, p.max_bytes))
+        .map(|p| (p.partition, p.sent.position, p.sent.max_bytes))
         .collect();
     assert_eq!(asked, [(1, 0, full.len() as i32), (0, 2, 1024)]);
 }

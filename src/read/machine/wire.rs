@@ -5,7 +5,7 @@ use super::*;
 
 /// The Fetch version to use: the negotiated one, but names (v12) when a topic id is unknown.
 pub(crate) fn fetch_version(negotiated: i16, requested: &[Requested]) -> i16 {
-    if negotiated >= 13 && requested.iter().any(|r| r.topic_id.is_zero()) {
+    if negotiated >= 13 && requested.iter().any(|r| r.sent.topic_id.is_zero()) {
         12
     } else {
         negotiated
@@ -25,7 +25,7 @@ pub(crate) fn build_fetch(
     let incremental = session.is_incremental(version);
     let same_topic = |t: &str, id: Uuid, r: &Requested| {
         if version >= 13 {
-            id == r.topic_id
+            id == r.sent.topic_id
         } else {
             *t == *r.topic
         }
@@ -34,9 +34,13 @@ pub(crate) fn build_fetch(
     for r in requested.iter().filter(|r| !incremental || !r.unchanged) {
         let partition = FetchPartition {
             partition: r.partition,
-            current_leader_epoch: if version >= 9 { r.leader_epoch } else { -1 },
-            fetch_offset: r.position,
-            partition_max_bytes: r.max_bytes,
+            current_leader_epoch: if version >= 9 {
+                r.sent.leader_epoch
+            } else {
+                -1
+            },
+            fetch_offset: r.sent.position,
+            partition_max_bytes: r.sent.max_bytes,
             ..FetchPartition::default()
         };
         match topics
@@ -46,7 +50,7 @@ pub(crate) fn build_fetch(
             Some(t) => t.partitions.push(partition),
             None => topics.push(FetchTopic {
                 topic: r.topic.to_string(),
-                topic_id: r.topic_id,
+                topic_id: r.sent.topic_id,
                 partitions: vec![partition],
                 ..FetchTopic::default()
             }),
@@ -62,7 +66,7 @@ pub(crate) fn build_fetch(
                 Some(t) => t.partitions.push(f.partition),
                 None => forgotten_topics_data.push(ForgottenTopic {
                     topic: f.topic.to_string(),
-                    topic_id: f.topic_id,
+                    topic_id: f.sent.topic_id,
                     partitions: vec![f.partition],
                     ..ForgottenTopic::default()
                 }),
