@@ -26,9 +26,14 @@ pub(crate) struct Outcome {
     pub(crate) waited_for_room: u64,
     /// The most record bytes that waited for the caller at once.
     pub(crate) max_buffered: u64,
-    /// How many steps the harness took.
+    /// The harness steps and the virtual time the read took.
+    pub(crate) spent: Budget,
+}
+
+/// How long a read runs, or may run: steps of the harness and virtual time.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Budget {
     pub(crate) steps: u64,
-    /// The virtual time at the end.
     pub(crate) elapsed: Duration,
 }
 
@@ -64,10 +69,8 @@ pub(crate) struct Expectation {
     pub(crate) fail_on_out_of_range: bool,
     /// Which error may end the read.
     pub(crate) may_fail: MayFail,
-    /// The most steps a read may take.
-    pub(crate) max_steps: u64,
-    /// The latest virtual time a read may end.
-    pub(crate) max_elapsed: Duration,
+    /// The most steps a read may take, and the latest virtual time it may end.
+    pub(crate) limit: Budget,
 }
 
 impl Expectation {
@@ -88,12 +91,11 @@ impl Expectation {
             .map(|p| cluster.written(p, plan.isolation))
             .collect();
         let retention = cluster.stats.retention > 0;
-        let fail_on_out_of_range = schedule.out_of_range == OutOfRange::Fail;
+        let fail_on_out_of_range = schedule.options.out_of_range == OutOfRange::Fail;
         let may_fail = MayFail {
             out_of_range: retention && fail_on_out_of_range,
             give_up_by: schedule.blackout.map(|at| at + retry_deadline + slack),
         };
-        let max_elapsed = may_fail.give_up_by.unwrap_or(retry_deadline);
         Expectation {
             ranges,
             written,
@@ -101,8 +103,10 @@ impl Expectation {
             retention,
             fail_on_out_of_range,
             may_fail,
-            max_steps: 100_000,
-            max_elapsed,
+            limit: Budget {
+                steps: 100_000,
+                elapsed: may_fail.give_up_by.unwrap_or(retry_deadline),
+            },
         }
     }
 }
@@ -113,16 +117,17 @@ impl Expectation {
 /// lost without retention (c). Returns how many records were compared.
 pub(crate) fn check(expected: &Expectation, outcome: &Outcome) -> std::result::Result<u64, String> {
     // (a) It ended, within bounds.
-    if outcome.steps > expected.max_steps {
+    let (spent, limit) = (outcome.spent, expected.limit);
+    if spent.steps > limit.steps {
         return Err(format!(
             "the read took {} steps (at most {})",
-            outcome.steps, expected.max_steps
+            spent.steps, limit.steps
         ));
     }
-    if outcome.elapsed > expected.max_elapsed {
+    if spent.elapsed > limit.elapsed {
         return Err(format!(
             "the read took {:?} of virtual time (at most {:?})",
-            outcome.elapsed, expected.max_elapsed
+            spent.elapsed, limit.elapsed
         ));
     }
     if !outcome.violations.is_empty() {

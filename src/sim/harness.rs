@@ -1,6 +1,6 @@
 //! The harness: the read machine against the simulated cluster, in virtual time.
 
-use super::check::Outcome;
+use super::check::{Budget, Outcome};
 use super::cluster::{Delivery, SimCluster};
 use super::schedule::Schedule;
 use super::*;
@@ -70,20 +70,11 @@ pub(crate) struct Run {
 /// from a cache the machine invalidates, as the client's), delivers the answers in the order
 /// they arrive (so across leaders, not the order they were sent), wakes the machine at its
 /// timeouts, and records what it hands out. Stops when the machine is finished, or after
-/// `max_steps` steps or past `max_elapsed` of virtual time.
-pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) -> Run {
+/// `limit`'s steps or past its virtual time.
+pub(crate) fn run(schedule: &Schedule, limit: Budget) -> Run {
     let mut cluster = SimCluster::new(schedule);
     let plan = cluster.plan(schedule);
-    let options = ReadOptions::default()
-        .partition_max_bytes(schedule.partition_max_bytes)
-        .fetch_max_bytes(schedule.fetch_max_bytes)
-        .out_of_range(schedule.out_of_range)
-        .max_wait(SIM_MAX_WAIT)
-        .max_buffered_bytes(
-            schedule
-                .max_buffered_bytes
-                .unwrap_or(ReadOptions::default().max_buffered_bytes),
-        );
+    let options = &schedule.options;
     let retry_deadline = if schedule.blackout.is_some() {
         BLACKOUT_DEADLINE
     } else {
@@ -93,7 +84,7 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
     // Only differences from `base` matter to the machine: the run is the same whenever it is.
     let base = crate::read::virtual_epoch();
     let mut now = Duration::ZERO;
-    let mut machine = ReadMachine::new(&plan, &options, backoff, base);
+    let mut machine = ReadMachine::new(&plan, options, backoff, base);
     let mut outcome = Outcome::default();
     let mut cache: Option<(Vec<TopicMetadata>, Duration)> = None;
     let mut in_flight: Vec<InFlight> = Vec::new();
@@ -103,7 +94,7 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
     let mut not_taken: VecDeque<u64> = VecDeque::new();
     let mut taken = 0u64;
     loop {
-        outcome.steps += 1;
+        outcome.spent.steps += 1;
         while let Some(output) = machine.poll_output() {
             if let Output::Chunk(chunk) = &output {
                 not_taken.extend(chunk.batches.iter().map(|b| b.buffered_bytes()));
@@ -113,7 +104,7 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
         outcome.max_buffered = outcome.max_buffered.max(machine.buffered_bytes());
         outcome.waited_for_room += u64::from(machine.is_waiting_for_room());
         // A slow caller takes one batch per step, a fast one all of them.
-        let take = if schedule.max_buffered_bytes.is_some() {
+        let take = if schedule.slow_caller {
             not_taken.len().min(1)
         } else {
             not_taken.len()
@@ -124,7 +115,7 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
             outcome.finished = outcome.failed.is_none();
             break;
         }
-        if outcome.steps > max_steps || now > max_elapsed {
+        if outcome.spent.steps > limit.steps || now > limit.elapsed {
             break;
         }
         while let Some(transmit) = machine.poll_transmit(base + now) {
@@ -277,7 +268,7 @@ pub(crate) fn run(schedule: &Schedule, max_steps: u64, max_elapsed: Duration) ->
             (None, None) => unreachable!("a timeout when nothing is delivered"),
         }
     }
-    outcome.elapsed = now;
+    outcome.spent.elapsed = now;
     Run {
         outcome,
         cluster,

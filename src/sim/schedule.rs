@@ -98,18 +98,14 @@ pub(crate) struct Schedule {
     pub(crate) fetch_version: i16,
     /// Whether the brokers have topic ids (always from Fetch v13, which needs them).
     pub(crate) topic_ids: bool,
-    /// The read's partition max bytes.
-    pub(crate) partition_max_bytes: i32,
-    /// The read's response max bytes.
-    pub(crate) fetch_max_bytes: i32,
-    /// The read's policy for OFFSET_OUT_OF_RANGE.
-    pub(crate) out_of_range: OutOfRange,
     /// Whether the plan reads read_committed.
     pub(crate) read_committed: bool,
-    /// The read's [`ReadOptions::max_buffered_bytes`], with a slow caller that takes one
-    /// batch per step of the harness; `None`: the default, with a caller that takes every
-    /// batch at once.
-    pub(crate) max_buffered_bytes: Option<usize>,
+    /// The read's options, as the harness hands them to the machine: partition and response
+    /// max bytes, the policy for OFFSET_OUT_OF_RANGE, [`ReadOptions::max_buffered_bytes`].
+    pub(crate) options: ReadOptions,
+    /// The caller takes one batch per step of the harness (with a small
+    /// [`ReadOptions::max_buffered_bytes`]), not every batch at once.
+    pub(crate) slow_caller: bool,
 }
 
 /// One partition of a [`Schedule`].
@@ -288,11 +284,25 @@ pub(crate) fn schedules() -> impl Strategy<Value = Schedule> {
                 outage,
                 fetch_version,
                 topic_ids: topic_ids || fetch_version >= 13,
-                partition_max_bytes,
-                fetch_max_bytes,
-                out_of_range,
                 read_committed,
-                max_buffered_bytes,
+                options: sim_options(partition_max_bytes, fetch_max_bytes, out_of_range)
+                    .max_buffered_bytes(
+                        max_buffered_bytes.unwrap_or(ReadOptions::default().max_buffered_bytes),
+                    ),
+                slow_caller: max_buffered_bytes.is_some(),
             },
         )
+}
+
+/// The read options of a schedule: these sizes and policy, and the harness's long-poll wait.
+pub(crate) fn sim_options(
+    partition_max_bytes: i32,
+    fetch_max_bytes: i32,
+    out_of_range: OutOfRange,
+) -> ReadOptions {
+    ReadOptions::default()
+        .partition_max_bytes(partition_max_bytes)
+        .fetch_max_bytes(fetch_max_bytes)
+        .out_of_range(out_of_range)
+        .max_wait(SIM_MAX_WAIT)
 }

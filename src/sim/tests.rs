@@ -40,11 +40,9 @@ fn schedule(partitions: Vec<PartitionSpec>, faults: Vec<(Trigger, Fault)>) -> Sc
         outage: None,
         fetch_version: 13,
         topic_ids: true,
-        partition_max_bytes: 1 << 20,
-        fetch_max_bytes: 50 << 20,
-        out_of_range: OutOfRange::ResetToLogStart,
         read_committed: false,
-        max_buffered_bytes: None,
+        options: sim_options(1 << 20, 50 << 20, OutOfRange::ResetToLogStart),
+        slow_caller: false,
     }
 }
 
@@ -116,10 +114,16 @@ fn whole(records: &Bytes, from: i64) -> (Vec<i64>, bool) {
     (offsets, reader.partial_batch().is_some())
 }
 
+/// The budget of a run of one hand-written schedule.
+const SHORT: Budget = Budget {
+    steps: 10_000,
+    elapsed: Duration::from_secs(60),
+};
+
 /// Runs `s` (10,000 steps, 60 s of virtual time at most), which must finish without a
 /// failure and read exactly what its plan gives: the run, and the records compared.
 fn run_exact(s: &Schedule) -> (Run, u64) {
-    let run = run(s, 10_000, Duration::from_secs(60));
+    let run = run(s, SHORT);
     let expected = Expectation::of(
         s,
         &run.plan,
@@ -404,8 +408,10 @@ fn good() -> (Expectation, Outcome) {
         retention: true,
         fail_on_out_of_range: false,
         may_fail: MayFail::NEVER,
-        max_steps: 100,
-        max_elapsed: Duration::from_secs(60),
+        limit: Budget {
+            steps: 100,
+            elapsed: Duration::from_secs(60),
+        },
     };
     let mut records: Vec<(i32, i64, Option<Bytes>)> = Vec::new();
     for o in 1..5 {
@@ -431,8 +437,10 @@ fn good() -> (Expectation, Outcome) {
         finished: true,
         waited_for_room: 0,
         max_buffered: 0,
-        steps: 10,
-        elapsed: Duration::from_secs(1),
+        spent: Budget {
+            steps: 10,
+            elapsed: Duration::from_secs(1),
+        },
     };
     (expected, outcome)
 }
@@ -454,8 +462,8 @@ fn the_checker_fails_bad_outcomes() {
         assert!(message.contains(what), "{what}: {message}");
     }
     fails(|_, o| o.finished = false, "did not end");
-    fails(|e, o| o.steps = e.max_steps + 1, "steps");
-    fails(|e, o| o.elapsed = e.max_elapsed * 2, "virtual time");
+    fails(|e, o| o.spent.steps = e.limit.steps + 1, "steps");
+    fails(|e, o| o.spent.elapsed = e.limit.elapsed * 2, "virtual time");
     fails(|_, o| o.records.swap(0, 2), "out of order");
     fails(
         |_, o| {
@@ -566,7 +574,7 @@ fn the_checker_accepts_a_prefix_when_failing_is_allowed() {
 #[test]
 fn the_harness_reads_through_a_leader_move_a_lost_answer_and_retention() {
     let mut s = schedule(vec![spec(&[(3, 40); 6]), spec(&[(2, 10); 6])], vec![]);
-    s.partition_max_bytes = 300;
+    s.options.partition_max_bytes = 300;
     s.faults = vec![
         (Trigger::Request(1), leader_of_0_moves_to_1()),
         (Trigger::Request(2), Fault::ConnectionLoss(LossPoint::After)),
@@ -601,7 +609,7 @@ fn the_harness_reads_through_a_leader_move_a_lost_answer_and_retention() {
 fn a_slow_caller_and_a_budget_below_one_batch_still_get_the_plan_exactly() {
     // Two partitions on two brokers, a lost answer and a leader move on the way.
     let mut s = schedule(vec![spec(&[(3, 40); 6]), spec(&[(2, 10); 6])], vec![]);
-    s.partition_max_bytes = 300;
+    s.options.partition_max_bytes = 300;
     s.faults = vec![
         (Trigger::Request(3), Fault::ConnectionLoss(LossPoint::After)),
         (
@@ -617,7 +625,10 @@ fn a_slow_caller_and_a_budget_below_one_batch_still_get_the_plan_exactly() {
     ];
     let read = |budget: Option<usize>| {
         let mut s = s.clone();
-        s.max_buffered_bytes = budget;
+        if let Some(budget) = budget {
+            s.options.max_buffered_bytes = budget;
+            s.slow_caller = true;
+        }
         let (Run { outcome, .. }, compared) = run_exact(&s);
         assert_eq!(compared, 18 + 12, "budget {budget:?}");
         outcome
@@ -637,8 +648,8 @@ fn a_slow_caller_and_a_budget_below_one_batch_still_get_the_plan_exactly() {
 fn the_harness_reads_through_lost_fetch_sessions_exactly() {
     // Six partitions on two brokers, small fetches: many incremental Fetches per broker.
     let mut s = schedule(vec![spec(&[(3, 40); 6]); 6], vec![]);
-    s.partition_max_bytes = 300;
-    s.fetch_max_bytes = 600;
+    s.options.partition_max_bytes = 300;
+    s.options.fetch_max_bytes = 600;
     s.faults = vec![
         (Trigger::Request(6), Fault::SessionLoss { epoch: false }),
         (Trigger::Request(14), Fault::SessionLoss { epoch: true }),
@@ -661,7 +672,7 @@ fn the_harness_reads_through_lost_fetch_sessions_exactly() {
     off.topic_ids = false;
     let Run {
         outcome, cluster, ..
-    } = run(&off, 10_000, Duration::from_secs(60));
+    } = run(&off, SHORT);
     assert!(outcome.finished && outcome.failed.is_none());
     assert_eq!(cluster.stats.incremental, 0, "no sessions below Fetch v7");
 }
@@ -672,7 +683,7 @@ fn a_read_gives_up_by_its_deadline_when_every_broker_is_gone() {
     s.blackout = Some(Duration::ZERO);
     let Run {
         outcome, cluster, ..
-    } = run(&s, 10_000, Duration::from_secs(60));
+    } = run(&s, SHORT);
     let Some((error, at)) = &outcome.failed else {
         panic!("{:?}", outcome.failed);
     };
@@ -694,7 +705,7 @@ fn read_committed_skips_aborted_transactions_and_markers() {
     for (read_committed, records) in [(true, 5), (false, 8)] {
         let mut s = schedule(vec![p.clone()], vec![]);
         s.read_committed = read_committed;
-        s.partition_max_bytes = 100;
+        s.options.partition_max_bytes = 100;
         let (Run { outcome, plan, .. }, compared) = run_exact(&s);
         assert_eq!(compared, records);
         // Offsets 0-1, the aborted 2-4 and their marker 5, the committed 6-7 and their
@@ -722,9 +733,9 @@ fn a_read_waits_out_an_outage_of_every_broker() {
     ) = run_exact(&s);
     assert_eq!(compared, 15);
     assert!(
-        outcome.elapsed >= Duration::from_secs(20),
+        outcome.spent.elapsed >= Duration::from_secs(20),
         "{:?}",
-        outcome.elapsed
+        outcome.spent.elapsed
     );
     // Backing off: about one request per backoff step, not a busy loop.
     assert!(cluster.stats.outage >= 10, "{:?}", cluster.stats);
@@ -753,15 +764,15 @@ fn the_fail_policy_may_end_a_read_in_a_blackout_schedule() {
     s.blackout = Some(Duration::from_millis(7));
     s.fetch_version = 4;
     s.topic_ids = false;
-    s.partition_max_bytes = 64;
-    s.fetch_max_bytes = 100;
-    s.out_of_range = OutOfRange::Fail;
+    s.options.partition_max_bytes = 64;
+    s.options.fetch_max_bytes = 100;
+    s.options.out_of_range = OutOfRange::Fail;
     let Run {
         outcome,
         cluster,
         plan,
         retry_deadline,
-    } = run(&s, 10_000, Duration::from_secs(60));
+    } = run(&s, SHORT);
     assert!(
         matches!(
             outcome.failed.as_ref().map(|(e, _)| e.kind()),
@@ -796,15 +807,21 @@ fn run_and_check(s: &Schedule, totals: &mut Totals) -> std::result::Result<(), S
         cluster,
         plan,
         retry_deadline,
-    } = run(s, 100_000, Duration::from_secs(3_600));
+    } = run(
+        s,
+        Budget {
+            steps: 100_000,
+            elapsed: Duration::from_secs(3_600),
+        },
+    );
     let slack = REQUEST_TIMEOUT * 2 + RETRY_BACKOFF_MAX;
     let expected = Expectation::of(s, &plan, &cluster, retry_deadline, slack);
     let compared = check(&expected, &outcome)?;
     totals.schedules += 1;
     totals.records += compared;
-    totals.steps += outcome.steps;
+    totals.steps += outcome.spent.steps;
     totals.waited_for_room += outcome.waited_for_room;
-    totals.virtual_time += outcome.elapsed;
+    totals.virtual_time += outcome.spent.elapsed;
     totals.finished += u64::from(outcome.finished);
     match outcome.failed.as_ref().map(|(e, _)| e.kind()) {
         Some(ErrorKind::OffsetOutOfRange { .. }) => totals.out_of_range += 1,
