@@ -20,12 +20,12 @@ Usage: proxy.py <listen-port> <upstream-host:port> <out-dir> [--corrupt-fetch] [
 <listen-port> 0 picks a free port. It prints "PROXY_READY <port>" on stdout once listening, and
 runs until killed. Faults no real broker can be made to produce on demand:
 - --corrupt-fetch: every Fetch response of more than 1 KiB reaches the client with its 64th byte
-  from the end inverted: inside the last record batch, whose CRC then fails (tests/cli.rs).
+  from the end inverted: inside the last record batch, whose CRC then fails (cli/tests/cli/commits.rs).
 - --fail API:CODE:N (API fetch or list-offsets, flexible versions: Fetch 12+, ListOffsets 6+):
   the first N responses of that API that carry a partition reach the client with every
   partition's error code set to CODE, and the last byte of every non-empty Fetch records field
   inverted (records sent with an error must not be used; this makes any use fail the batch's
-  CRC). Each such response appends a line "API CODE" to <out-dir>/injected (tests/read.rs).
+  CRC). Each such response appends a line "API CODE" to <out-dir>/injected (tests/read/main.rs).
 """
 
 import os
