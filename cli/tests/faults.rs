@@ -4,7 +4,7 @@
 //! deadlines with exit code 3, exactly one line on stderr and nothing on stdout.
 //!
 //! The library's side of these faults, against a real three-node cluster and through the
-//! proxy, is in `tests/faults.rs` and `tests/netfaults.rs`.
+//! proxy, is in `tests/faults.rs` and `tests/netfaults/`.
 //!
 //! Run with `cargo test -p kseek-cli --test faults`.
 
