@@ -299,9 +299,10 @@ mod tests {
     /// A struct of two fields and unknown tags (the tagged structs, only in flexible
     /// versions), built by `make` from drawn values.
     fn pair_with_tags<A: Arbitrary, B: Arbitrary, T: core::fmt::Debug>(
+        flexible: bool,
         make: fn(A, B, UnknownTaggedFields) -> T,
     ) -> impl Strategy<Value = T> {
-        (any::<A>(), any::<B>(), arb_unknown_tags_in(true, 0..40))
+        (any::<A>(), any::<B>(), arb_unknown_tags_in(flexible, 0..40))
             .prop_map(move |(a, b, u)| make(a, b, u))
     }
 
@@ -311,13 +312,13 @@ mod tests {
         }
         prop_oneof![
             Just(ReplicaState::default()),
-            pair_with_tags(
-                |replica_id, replica_epoch, unknown_tagged_fields| ReplicaState {
+            pair_with_tags(true, |replica_id, replica_epoch, unknown_tagged_fields| {
+                ReplicaState {
                     replica_id,
                     replica_epoch,
                     unknown_tagged_fields,
                 }
-            ),
+            }),
         ]
         .boxed()
     }
@@ -700,7 +701,7 @@ mod tests {
     // ---- response strategies ----------------------------------------------------------------
 
     fn epoch_end_offset() -> impl Strategy<Value = EpochEndOffset> {
-        pair_with_tags(|epoch, end_offset, u| EpochEndOffset {
+        pair_with_tags(true, |epoch, end_offset, u| EpochEndOffset {
             epoch,
             end_offset,
             unknown_tagged_fields: u,
@@ -708,7 +709,7 @@ mod tests {
     }
 
     fn leader_id_and_epoch() -> impl Strategy<Value = LeaderIdAndEpoch> {
-        pair_with_tags(|leader_id, leader_epoch, u| LeaderIdAndEpoch {
+        pair_with_tags(true, |leader_id, leader_epoch, u| LeaderIdAndEpoch {
             leader_id,
             leader_epoch,
             unknown_tagged_fields: u,
@@ -716,7 +717,7 @@ mod tests {
     }
 
     fn snapshot_id() -> impl Strategy<Value = SnapshotId> {
-        pair_with_tags(|end_offset, epoch, u| SnapshotId {
+        pair_with_tags(true, |end_offset, epoch, u| SnapshotId {
             end_offset,
             epoch,
             unknown_tagged_fields: u,
@@ -724,16 +725,11 @@ mod tests {
     }
 
     fn aborted_transaction(v: i16) -> impl Strategy<Value = AbortedTransaction> {
-        (
-            any::<i64>(),
-            any::<i64>(),
-            arb_unknown_tags_in(v >= 12, 0..40),
-        )
-            .prop_map(|(producer_id, first_offset, u)| AbortedTransaction {
-                producer_id,
-                first_offset,
-                unknown_tagged_fields: u,
-            })
+        pair_with_tags(v >= 12, |producer_id, first_offset, u| AbortedTransaction {
+            producer_id,
+            first_offset,
+            unknown_tagged_fields: u,
+        })
     }
 
     fn node_endpoint() -> impl Strategy<Value = NodeEndpoint> {
