@@ -34,11 +34,6 @@ wire_struct! {
     }
 }
 
-wire_message!(
-    ApiVersionsRequest: API_VERSIONS, versions 0..=4, first flexible 3,
-    response ApiVersionsResponse
-);
-
 impl ApiVersionsRequest {
     /// A request naming the client as `name` `version` (each must match the broker's
     /// pattern, see the type's documentation).
@@ -130,7 +125,7 @@ wire_struct! {
     }
 }
 
-wire_message!(ApiVersionsResponse: API_VERSIONS, versions 0..=4, first flexible 3);
+wire_message!(ApiVersionsRequest => ApiVersionsResponse: API_VERSIONS, versions 0..=4, first flexible 3);
 
 impl ApiVersionsResponse {
     /// The broker's version range for `api_key`, if it lists the API.

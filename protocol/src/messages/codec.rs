@@ -2,11 +2,11 @@
 //! versions that carry it, and its encoder, decoder and smallest encoding follow from that
 //! declaration, the way Kafka's JSON schemas describe a message.
 //!
-//! [`wire_struct!`] declares a struct; [`wire_message!`] makes one a [`Message`]. A field's
-//! type says how it is written (through [`Wire`]: `int32`, `string`, a nullable string, an
-//! array of structs, ...) and its [`Presence`] where: in which versions, whether a
-//! non-default value may be dropped from a version that lacks it (Kafka's `ignorable`),
-//! from which version it may be null, and whether it is a tagged field.
+//! [`wire_struct!`] declares a struct; [`wire_message!`] makes a request and its response the
+//! two [`Message`]s of one API. A field's type says how it is written (through [`Wire`]:
+//! `int32`, `string`, a nullable string, an array of structs, ...) and its [`Presence`] where:
+//! in which versions, whether a non-default value may be dropped from a version that lacks it
+//! (Kafka's `ignorable`), from which version it may be null, and whether it is a tagged field.
 //!
 //! ```ignore
 //! wire_struct! {
@@ -787,13 +787,24 @@ macro_rules! int8_newtype {
     };
 }
 
-/// Makes a struct declared with [`wire_struct!`] a [`Message`] (and a
-/// [`Request`](crate::messages::Request) when it names its response).
+/// Makes a request and its response, each declared with [`wire_struct!`], the two
+/// [`Message`]s of one API, with the API key, the version range and the first flexible version
+/// that Kafka's schemas give both, and the request a [`Request`](crate::messages::Request).
+///
+/// `wire_message!(FooRequest => FooResponse: FOO, versions 1..=3, first flexible 2);`
 macro_rules! wire_message {
     (
-        $name:ident: $key:ident, versions $min:literal ..= $max:literal,
-        first flexible $flexible:expr $(, response $response:ty)?
+        $request:ident => $response:ident: $key:ident, versions $min:literal ..= $max:literal,
+        first flexible $flexible:expr $(,)?
     ) => {
+        $crate::messages::codec::wire_message!(@message $request, $key, $min, $max, $flexible);
+        $crate::messages::codec::wire_message!(@message $response, $key, $min, $max, $flexible);
+
+        impl $crate::messages::Request for $request {
+            type Response = $response;
+        }
+    };
+    (@message $name:ident, $key:ident, $min:literal, $max:literal, $flexible:expr) => {
         impl $crate::messages::Message for $name {
             const API_KEY: $crate::api_key::ApiKey = $crate::api_key::ApiKey::$key;
             const VERSIONS: $crate::messages::VersionRange =
@@ -813,12 +824,6 @@ macro_rules! wire_message {
                 $crate::messages::codec::Wire::get(buf, cx, Self::NAME)
             }
         }
-
-        $(
-            impl $crate::messages::Request for $name {
-                type Response = $response;
-            }
-        )?
     };
 }
 

@@ -165,11 +165,7 @@ wire_struct! {
     }
 }
 
-wire_message!(
-    DescribeConfigsRequest: DESCRIBE_CONFIGS, versions 1..=4, first flexible 4,
-    response DescribeConfigsResponse
-);
-wire_message!(DescribeConfigsResponse: DESCRIBE_CONFIGS, versions 1..=4, first flexible 4);
+wire_message!(DescribeConfigsRequest => DescribeConfigsResponse: DESCRIBE_CONFIGS, versions 1..=4, first flexible 4);
 
 impl DescribeConfigsRequest {
     /// A request for every configuration entry of each of `topics`, without synonyms or

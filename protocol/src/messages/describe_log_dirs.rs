@@ -80,11 +80,7 @@ wire_struct! {
     }
 }
 
-wire_message!(
-    DescribeLogDirsRequest: DESCRIBE_LOG_DIRS, versions 1..=3, first flexible 2,
-    response DescribeLogDirsResponse
-);
-wire_message!(DescribeLogDirsResponse: DESCRIBE_LOG_DIRS, versions 1..=3, first flexible 2);
+wire_message!(DescribeLogDirsRequest => DescribeLogDirsResponse: DESCRIBE_LOG_DIRS, versions 1..=3, first flexible 2);
 
 #[cfg(test)]
 mod tests {

@@ -57,11 +57,6 @@ wire_struct! {
     }
 }
 
-wire_message!(
-    FetchRequest: FETCH, versions 4..=18, first flexible 12,
-    response FetchResponse
-);
-
 wire_struct! {
     /// The state of a follower replica (request v15+, tagged).
     pub struct ReplicaState in "FetchRequest.replica_state" {
@@ -133,7 +128,7 @@ wire_struct! {
     }
 }
 
-wire_message!(FetchResponse: FETCH, versions 4..=18, first flexible 12);
+wire_message!(FetchRequest => FetchResponse: FETCH, versions 4..=18, first flexible 12);
 
 wire_topic! {
     /// One topic of a Fetch response.

@@ -79,11 +79,7 @@ wire_struct! {
     }
 }
 
-wire_message!(
-    FindCoordinatorRequest: FIND_COORDINATOR, versions 0..=6, first flexible 3,
-    response FindCoordinatorResponse
-);
-wire_message!(FindCoordinatorResponse: FIND_COORDINATOR, versions 0..=6, first flexible 3);
+wire_message!(FindCoordinatorRequest => FindCoordinatorResponse: FIND_COORDINATOR, versions 0..=6, first flexible 3);
 
 #[cfg(test)]
 mod tests {

@@ -90,11 +90,6 @@ wire_struct! {
     }
 }
 
-wire_message!(
-    ListOffsetsRequest: LIST_OFFSETS, versions 1..=11, first flexible 6,
-    response ListOffsetsResponse
-);
-
 impl ListOffsetsRequest {
     /// The lowest version that can carry this request: the highest
     /// [`min_version_for_timestamp`] over its partitions, and v2 for read-committed.
@@ -149,7 +144,7 @@ wire_struct! {
     }
 }
 
-wire_message!(ListOffsetsResponse: LIST_OFFSETS, versions 1..=11, first flexible 6);
+wire_message!(ListOffsetsRequest => ListOffsetsResponse: LIST_OFFSETS, versions 1..=11, first flexible 6);
 
 #[cfg(test)]
 mod tests {

@@ -51,11 +51,6 @@ wire_struct! {
     }
 }
 
-wire_message!(
-    MetadataRequest: METADATA, versions 1..=13, first flexible 9,
-    response MetadataResponse
-);
-
 impl MetadataRequest {
     /// A request for every topic. (Auto-creation is left at its default: a request for all
     /// topics names none that could be created, and the default encodes at every version.)
@@ -163,7 +158,7 @@ wire_struct! {
     }
 }
 
-wire_message!(MetadataResponse: METADATA, versions 1..=13, first flexible 9);
+wire_message!(MetadataRequest => MetadataResponse: METADATA, versions 1..=13, first flexible 9);
 
 #[cfg(test)]
 mod tests {

@@ -37,11 +37,6 @@ wire_struct! {
     }
 }
 
-wire_message!(
-    OffsetCommitRequest: OFFSET_COMMIT, versions 2..=10, first flexible 8,
-    response OffsetCommitResponse
-);
-
 wire_topic! {
     /// One topic of an [`OffsetCommitRequest`].
     pub struct OffsetCommitRequestTopic in "OffsetCommitRequest.topics" {
@@ -79,7 +74,7 @@ wire_struct! {
     }
 }
 
-wire_message!(OffsetCommitResponse: OFFSET_COMMIT, versions 2..=10, first flexible 8);
+wire_message!(OffsetCommitRequest => OffsetCommitResponse: OFFSET_COMMIT, versions 2..=10, first flexible 8);
 
 wire_topic! {
     /// One topic of an [`OffsetCommitResponse`].

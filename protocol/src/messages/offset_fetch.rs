@@ -61,11 +61,6 @@ wire_topic! {
     }
 }
 
-wire_message!(
-    OffsetFetchRequest: OFFSET_FETCH, versions 1..=10, first flexible 6,
-    response OffsetFetchResponse
-);
-
 // ---------------------------------------------------------------------------------------------
 // Response
 // ---------------------------------------------------------------------------------------------
@@ -140,7 +135,7 @@ wire_struct! {
     }
 }
 
-wire_message!(OffsetFetchResponse: OFFSET_FETCH, versions 1..=10, first flexible 6);
+wire_message!(OffsetFetchRequest => OffsetFetchResponse: OFFSET_FETCH, versions 1..=10, first flexible 6);
 
 #[cfg(test)]
 mod tests {

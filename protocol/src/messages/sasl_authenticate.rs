@@ -53,11 +53,7 @@ wire_struct! {
     }
 }
 
-wire_message!(
-    SaslAuthenticateRequest: SASL_AUTHENTICATE, versions 0..=2, first flexible 2,
-    response SaslAuthenticateResponse
-);
-wire_message!(SaslAuthenticateResponse: SASL_AUTHENTICATE, versions 0..=2, first flexible 2);
+wire_message!(SaslAuthenticateRequest => SaslAuthenticateResponse: SASL_AUTHENTICATE, versions 0..=2, first flexible 2);
 
 impl fmt::Debug for SaslAuthenticateRequest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

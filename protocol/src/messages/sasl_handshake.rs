@@ -48,11 +48,6 @@ impl Wire for SaslHandshakeRequest {
     }
 }
 
-wire_message!(
-    SaslHandshakeRequest: SASL_HANDSHAKE, versions 0..=1, first flexible NEVER_FLEXIBLE,
-    response SaslHandshakeResponse
-);
-
 /// SaslHandshake response body (the same in both versions).
 ///
 /// # References
@@ -86,9 +81,7 @@ impl Wire for SaslHandshakeResponse {
     }
 }
 
-wire_message!(
-    SaslHandshakeResponse: SASL_HANDSHAKE, versions 0..=1, first flexible NEVER_FLEXIBLE
-);
+wire_message!(SaslHandshakeRequest => SaslHandshakeResponse: SASL_HANDSHAKE, versions 0..=1, first flexible NEVER_FLEXIBLE);
 
 #[cfg(test)]
 mod tests {
