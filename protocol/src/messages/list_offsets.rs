@@ -159,23 +159,18 @@ mod tests {
 
     // --- helpers ------------------------------------------------------------------------------
 
-    fn flexible(version: i16) -> bool {
-        version >= 6
-    }
-
-    /// A topic: a name, up to three partitions drawn from `partition` and unknown tags, for
-    /// `make` to build the request's or the response's topic struct from.
-    fn arb_topic<P: core::fmt::Debug, T: core::fmt::Debug>(
+    /// The parts of a topic of the request or the response: a name, up to three partitions
+    /// drawn from `partition`, and unknown tags.
+    fn arb_topic<P: core::fmt::Debug>(
         partition: impl Strategy<Value = P>,
         flex: bool,
-        make: fn(String, Vec<P>, UnknownTaggedFields) -> T,
-    ) -> impl Strategy<Value = T> {
+    ) -> impl Strategy<Value = (String, Vec<P>, UnknownTaggedFields)> {
         let partitions = proptest::collection::vec(partition, 0..4);
-        (".{0,12}", partitions, arb_unknown_tags(flex)).prop_map(move |(n, p, u)| make(n, p, u))
+        (".{0,12}", partitions, arb_unknown_tags(flex))
     }
 
     fn arb_request(version: i16) -> impl Strategy<Value = ListOffsetsRequest> {
-        let flex = flexible(version);
+        let flex = ListOffsetsRequest::is_flexible(version);
         let partition = (any::<(i32, i32, i64)>(), arb_unknown_tags(flex)).prop_map(
             move |((partition_index, epoch, timestamp), tags)| ListOffsetsPartition {
                 partition_index,
@@ -184,15 +179,12 @@ mod tests {
                 unknown_tagged_fields: tags,
             },
         );
-        let topic = arb_topic(
-            partition,
-            flex,
-            |name, partitions, unknown_tagged_fields| ListOffsetsTopic {
+        let topic =
+            arb_topic(partition, flex).prop_map(|(name, partitions, tags)| ListOffsetsTopic {
                 name,
                 partitions,
-                unknown_tagged_fields,
-            },
-        );
+                unknown_tagged_fields: tags,
+            });
         (
             any::<i32>(),
             any::<i8>(),
@@ -212,7 +204,7 @@ mod tests {
     }
 
     fn arb_response(version: i16) -> impl Strategy<Value = ListOffsetsResponse> {
-        let flex = flexible(version);
+        let flex = ListOffsetsResponse::is_flexible(version);
         let partition = (any::<(i32, i16, i64, i64, i32)>(), arb_unknown_tags(flex)).prop_map(
             move |((partition_index, error_code, timestamp, offset, epoch), tags)| {
                 ListOffsetsPartitionResponse {
@@ -225,15 +217,13 @@ mod tests {
                 }
             },
         );
-        let topic = arb_topic(
-            partition,
-            flex,
-            |name, partitions, unknown_tagged_fields| ListOffsetsTopicResponse {
+        let topic = arb_topic(partition, flex).prop_map(|(name, partitions, tags)| {
+            ListOffsetsTopicResponse {
                 name,
                 partitions,
-                unknown_tagged_fields,
-            },
-        );
+                unknown_tagged_fields: tags,
+            }
+        });
         (
             any::<i32>(),
             proptest::collection::vec(topic, 0..4),

@@ -144,14 +144,10 @@ fn fetch_request(v: i16) -> impl Strategy<Value = FetchRequest> {
             prop::option::of(name()),
             any::<i32>(),
             replica_state(v),
-            any::<i32>(),
-            any::<i32>(),
-            any::<i32>(),
-            any::<i8>(),
+            any::<(i32, i32, i32, i8)>(),
         ),
         (
-            any::<i32>(),
-            any::<i32>(),
+            any::<(i32, i32)>(),
             name(),
             arb_unknown_tags_in(v >= 12, 2..42),
         ),
@@ -162,8 +158,8 @@ fn fetch_request(v: i16) -> impl Strategy<Value = FetchRequest> {
     )
         .prop_map(
             move |(
-                (cluster_id, replica_id, replica_state, max_wait_ms, min_bytes, max_bytes, iso),
-                (session_id, session_epoch, rack_id, u),
+                (cluster_id, replica_id, replica_state, (max_wait_ms, min_bytes, max_bytes, iso)),
+                ((session_id, session_epoch), rack_id, u),
                 (topics, forgotten),
             )| FetchRequest {
                 cluster_id: cluster_id.filter(|_| v >= 12),
@@ -532,14 +528,7 @@ fn node_endpoint() -> impl Strategy<Value = NodeEndpoint> {
 
 fn partition_data(v: i16) -> impl Strategy<Value = PartitionData> {
     (
-        (
-            any::<i32>(),
-            any::<i16>(),
-            any::<i64>(),
-            any::<i64>(),
-            any::<i64>(),
-            any::<i32>(),
-        ),
+        any::<(i32, i16, i64, i64, i64, i32)>(),
         (
             prop::option::of(epoch_end_offset()),
             prop::option::of(leader_id_and_epoch()),
