@@ -145,10 +145,9 @@ mod tests {
     use super::*;
     use crate::error::Error;
     use crate::messages::decode_exact;
-    use crate::messages::testing::property_tests;
     use crate::messages::testing::{
-        arb_unknown_tags, arb_unknown_tags_in, assert_encoding_prefixes_fail, check_encodings,
-        check_length_bombs, encode as enc,
+        arb_unknown_tags, arb_unknown_tags_in, assert_encoding_prefixes_fail, codec_tests,
+        encode as enc, property_tests,
     };
     use crate::messages::Message;
     use crate::primitives::{RawTaggedField, UnknownTaggedFields};
@@ -245,19 +244,6 @@ mod tests {
     ];
 
     #[test]
-    fn request_bytes() {
-        check_encodings(&[
-            // Versions 0-2: an empty body.
-            (2, &[], ApiVersionsRequest::default()),
-            (
-                3,
-                REQUEST_V3,
-                ApiVersionsRequest::for_client("kseek", "0.1"),
-            ),
-        ]);
-    }
-
-    #[test]
     fn software_ids_follow_the_broker_pattern() {
         assert!(ApiVersionsRequest::kseek().is_valid_for_brokers());
         assert!(ApiVersionsRequest::for_client("apache-kafka-java", "4.4.0").is_valid_for_brokers());
@@ -342,28 +328,7 @@ mod tests {
     }
 
     #[test]
-    fn response_bytes() {
-        check_encodings(&[
-            (
-                0,
-                RESPONSE_V0,
-                ApiVersionsResponse {
-                    api_keys: vec![api(18, 0, 4)],
-                    ..Default::default()
-                },
-            ),
-            (
-                1,
-                RESPONSE_V1,
-                ApiVersionsResponse {
-                    error_code: 35,
-                    throttle_time_ms: 100,
-                    ..Default::default()
-                },
-            ),
-            (3, RESPONSE_V3, response_v3()),
-        ]);
-        // The same at v4 is byte-identical; at v2 the tagged fields are dropped.
+    fn v4_is_v3_and_v2_drops_the_tagged_fields() {
         let m = response_v3();
         assert_eq!(enc(&m, 4), enc(&m, 3));
         assert_eq!(enc(&m, 2).len(), 2 + 4 + 6 + 4);
@@ -391,29 +356,6 @@ mod tests {
         for v in 0..=4 {
             assert_encoding_prefixes_fail(&resp, v);
         }
-    }
-
-    #[test]
-    fn length_bombs_fail_at_once() {
-        check_length_bombs::<ApiVersionsResponse>(&[
-            // api_keys count 0x7fffffff (classic) in a 10-byte buffer.
-            (0, &[0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0]),
-            // Compact counts 0x7fffffff and 0xffffffff.
-            (3, &[0, 0, 0xff, 0xff, 0xff, 0xff, 0x07, 0, 0, 0]),
-            (3, &[0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0]),
-            // A supported_features array inside tag 0 claiming 0x7fffffff entries.
-            (
-                3,
-                &[
-                    0, 0, 0x01, 0, 0, 0, 0, 0x01, 0x00, 0x05, 0xff, 0xff, 0xff, 0xff, 0x07,
-                ],
-            ),
-        ]);
-        // Request v3: client_software_name of 0x7ffffffe bytes.
-        check_length_bombs::<ApiVersionsRequest>(&[(
-            3,
-            &[0xff, 0xff, 0xff, 0xff, 0x07, 0, 0, 0, 0, 0],
-        )]);
     }
 
     #[test]
@@ -476,5 +418,59 @@ mod tests {
             Some(VersionRange { min: 4, max: 17 })
         );
         assert_eq!(resp.range_of(ApiKey::METADATA), None);
+    }
+
+    codec_tests! {
+        encodings {
+            ApiVersionsRequest: [
+                // Versions 0-2: an empty body.
+                (2, &[], ApiVersionsRequest::default()),
+                (
+                    3,
+                    REQUEST_V3,
+                    ApiVersionsRequest::for_client("kseek", "0.1"),
+                ),
+            ],
+            ApiVersionsResponse: [
+                (
+                    0,
+                    RESPONSE_V0,
+                    ApiVersionsResponse {
+                        api_keys: vec![api(18, 0, 4)],
+                        ..Default::default()
+                    },
+                ),
+                (
+                    1,
+                    RESPONSE_V1,
+                    ApiVersionsResponse {
+                        error_code: 35,
+                        throttle_time_ms: 100,
+                        ..Default::default()
+                    },
+                ),
+                (3, RESPONSE_V3, response_v3()),
+            ],
+        }
+        length_bombs {
+            ApiVersionsResponse: [
+                // api_keys count 0x7fffffff (classic) in a 10-byte buffer.
+                (0, &[0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0]),
+                // Compact counts 0x7fffffff and 0xffffffff.
+                (3, &[0, 0, 0xff, 0xff, 0xff, 0xff, 0x07, 0, 0, 0]),
+                (3, &[0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0]),
+                // A supported_features array inside tag 0 claiming 0x7fffffff entries.
+                (
+                    3,
+                    &[
+                        0, 0, 0x01, 0, 0, 0, 0, 0x01, 0x00, 0x05, 0xff, 0xff, 0xff, 0xff, 0x07,
+                    ],
+                ),
+            ],
+            ApiVersionsRequest: [
+                // v3: client_software_name of 0x7ffffffe bytes.
+                (3, &[0xff, 0xff, 0xff, 0xff, 0x07, 0, 0, 0, 0, 0]),
+            ],
+        }
     }
 }

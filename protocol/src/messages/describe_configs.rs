@@ -204,11 +204,9 @@ impl DescribeConfigsResponse {
 mod tests {
     use super::*;
     use crate::error::Error;
-    use crate::messages::testing::property_tests;
     use crate::messages::testing::{
         arb_unknown_tags, assert_encoding_prefixes_fail, assert_prefixes_fail,
-        check_defaults_refused, check_encodings, check_length_bombs, check_not_in_version,
-        encode as enc,
+        check_not_in_version, codec_tests, encode as enc, property_tests,
     };
     use crate::messages::{decode_exact, Message};
     use bytes::Bytes;
@@ -322,9 +320,9 @@ mod tests {
         DescribeConfigsRequest::for_topics(["t"])
     }
 
-    #[test]
-    fn requests_match_hand_written_bytes() {
-        let with_keys = DescribeConfigsRequest {
+    /// A request for key "a" of topic "t".
+    fn with_keys() -> DescribeConfigsRequest {
+        DescribeConfigsRequest {
             resources: vec![DescribeConfigsResource {
                 resource_type: ConfigResourceType::TOPIC,
                 resource_name: "t".into(),
@@ -332,57 +330,7 @@ mod tests {
                 ..Default::default()
             }],
             ..Default::default()
-        };
-        check_encodings(&[
-            // resources: int32 count 1; type 2; name int16 len 1 "t"; keys null (int32 -1);
-            // include_synonyms false.
-            (
-                1,
-                &[
-                    0x00, 0x00, 0x00, 0x01, 0x02, 0x00, 0x01, b't', 0xff, 0xff, 0xff, 0xff, 0x00,
-                ][..],
-                one_topic(),
-            ),
-            (
-                2,
-                &[
-                    0x00, 0x00, 0x00, 0x01, 0x02, 0x00, 0x01, b't', 0xff, 0xff, 0xff, 0xff, 0x00,
-                ],
-                one_topic(),
-            ),
-            // v3: then include_documentation.
-            (
-                3,
-                &[
-                    0x00, 0x00, 0x00, 0x01, 0x02, 0x00, 0x01, b't', 0xff, 0xff, 0xff, 0xff, 0x00,
-                    0x00,
-                ],
-                one_topic(),
-            ),
-            // v4, compact: count+1, type, len+1 "t", null keys (0), the resource's tags, the
-            // two flags, the body's tags.
-            (
-                4,
-                &[0x02, 0x02, 0x02, b't', 0x00, 0x00, 0x00, 0x00, 0x00],
-                one_topic(),
-            ),
-            // One key asked for: an array of one string.
-            (
-                1,
-                &[
-                    0x00, 0x00, 0x00, 0x01, 0x02, 0x00, 0x01, b't', 0x00, 0x00, 0x00, 0x01, 0x00,
-                    0x01, b'a', 0x00,
-                ],
-                with_keys.clone(),
-            ),
-            (
-                4,
-                &[
-                    0x02, 0x02, 0x02, b't', 0x02, 0x02, b'a', 0x00, 0x00, 0x00, 0x00,
-                ],
-                with_keys,
-            ),
-        ]);
+        }
     }
 
     /// One topic with one entry: `a=b` from Kafka's default, a `STRING` at v3+.
@@ -404,70 +352,41 @@ mod tests {
         }
     }
 
-    #[test]
-    fn responses_match_hand_written_bytes() {
-        let v1 = [
-            0x00, 0x00, 0x00, 0x00, // throttle
-            0x00, 0x00, 0x00, 0x01, // one result
-            0x00, 0x00, // error_code
-            0xff, 0xff, // error_message null
-            0x02, // resource_type TOPIC
-            0x00, 0x01, b't', // resource_name
-            0x00, 0x00, 0x00, 0x01, // one config
-            0x00, 0x01, b'a', // name
-            0x00, 0x01, b'b', // value
-            0x00, // read_only
-            0x05, // config_source DEFAULT_CONFIG
-            0x00, // is_sensitive
-            0x00, 0x00, 0x00, 0x00, // no synonyms
-        ];
-        let v3 = [&v1[..], &[0x02, 0xff, 0xff]].concat(); // config_type STRING, no documentation
-        check_encodings(&[
-            (1, &v1[..], answer(1)),
-            (2, &v1[..], answer(2)),
-            (3, &v3[..], answer(3)),
-            (
-                4,
-                &[
-                    0x00, 0x00, 0x00, 0x00, // throttle
-                    0x02, // one result
-                    0x00, 0x00, // error_code
-                    0x00, // error_message null
-                    0x02, // resource_type TOPIC
-                    0x02, b't', // resource_name
-                    0x02, // one config
-                    0x02, b'a', // name
-                    0x02, b'b', // value
-                    0x00, // read_only
-                    0x05, // config_source DEFAULT_CONFIG
-                    0x00, // is_sensitive
-                    0x01, // no synonyms
-                    0x02, // config_type STRING
-                    0x00, // documentation null
-                    0x00, 0x00, 0x00, // the config's, the result's and the body's tags
-                ],
-                answer(4),
-            ),
-            // An unknown topic: its error code and message, no configs.
-            (
-                4,
-                &[
-                    0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x03, 0x03, b'n', b'o', 0x02, 0x02, b't',
-                    0x01, 0x00, 0x00,
-                ],
-                DescribeConfigsResponse {
-                    results: vec![DescribeConfigsResult {
-                        error_code: 3,
-                        error_message: Some("no".into()),
-                        resource_type: ConfigResourceType::TOPIC,
-                        resource_name: "t".into(),
-                        ..Default::default()
-                    }],
-                    ..Default::default()
-                },
-            ),
-        ]);
-    }
+    /// v1 and v2: topic "t" with config a=b (a default, not read-only or sensitive).
+    const RESPONSE_V1: &[u8] = &[
+        0x00, 0x00, 0x00, 0x00, // throttle
+        0x00, 0x00, 0x00, 0x01, // one result
+        0x00, 0x00, // error_code
+        0xff, 0xff, // error_message null
+        0x02, // resource_type TOPIC
+        0x00, 0x01, b't', // resource_name
+        0x00, 0x00, 0x00, 0x01, // one config
+        0x00, 0x01, b'a', // name
+        0x00, 0x01, b'b', // value
+        0x00, // read_only
+        0x05, // config_source DEFAULT_CONFIG
+        0x00, // is_sensitive
+        0x00, 0x00, 0x00, 0x00, // no synonyms
+    ];
+
+    /// v3: the same, then config_type STRING and no documentation.
+    const RESPONSE_V3: &[u8] = &[
+        0x00, 0x00, 0x00, 0x00, // throttle
+        0x00, 0x00, 0x00, 0x01, // one result
+        0x00, 0x00, // error_code
+        0xff, 0xff, // error_message null
+        0x02, // resource_type TOPIC
+        0x00, 0x01, b't', // resource_name
+        0x00, 0x00, 0x00, 0x01, // one config
+        0x00, 0x01, b'a', // name
+        0x00, 0x01, b'b', // value
+        0x00, // read_only
+        0x05, // config_source DEFAULT_CONFIG
+        0x00, // is_sensitive
+        0x00, 0x00, 0x00, 0x00, // no synonyms
+        0x02, // config_type STRING
+        0xff, 0xff, // documentation null
+    ];
 
     #[test]
     fn synonyms_are_read_past_by_their_bytes() {
@@ -530,43 +449,6 @@ mod tests {
     }
 
     #[test]
-    fn length_bombs_fail_at_once() {
-        check_length_bombs::<DescribeConfigsResponse>(&[
-            // v1: results count 0x7fffffff.
-            (1, &[0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0]),
-            // v4: results compact count 0x7fffffff.
-            (4, &[0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x07, 0]),
-            // v1: one result whose configs count says 0x7fffffff.
-            (
-                1,
-                &[
-                    0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0xff, 0xff, 2, 0, 1, b't', 0x7f, 0xff, 0xff,
-                    0xff, 0, 0,
-                ],
-            ),
-            // v1: one config whose synonyms count says 0x7fffffff.
-            (
-                1,
-                &[
-                    0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0xff, 0xff, 2, 0, 1, b't', 0, 0, 0, 1, 0, 1,
-                    b'a', 0xff, 0xff, 0, 5, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0,
-                ],
-            ),
-            // v1: one result whose error message says 0x7fff bytes.
-            (1, &[0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0, 0]),
-        ]);
-        check_length_bombs::<DescribeConfigsRequest>(&[
-            // v1: resources count 0x7fffffff.
-            (1, &[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0]),
-            // v4: one resource whose keys count says 0x7ffffffe.
-            (
-                4,
-                &[0x02, 0x02, 0x02, b't', 0xff, 0xff, 0xff, 0xff, 0x07, 0],
-            ),
-        ]);
-    }
-
-    #[test]
     fn a_huge_count_with_few_bytes_allocates_nothing() {
         // The count is checked against the bytes present (each result takes at least 12 at
         // v1) before anything is reserved: the error says how many it would have needed.
@@ -621,8 +503,138 @@ mod tests {
         );
     }
 
-    #[test]
-    fn unsupported_versions_are_refused() {
-        check_defaults_refused::<DescribeConfigsRequest, DescribeConfigsResponse>(&[0, 5]);
+    codec_tests! {
+        encodings {
+            DescribeConfigsRequest: [
+                // resources: int32 count 1; type 2; name int16 len 1 "t"; keys null (int32 -1);
+                // include_synonyms false.
+                (
+                    1,
+                    &[
+                        0x00, 0x00, 0x00, 0x01, 0x02, 0x00, 0x01, b't', 0xff, 0xff, 0xff, 0xff, 0x00,
+                    ][..],
+                    one_topic(),
+                ),
+                (
+                    2,
+                    &[
+                        0x00, 0x00, 0x00, 0x01, 0x02, 0x00, 0x01, b't', 0xff, 0xff, 0xff, 0xff, 0x00,
+                    ],
+                    one_topic(),
+                ),
+                // v3: then include_documentation.
+                (
+                    3,
+                    &[
+                        0x00, 0x00, 0x00, 0x01, 0x02, 0x00, 0x01, b't', 0xff, 0xff, 0xff, 0xff, 0x00,
+                        0x00,
+                    ],
+                    one_topic(),
+                ),
+                // v4, compact: count+1, type, len+1 "t", null keys (0), the resource's tags, the
+                // two flags, the body's tags.
+                (
+                    4,
+                    &[0x02, 0x02, 0x02, b't', 0x00, 0x00, 0x00, 0x00, 0x00],
+                    one_topic(),
+                ),
+                // One key asked for: an array of one string.
+                (
+                    1,
+                    &[
+                        0x00, 0x00, 0x00, 0x01, 0x02, 0x00, 0x01, b't', 0x00, 0x00, 0x00, 0x01, 0x00,
+                        0x01, b'a', 0x00,
+                    ],
+                    with_keys(),
+                ),
+                (
+                    4,
+                    &[
+                        0x02, 0x02, 0x02, b't', 0x02, 0x02, b'a', 0x00, 0x00, 0x00, 0x00,
+                    ],
+                    with_keys(),
+                ),
+            ],
+            DescribeConfigsResponse: [
+                (1, RESPONSE_V1, answer(1)),
+                (2, RESPONSE_V1, answer(2)),
+                (3, RESPONSE_V3, answer(3)),
+                (
+                    4,
+                    &[
+                        0x00, 0x00, 0x00, 0x00, // throttle
+                        0x02, // one result
+                        0x00, 0x00, // error_code
+                        0x00, // error_message null
+                        0x02, // resource_type TOPIC
+                        0x02, b't', // resource_name
+                        0x02, // one config
+                        0x02, b'a', // name
+                        0x02, b'b', // value
+                        0x00, // read_only
+                        0x05, // config_source DEFAULT_CONFIG
+                        0x00, // is_sensitive
+                        0x01, // no synonyms
+                        0x02, // config_type STRING
+                        0x00, // documentation null
+                        0x00, 0x00, 0x00, // the config's, the result's and the body's tags
+                    ],
+                    answer(4),
+                ),
+                // An unknown topic: its error code and message, no configs.
+                (
+                    4,
+                    &[
+                        0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x03, 0x03, b'n', b'o', 0x02, 0x02, b't',
+                        0x01, 0x00, 0x00,
+                    ],
+                    DescribeConfigsResponse {
+                        results: vec![DescribeConfigsResult {
+                            error_code: 3,
+                            error_message: Some("no".into()),
+                            resource_type: ConfigResourceType::TOPIC,
+                            resource_name: "t".into(),
+                            ..Default::default()
+                        }],
+                        ..Default::default()
+                    },
+                ),
+            ],
+        }
+        length_bombs {
+            DescribeConfigsResponse: [
+                // v1: results count 0x7fffffff.
+                (1, &[0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0]),
+                // v4: results compact count 0x7fffffff.
+                (4, &[0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x07, 0]),
+                // v1: one result whose configs count says 0x7fffffff.
+                (
+                    1,
+                    &[
+                        0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0xff, 0xff, 2, 0, 1, b't', 0x7f, 0xff, 0xff,
+                        0xff, 0, 0,
+                    ],
+                ),
+                // v1: one config whose synonyms count says 0x7fffffff.
+                (
+                    1,
+                    &[
+                        0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0xff, 0xff, 2, 0, 1, b't', 0, 0, 0, 1, 0, 1,
+                        b'a', 0xff, 0xff, 0, 5, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0,
+                    ],
+                ),
+                // v1: one result whose error message says 0x7fff bytes.
+                (1, &[0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0, 0]),
+            ],
+            DescribeConfigsRequest: [
+                // v1: resources count 0x7fffffff.
+                (1, &[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0]),
+                // v4: one resource whose keys count says 0x7ffffffe.
+                (
+                    4,
+                    &[0x02, 0x02, 0x02, b't', 0xff, 0xff, 0xff, 0xff, 0x07, 0],
+                ),
+            ],
+        }
     }
 }

@@ -85,10 +85,9 @@ wire_message!(DescribeLogDirsRequest => DescribeLogDirsResponse: DESCRIBE_LOG_DI
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::messages::testing::property_tests;
     use crate::messages::testing::{
-        arb_unknown_tags, assert_encoding_prefixes_fail, check_defaults_refused, check_encodings,
-        check_length_bombs, check_not_in_version,
+        arb_unknown_tags, assert_encoding_prefixes_fail, check_not_in_version, codec_tests,
+        property_tests,
     };
     use proptest::collection::vec;
     use proptest::prelude::*;
@@ -185,44 +184,6 @@ mod tests {
         }
     }
 
-    #[test]
-    fn requests_match_hand_written_bytes() {
-        check_encodings(&[
-            // topics: int32 count 1; topic int16 len 1 "t"; partitions int32 count 1, 2.
-            (
-                1,
-                &[
-                    0x00, 0x00, 0x00, 0x01, 0x00, 0x01, b't', 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,
-                    0x00, 0x02,
-                ],
-                one_partition(),
-            ),
-            // Compact: count+1, len+1, count+1, then the topic's and the body's tag sections.
-            (
-                2,
-                &[0x02, 0x02, b't', 0x02, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00],
-                one_partition(),
-            ),
-            // All topics: a null array, -1 (int32) or 0 (compact).
-            (
-                1,
-                &[0xff, 0xff, 0xff, 0xff],
-                DescribeLogDirsRequest {
-                    topics: None,
-                    ..Default::default()
-                },
-            ),
-            (
-                3,
-                &[0x00, 0x00],
-                DescribeLogDirsRequest {
-                    topics: None,
-                    ..Default::default()
-                },
-            ),
-        ]);
-    }
-
     fn answer() -> DescribeLogDirsResponse {
         DescribeLogDirsResponse {
             results: vec![LogDirResult {
@@ -245,63 +206,11 @@ mod tests {
     }
 
     #[test]
-    fn responses_match_hand_written_bytes() {
-        check_encodings(&[
-            (
-                1,
-                &[
-                    0x00, 0x00, 0x00, 0x00, // throttle
-                    0x00, 0x00, 0x00, 0x01, // one result
-                    0x00, 0x00, // error_code
-                    0x00, 0x02, b'/', b'd', // log_dir
-                    0x00, 0x00, 0x00, 0x01, // one topic
-                    0x00, 0x01, b't', // name
-                    0x00, 0x00, 0x00, 0x01, // one partition
-                    0x00, 0x00, 0x00, 0x02, // partition_index
-                    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, // partition_size 4096
-                    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // offset_lag
-                    0x00, // is_future_key
-                ][..],
-                answer(),
-            ),
-            (
-                3,
-                &[
-                    0x00, 0x00, 0x00, 0x00, // throttle
-                    0x00, 0x1f, // CLUSTER_AUTHORIZATION_FAILED
-                    0x01, // no results
-                    0x00, // tagged section
-                ],
-                DescribeLogDirsResponse {
-                    error_code: 31,
-                    ..Default::default()
-                },
-            ),
-        ]);
-    }
-
-    #[test]
     fn prefixes_fail_and_trailing_bytes_are_refused() {
         for v in 1..=3 {
             assert_encoding_prefixes_fail(&one_partition(), v);
             assert_encoding_prefixes_fail(&answer(), v);
         }
-    }
-
-    #[test]
-    fn length_bombs_fail_at_once() {
-        check_length_bombs::<DescribeLogDirsResponse>(&[
-            // v1: results count 0x7fffffff.
-            (1, &[0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0]),
-            // v2: results compact count 0x7fffffff.
-            (2, &[0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x07, 0]),
-            // v1: one result whose log_dir says 0x7fff bytes.
-            (1, &[0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0, 0]),
-        ]);
-        check_length_bombs::<DescribeLogDirsRequest>(&[
-            // v1: topics count 0x7fffffff.
-            (1, &[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0]),
-        ]);
     }
 
     #[test]
@@ -315,8 +224,88 @@ mod tests {
         )]);
     }
 
-    #[test]
-    fn unsupported_versions_are_refused() {
-        check_defaults_refused::<DescribeLogDirsRequest, DescribeLogDirsResponse>(&[0, 4]);
+    codec_tests! {
+        encodings {
+            DescribeLogDirsRequest: [
+                // topics: int32 count 1; topic int16 len 1 "t"; partitions int32 count 1, 2.
+                (
+                    1,
+                    &[
+                        0x00, 0x00, 0x00, 0x01, 0x00, 0x01, b't', 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,
+                        0x00, 0x02,
+                    ],
+                    one_partition(),
+                ),
+                // Compact: count+1, len+1, count+1, then the topic's and the body's tag sections.
+                (
+                    2,
+                    &[0x02, 0x02, b't', 0x02, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00],
+                    one_partition(),
+                ),
+                // All topics: a null array, -1 (int32) or 0 (compact).
+                (
+                    1,
+                    &[0xff, 0xff, 0xff, 0xff],
+                    DescribeLogDirsRequest {
+                        topics: None,
+                        ..Default::default()
+                    },
+                ),
+                (
+                    3,
+                    &[0x00, 0x00],
+                    DescribeLogDirsRequest {
+                        topics: None,
+                        ..Default::default()
+                    },
+                ),
+            ],
+            DescribeLogDirsResponse: [
+                (
+                    1,
+                    &[
+                        0x00, 0x00, 0x00, 0x00, // throttle
+                        0x00, 0x00, 0x00, 0x01, // one result
+                        0x00, 0x00, // error_code
+                        0x00, 0x02, b'/', b'd', // log_dir
+                        0x00, 0x00, 0x00, 0x01, // one topic
+                        0x00, 0x01, b't', // name
+                        0x00, 0x00, 0x00, 0x01, // one partition
+                        0x00, 0x00, 0x00, 0x02, // partition_index
+                        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, // partition_size 4096
+                        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // offset_lag
+                        0x00, // is_future_key
+                    ][..],
+                    answer(),
+                ),
+                (
+                    3,
+                    &[
+                        0x00, 0x00, 0x00, 0x00, // throttle
+                        0x00, 0x1f, // CLUSTER_AUTHORIZATION_FAILED
+                        0x01, // no results
+                        0x00, // tagged section
+                    ],
+                    DescribeLogDirsResponse {
+                        error_code: 31,
+                        ..Default::default()
+                    },
+                ),
+            ],
+        }
+        length_bombs {
+            DescribeLogDirsResponse: [
+                // v1: results count 0x7fffffff.
+                (1, &[0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0]),
+                // v2: results compact count 0x7fffffff.
+                (2, &[0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x07, 0]),
+                // v1: one result whose log_dir says 0x7fff bytes.
+                (1, &[0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0, 0]),
+            ],
+            DescribeLogDirsRequest: [
+                // v1: topics count 0x7fffffff.
+                (1, &[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0]),
+            ],
+        }
     }
 }

@@ -84,10 +84,9 @@ wire_message!(FindCoordinatorRequest => FindCoordinatorResponse: FIND_COORDINATO
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::messages::testing::property_tests;
     use crate::messages::testing::{
-        arb_unknown_tags, assert_encoding_prefixes_fail, check_defaults_refused, check_encodings,
-        check_length_bombs, check_not_in_version, encode as enc,
+        arb_unknown_tags, assert_encoding_prefixes_fail, check_not_in_version, codec_tests,
+        encode as enc, property_tests,
     };
     use crate::primitives::{RawTaggedField, UnknownTaggedFields};
     use bytes::Bytes;
@@ -162,106 +161,13 @@ mod tests {
 
     property_tests!(FindCoordinatorRequest, FindCoordinatorResponse, 0..=6, 64);
 
-    #[test]
-    fn requests_match_hand_written_bytes() {
-        let single = |key_type| FindCoordinatorRequest {
+    /// A request for the coordinator of key "g1" of type `key_type`.
+    fn single(key_type: i8) -> FindCoordinatorRequest {
+        FindCoordinatorRequest {
             key: "g1".into(),
             key_type,
             ..Default::default()
-        };
-        check_encodings(&[
-            // key: int16 len 2, "g1"; key_type int8 1.
-            (
-                1,
-                &[0x00, 0x02, b'g', b'1', 0x01],
-                single(KEY_TYPE_TRANSACTION),
-            ),
-            // v0 has no key type.
-            (0, &[0x00, 0x02, b'g', b'1'], single(KEY_TYPE_GROUP)),
-            // compact string (len+1 = 3), key_type 0, empty tagged section.
-            (3, &[0x03, b'g', b'1', 0x00, 0x00], single(KEY_TYPE_GROUP)),
-            // key_type 0; compact array of 2 (0x03); "g1", "x"; tagged section.
-            (
-                4,
-                &[0x00, 0x03, 0x03, b'g', b'1', 0x02, b'x', 0x00],
-                FindCoordinatorRequest {
-                    coordinator_keys: vec!["g1".into(), "x".into()],
-                    ..Default::default()
-                },
-            ),
-        ]);
-    }
-
-    #[test]
-    fn responses_match_hand_written_bytes() {
-        check_encodings(&[
-            (
-                0,
-                &[
-                    0x00, 0x00, // error_code
-                    0x00, 0x00, 0x00, 0x01, // node_id
-                    0x00, 0x01, b'h', // host
-                    0x00, 0x00, 0x23, 0x84, // port 9092
-                ],
-                FindCoordinatorResponse {
-                    node_id: 1,
-                    host: "h".into(),
-                    port: 9092,
-                    ..Default::default()
-                },
-            ),
-            (
-                1,
-                &[
-                    0x00, 0x00, 0x00, 0x05, // throttle
-                    0x00, 0x0f, // COORDINATOR_NOT_AVAILABLE
-                    0xff, 0xff, // null error message
-                    0xff, 0xff, 0xff, 0xff, // node_id -1
-                    0x00, 0x00, // empty host
-                    0xff, 0xff, 0xff, 0xff, // port -1
-                ],
-                FindCoordinatorResponse {
-                    throttle_time_ms: 5,
-                    error_code: 15,
-                    error_message: None,
-                    node_id: -1,
-                    host: String::new(),
-                    port: -1,
-                    ..Default::default()
-                },
-            ),
-            (
-                4,
-                &[
-                    0x00, 0x00, 0x00, 0x00, // throttle
-                    0x02, // one coordinator
-                    0x02, b'g', // key
-                    0x00, 0x00, 0x00, 0x01, // node_id
-                    0x02, b'h', // host
-                    0x00, 0x00, 0x23, 0x84, // port
-                    0x00, 0x00, // error_code
-                    0x00, // null error message
-                    0x00, // element tagged section
-                    0x01, 0x09, 0x01, 0xab, // body tagged section: tag 9, 1 byte
-                ],
-                FindCoordinatorResponse {
-                    unknown_tagged_fields: UnknownTaggedFields(vec![RawTaggedField {
-                        tag: 9,
-                        data: Bytes::from_static(&[0xab]),
-                    }]),
-                    coordinators: vec![Coordinator {
-                        key: "g".into(),
-                        node_id: 1,
-                        host: "h".into(),
-                        port: 9092,
-                        error_code: 0,
-                        error_message: None,
-                        unknown_tagged_fields: Default::default(),
-                    }],
-                    ..Default::default()
-                },
-            ),
-        ]);
+        }
     }
 
     #[test]
@@ -300,23 +206,6 @@ mod tests {
             assert_encoding_prefixes_fail(req, v);
             assert_encoding_prefixes_fail(resp, v);
         }
-    }
-
-    #[test]
-    fn length_bombs_fail_at_once() {
-        check_length_bombs::<FindCoordinatorResponse>(&[
-            // v4: coordinators count 0x7fffffff.
-            (4, &[0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x07, 0]),
-            // v1: error message with int16 length 0x7fff.
-            (1, &[0, 0, 0, 0, 0, 0, 0x7f, 0xff, 0, 0]),
-        ]);
-        check_length_bombs::<FindCoordinatorRequest>(&[
-            // v0: key with int16 length 0x7fff in a 10-byte buffer.
-            (0, &[0x7f, 0xff, 0, 0, 0, 0, 0, 0, 0, 0]),
-            // v4: coordinator_keys compact count 0x7fffffff, then 0xffffffff.
-            (4, &[0x00, 0xff, 0xff, 0xff, 0xff, 0x07, 0, 0, 0, 0]),
-            (4, &[0x00, 0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0]),
-        ]);
     }
 
     #[test]
@@ -360,8 +249,112 @@ mod tests {
         assert_eq!(enc(&throttled, 0).len(), 12);
     }
 
-    #[test]
-    fn unsupported_versions_are_refused() {
-        check_defaults_refused::<FindCoordinatorRequest, FindCoordinatorResponse>(&[-1, 7]);
+    codec_tests! {
+        encodings {
+            FindCoordinatorRequest: [
+                // key: int16 len 2, "g1"; key_type int8 1.
+                (
+                    1,
+                    &[0x00, 0x02, b'g', b'1', 0x01],
+                    single(KEY_TYPE_TRANSACTION),
+                ),
+                // v0 has no key type.
+                (0, &[0x00, 0x02, b'g', b'1'], single(KEY_TYPE_GROUP)),
+                // compact string (len+1 = 3), key_type 0, empty tagged section.
+                (3, &[0x03, b'g', b'1', 0x00, 0x00], single(KEY_TYPE_GROUP)),
+                // key_type 0; compact array of 2 (0x03); "g1", "x"; tagged section.
+                (
+                    4,
+                    &[0x00, 0x03, 0x03, b'g', b'1', 0x02, b'x', 0x00],
+                    FindCoordinatorRequest {
+                        coordinator_keys: vec!["g1".into(), "x".into()],
+                        ..Default::default()
+                    },
+                ),
+            ],
+            FindCoordinatorResponse: [
+                (
+                    0,
+                    &[
+                        0x00, 0x00, // error_code
+                        0x00, 0x00, 0x00, 0x01, // node_id
+                        0x00, 0x01, b'h', // host
+                        0x00, 0x00, 0x23, 0x84, // port 9092
+                    ],
+                    FindCoordinatorResponse {
+                        node_id: 1,
+                        host: "h".into(),
+                        port: 9092,
+                        ..Default::default()
+                    },
+                ),
+                (
+                    1,
+                    &[
+                        0x00, 0x00, 0x00, 0x05, // throttle
+                        0x00, 0x0f, // COORDINATOR_NOT_AVAILABLE
+                        0xff, 0xff, // null error message
+                        0xff, 0xff, 0xff, 0xff, // node_id -1
+                        0x00, 0x00, // empty host
+                        0xff, 0xff, 0xff, 0xff, // port -1
+                    ],
+                    FindCoordinatorResponse {
+                        throttle_time_ms: 5,
+                        error_code: 15,
+                        error_message: None,
+                        node_id: -1,
+                        host: String::new(),
+                        port: -1,
+                        ..Default::default()
+                    },
+                ),
+                (
+                    4,
+                    &[
+                        0x00, 0x00, 0x00, 0x00, // throttle
+                        0x02, // one coordinator
+                        0x02, b'g', // key
+                        0x00, 0x00, 0x00, 0x01, // node_id
+                        0x02, b'h', // host
+                        0x00, 0x00, 0x23, 0x84, // port
+                        0x00, 0x00, // error_code
+                        0x00, // null error message
+                        0x00, // element tagged section
+                        0x01, 0x09, 0x01, 0xab, // body tagged section: tag 9, 1 byte
+                    ],
+                    FindCoordinatorResponse {
+                        unknown_tagged_fields: UnknownTaggedFields(vec![RawTaggedField {
+                            tag: 9,
+                            data: Bytes::from_static(&[0xab]),
+                        }]),
+                        coordinators: vec![Coordinator {
+                            key: "g".into(),
+                            node_id: 1,
+                            host: "h".into(),
+                            port: 9092,
+                            error_code: 0,
+                            error_message: None,
+                            unknown_tagged_fields: Default::default(),
+                        }],
+                        ..Default::default()
+                    },
+                ),
+            ],
+        }
+        length_bombs {
+            FindCoordinatorResponse: [
+                // v4: coordinators count 0x7fffffff.
+                (4, &[0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x07, 0]),
+                // v1: error message with int16 length 0x7fff.
+                (1, &[0, 0, 0, 0, 0, 0, 0x7f, 0xff, 0, 0]),
+            ],
+            FindCoordinatorRequest: [
+                // v0: key with int16 length 0x7fff in a 10-byte buffer.
+                (0, &[0x7f, 0xff, 0, 0, 0, 0, 0, 0, 0, 0]),
+                // v4: coordinator_keys compact count 0x7fffffff, then 0xffffffff.
+                (4, &[0x00, 0xff, 0xff, 0xff, 0xff, 0x07, 0, 0, 0, 0]),
+                (4, &[0x00, 0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0]),
+            ],
+        }
     }
 }

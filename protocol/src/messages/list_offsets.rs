@@ -407,7 +407,6 @@ mod tests {
                 (7, &[0, 0, 0, 0, 0x02, 0xff, 0xff, 0xff, 0xff, 0x0f]),
             ],
         }
-        refused [0, 12]
     }
 
     // --- 3. non-ignorable fields absent from a version -----------------------------------------

@@ -165,10 +165,9 @@ mod tests {
     use super::*;
     use crate::error::Error;
     use crate::messages::decode_exact;
-    use crate::messages::testing::property_tests;
     use crate::messages::testing::{
-        arb_unknown_tags, arb_uuid, assert_encoding_prefixes_fail, check_defaults_refused,
-        check_encodings, check_length_bombs, check_not_in_version, encode as enc,
+        arb_unknown_tags, arb_uuid, assert_encoding_prefixes_fail, check_not_in_version,
+        codec_tests, encode as enc, property_tests,
     };
     use crate::messages::Message;
     use bytes::{Bytes, BytesMut};
@@ -328,46 +327,31 @@ mod tests {
         }
     }
 
-    #[test]
-    fn requests_match_hand_written_bytes() {
-        let mut id = [0u8; 16];
-        id[15] = 7;
-        let mut v10 = vec![0x02]; // one topic (compact)
-        v10.extend_from_slice(&id);
-        v10.extend_from_slice(&[
-            0x00, // null name
-            0x00, // topic tagged section
-            0x00, // allow_auto_topic_creation
-            0x01, // include_cluster_authorized_operations (8-10)
-            0x01, // include_topic_authorized_operations
-            0x00, // tagged section
-        ]);
-        let mut v12 = vec![0x02];
-        v12.extend_from_slice(&id);
-        v12.extend_from_slice(&[0x00, 0x00, 0x00, 0x01, 0x00]);
-        check_encodings(&[
-            // v1: a null array asks for all topics.
-            (
-                1,
-                &[0xff, 0xff, 0xff, 0xff],
-                MetadataRequest {
-                    topics: None,
-                    ..Default::default()
-                },
-            ),
-            (
-                4,
-                &[
-                    0x00, 0x00, 0x00, 0x01, // one topic
-                    0x00, 0x01, b't', // name
-                    0x00, // allow_auto_topic_creation false
-                ],
-                MetadataRequest::for_topics(["t"]),
-            ),
-            (10, &v10, request_by_id(id, true)),
-            (12, &v12, request_by_id(id, false)),
-        ]);
-    }
+    /// The topic id of the requests by id: 15 zero bytes, then 7.
+    const REQUEST_TOPIC_ID: [u8; 16] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7];
+
+    /// v10, flexible: one topic by id, no name; the three flags; no tags.
+    const REQUEST_V10: &[u8] = &[
+        0x02, // topics: compact 1
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7,    // topic_id
+        0x00, // null name
+        0x00, // topic tagged section
+        0x00, // allow_auto_topic_creation
+        0x01, // include_cluster_authorized_operations (8-10)
+        0x01, // include_topic_authorized_operations
+        0x00, // tagged section
+    ];
+
+    /// v12: the same without include_cluster_authorized_operations (gone after v10).
+    const REQUEST_V12: &[u8] = &[
+        0x02, // topics: compact 1
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7,    // topic_id
+        0x00, // null name
+        0x00, // topic tagged section
+        0x00, // allow_auto_topic_creation
+        0x01, // include_topic_authorized_operations
+        0x00, // tagged section
+    ];
 
     /// Broker 1 at `host`:9092 in `rack`.
     fn broker_1(host: &str, rack: Option<&str>) -> MetadataResponseBroker {
@@ -380,9 +364,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn responses_match_hand_written_bytes() {
-        let v1 = MetadataResponse {
+    fn response_v1() -> MetadataResponse {
+        MetadataResponse {
             brokers: vec![broker_1("h", None)],
             controller_id: 1,
             topics: vec![MetadataResponseTopic {
@@ -396,10 +379,34 @@ mod tests {
                 ..Default::default()
             }],
             ..Default::default()
-        };
-        let mut id = [0u8; 16];
-        id[0] = 0xab;
-        let v13 = MetadataResponse {
+        }
+    }
+
+    /// v1: broker 1 at h:9092, controller 1, topic "t" with partition 0 led by broker 1.
+    const RESPONSE_V1: &[u8] = &[
+        0x00, 0x00, 0x00, 0x01, // one broker
+        0x00, 0x00, 0x00, 0x01, // node_id
+        0x00, 0x01, b'h', // host
+        0x00, 0x00, 0x23, 0x84, // port
+        0xff, 0xff, // null rack
+        0x00, 0x00, 0x00, 0x01, // controller_id
+        0x00, 0x00, 0x00, 0x01, // one topic
+        0x00, 0x00, // error_code
+        0x00, 0x01, b't', // name
+        0x00, // is_internal
+        0x00, 0x00, 0x00, 0x01, // one partition
+        0x00, 0x00, // error_code
+        0x00, 0x00, 0x00, 0x00, // partition_index
+        0x00, 0x00, 0x00, 0x01, // leader_id
+        0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, // replicas [1]
+        0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, // isr [1]
+    ];
+
+    /// The topic id of [`response_v13`]: 0xab, then 15 zero bytes.
+    const RESPONSE_TOPIC_ID: [u8; 16] = [0xab, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+
+    fn response_v13() -> MetadataResponse {
+        MetadataResponse {
             throttle_time_ms: 2,
             brokers: vec![broker_1("h", Some("r"))],
             cluster_id: Some("c".into()),
@@ -407,7 +414,7 @@ mod tests {
             topics: vec![MetadataResponseTopic {
                 error_code: 0,
                 name: Some("t".into()),
-                topic_id: Uuid(id),
+                topic_id: Uuid(RESPONSE_TOPIC_ID),
                 is_internal: true,
                 partitions: vec![MetadataResponsePartition {
                     error_code: 0,
@@ -424,65 +431,41 @@ mod tests {
             }],
             error_code: 0,
             ..Default::default()
-        };
-        let mut v13_bytes = vec![
-            0x00, 0x00, 0x00, 0x02, // throttle
-            0x02, // one broker
-            0x00, 0x00, 0x00, 0x01, // node_id
-            0x02, b'h', // host
-            0x00, 0x00, 0x23, 0x84, // port
-            0x02, b'r', // rack
-            0x00, // broker tagged section
-            0x02, b'c', // cluster_id
-            0x00, 0x00, 0x00, 0x01, // controller_id
-            0x02, // one topic
-            0x00, 0x00, // error_code
-            0x02, b't', // name
-        ];
-        v13_bytes.extend_from_slice(&id);
-        v13_bytes.extend_from_slice(&[
-            0x01, // is_internal
-            0x02, // one partition
-            0x00, 0x00, // error_code
-            0x00, 0x00, 0x00, 0x02, // partition_index
-            0x00, 0x00, 0x00, 0x01, // leader_id
-            0x00, 0x00, 0x00, 0x05, // leader_epoch
-            0x02, 0x00, 0x00, 0x00, 0x01, // replicas [1]
-            0x01, // isr []
-            0x02, 0x00, 0x00, 0x00, 0x01, // offline [1]
-            0x00, // partition tagged section
-            0x80, 0x00, 0x00, 0x00, // topic_authorized_operations i32::MIN
-            0x00, // topic tagged section
-            // no cluster_authorized_operations after v10
-            0x00, 0x00, // error_code (13+)
-            0x00, // tagged section
-        ]);
-        check_encodings(&[
-            (
-                1,
-                &[
-                    0x00, 0x00, 0x00, 0x01, // one broker
-                    0x00, 0x00, 0x00, 0x01, // node_id
-                    0x00, 0x01, b'h', // host
-                    0x00, 0x00, 0x23, 0x84, // port
-                    0xff, 0xff, // null rack
-                    0x00, 0x00, 0x00, 0x01, // controller_id
-                    0x00, 0x00, 0x00, 0x01, // one topic
-                    0x00, 0x00, // error_code
-                    0x00, 0x01, b't', // name
-                    0x00, // is_internal
-                    0x00, 0x00, 0x00, 0x01, // one partition
-                    0x00, 0x00, // error_code
-                    0x00, 0x00, 0x00, 0x00, // partition_index
-                    0x00, 0x00, 0x00, 0x01, // leader_id
-                    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, // replicas [1]
-                    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, // isr [1]
-                ],
-                v1,
-            ),
-            (13, &v13_bytes, v13),
-        ]);
+        }
     }
+
+    /// v13, flexible: throttle 2, broker 1 at h:9092 in rack r, cluster c, controller 1, the
+    /// internal topic "t" by id with partition 2 (epoch 5, an empty ISR, broker 1 offline).
+    const RESPONSE_V13: &[u8] = &[
+        0x00, 0x00, 0x00, 0x02, // throttle
+        0x02, // one broker
+        0x00, 0x00, 0x00, 0x01, // node_id
+        0x02, b'h', // host
+        0x00, 0x00, 0x23, 0x84, // port
+        0x02, b'r', // rack
+        0x00, // broker tagged section
+        0x02, b'c', // cluster_id
+        0x00, 0x00, 0x00, 0x01, // controller_id
+        0x02, // one topic
+        0x00, 0x00, // error_code
+        0x02, b't', // name
+        0xab, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,    // topic_id
+        0x01, // is_internal
+        0x02, // one partition
+        0x00, 0x00, // error_code
+        0x00, 0x00, 0x00, 0x02, // partition_index
+        0x00, 0x00, 0x00, 0x01, // leader_id
+        0x00, 0x00, 0x00, 0x05, // leader_epoch
+        0x02, 0x00, 0x00, 0x00, 0x01, // replicas [1]
+        0x01, // isr []
+        0x02, 0x00, 0x00, 0x00, 0x01, // offline [1]
+        0x00, // partition tagged section
+        0x80, 0x00, 0x00, 0x00, // topic_authorized_operations i32::MIN
+        0x00, // topic tagged section
+        // no cluster_authorized_operations after v10
+        0x00, 0x00, // error_code (13+)
+        0x00, // tagged section
+    ];
 
     fn sample_response() -> MetadataResponse {
         MetadataResponse {
@@ -522,39 +505,6 @@ mod tests {
             assert_encoding_prefixes_fail(&req, v);
             assert_encoding_prefixes_fail(&resp, v);
         }
-    }
-
-    #[test]
-    fn length_bombs_fail_at_once() {
-        check_length_bombs::<MetadataRequest>(&[
-            // v1: topics count 0x7fffffff.
-            (1, &[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0]),
-            // v9: compact topics counts 0x7fffffff and 0xffffffff.
-            (9, &[0xff, 0xff, 0xff, 0xff, 0x07, 0, 0, 0, 0, 0]),
-            (9, &[0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0, 0]),
-        ]);
-        check_length_bombs::<MetadataResponse>(&[
-            // v1: brokers count 0x7fffffff.
-            (1, &[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0]),
-            // v1: one broker whose host claims 0x7fff bytes.
-            (1, &[0, 0, 0, 1, 0, 0, 0, 1, 0x7f, 0xff, 0, 0, 0]),
-            // v9: no brokers, null cluster id, controller, topics count 0x7ffffffe.
-            (
-                9,
-                &[
-                    0, 0, 0, 0, 0x01, 0x00, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff, 0x07, 0,
-                ],
-            ),
-            // v1: replica_nodes count 0x7fffffff inside a partition (no brokers, controller,
-            // one topic "t" with one partition: error, index, leader).
-            (
-                1,
-                &[
-                    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, b't', 0, 0, 0, 0, 1, 0, 0, 0,
-                    0, 0, 0, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0,
-                ],
-            ),
-        ]);
     }
 
     #[test]
@@ -606,11 +556,6 @@ mod tests {
     }
 
     #[test]
-    fn unsupported_versions_are_refused() {
-        check_defaults_refused::<MetadataRequest, MetadataResponse>(&[0, 14]);
-    }
-
-    #[test]
     fn null_names_only_where_the_version_allows() {
         let mut b = BytesMut::new();
         let by_id = MetadataRequest {
@@ -645,5 +590,64 @@ mod tests {
         };
         assert!(resp.encode(&mut b, 11).is_err());
         assert!(resp.encode(&mut b, 12).is_ok());
+    }
+
+    codec_tests! {
+        encodings {
+            MetadataRequest: [
+                // v1: a null array asks for all topics.
+                (
+                    1,
+                    &[0xff, 0xff, 0xff, 0xff],
+                    MetadataRequest {
+                        topics: None,
+                        ..Default::default()
+                    },
+                ),
+                (
+                    4,
+                    &[
+                        0x00, 0x00, 0x00, 0x01, // one topic
+                        0x00, 0x01, b't', // name
+                        0x00, // allow_auto_topic_creation false
+                    ],
+                    MetadataRequest::for_topics(["t"]),
+                ),
+                (10, REQUEST_V10, request_by_id(REQUEST_TOPIC_ID, true)),
+                (12, REQUEST_V12, request_by_id(REQUEST_TOPIC_ID, false)),
+            ],
+            MetadataResponse: [(1, RESPONSE_V1, response_v1()), (13, RESPONSE_V13, response_v13())],
+        }
+        length_bombs {
+            MetadataRequest: [
+                // v1: topics count 0x7fffffff.
+                (1, &[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0]),
+                // v9: compact topics counts 0x7fffffff and 0xffffffff.
+                (9, &[0xff, 0xff, 0xff, 0xff, 0x07, 0, 0, 0, 0, 0]),
+                (9, &[0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0, 0]),
+            ],
+            MetadataResponse: [
+                // v1: brokers count 0x7fffffff.
+                (1, &[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0]),
+                // v1: one broker whose host claims 0x7fff bytes.
+                (1, &[0, 0, 0, 1, 0, 0, 0, 1, 0x7f, 0xff, 0, 0, 0]),
+                // v9: no brokers, null cluster id, controller, topics count 0x7ffffffe.
+                (
+                    9,
+                    &[
+                        0, 0, 0, 0, 0x01, 0x00, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff, 0x07, 0,
+                    ],
+                ),
+                // v1: replica_nodes count 0x7fffffff inside a partition (no brokers, controller,
+                // one topic "t" with one partition: error, index, leader).
+                (
+                    1,
+                    &[
+                        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, b't', 0, 0, 0, 0, 1, 0, 0, 0,
+                        0, 0, 0, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0,
+                    ],
+                ),
+            ],
+        }
     }
 }

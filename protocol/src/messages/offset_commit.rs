@@ -438,7 +438,6 @@ mod tests {
                 (9, &[0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 0]),
             ],
         }
-        refused [1, 11]
     }
 
     // --- 3. non-ignorable fields absent from a version -----------------------------------------

@@ -143,9 +143,7 @@ mod tests {
     use crate::error::{Error, Result};
     use crate::messages::decode_exact;
     use crate::messages::testing::sample_property_tests;
-    use crate::messages::testing::{
-        arb_topic, arb_unknown_tags, check_encodings, check_length_bombs, encode,
-    };
+    use crate::messages::testing::{arb_topic, arb_unknown_tags, codec_tests, encode};
     use crate::messages::Message;
     use crate::primitives::{RawTaggedField, UnknownTaggedFields, Uuid};
     use bytes::{Bytes, BytesMut};
@@ -512,27 +510,12 @@ mod tests {
         }
     }
 
-    #[test]
-    fn requests_match_hand_written_bytes() {
-        let stable = OffsetFetchRequest {
+    /// [`all_topics`] asking for stable offsets only.
+    fn stable() -> OffsetFetchRequest {
+        OffsetFetchRequest {
             require_stable: true,
             ..all_topics()
-        };
-        check_encodings(&[
-            (1, REQUEST_V1, request_v1()),
-            (3, REQUEST_V3_ALL_TOPICS, all_topics()),
-            (7, REQUEST_V7, stable),
-            (9, REQUEST_V9, request_v9()),
-            (10, REQUEST_V10, request_v10()),
-        ]);
-    }
-
-    #[test]
-    fn responses_match_hand_written_bytes() {
-        check_encodings(&[
-            (5, RESPONSE_V5, response_v5()),
-            (10, RESPONSE_V10, response_v10()),
-        ]);
+        }
     }
 
     #[test]
@@ -555,36 +538,6 @@ mod tests {
     }
 
     // --- 3. length bombs -----------------------------------------------------------------------
-
-    #[test]
-    fn length_bombs_fail_at_once() {
-        check_length_bombs::<OffsetFetchRequest>(&[
-            // v1: topics count 0x7fffffff.
-            (1, &[0, 1, b'g', 0x7f, 0xff, 0xff, 0xff, 0, 0, 0]),
-            // v1: partition_indexes count 0x7fffffff.
-            (1, &[0, 0, 0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0]),
-            // v8: compact groups count 0xffffffff.
-            (8, &[0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0, 0]),
-            // v8: compact group_id length 0xffffffff.
-            (8, &[0x02, 0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0]),
-            // v2: group_id length 0x7fff.
-            (2, &[0x7f, 0xff, 0, 0, 0, 0, 0, 0, 0, 0]),
-        ]);
-        check_length_bombs::<OffsetFetchResponse>(&[
-            // v3: topics count 0x7fffffff.
-            (3, &[0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0]),
-            // v8: compact groups count 0xffffffff.
-            (8, &[0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 0]),
-            // v10: compact partitions count 0xffffffff after a topic id.
-            (
-                10,
-                &[
-                    0, 0, 0, 0, 0x02, 0x02, b'g', 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                    0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 0,
-                ],
-            ),
-        ]);
-    }
 
     // --- 4. non-ignorable fields absent from a version -----------------------------------------
 
@@ -658,17 +611,47 @@ mod tests {
         assert_eq!(v1.topics[0].partitions[0].committed_leader_epoch, -1);
     }
 
-    #[test]
-    fn versions_outside_the_range_are_refused() {
-        for v in [0, 11] {
-            assert!(matches!(
-                request_v1().encode(&mut BytesMut::new(), v),
-                Err(Error::UnsupportedVersion { .. })
-            ));
-            assert!(matches!(
-                decode_exact::<OffsetFetchResponse>(Bytes::from_static(RESPONSE_V5), v),
-                Err(Error::UnsupportedVersion { .. })
-            ));
+    codec_tests! {
+        encodings {
+            OffsetFetchRequest: [
+                (1, REQUEST_V1, request_v1()),
+                (3, REQUEST_V3_ALL_TOPICS, all_topics()),
+                (7, REQUEST_V7, stable()),
+                (9, REQUEST_V9, request_v9()),
+                (10, REQUEST_V10, request_v10()),
+            ],
+            OffsetFetchResponse: [
+                (5, RESPONSE_V5, response_v5()),
+                (10, RESPONSE_V10, response_v10()),
+            ],
+        }
+        length_bombs {
+            OffsetFetchRequest: [
+                // v1: topics count 0x7fffffff.
+                (1, &[0, 1, b'g', 0x7f, 0xff, 0xff, 0xff, 0, 0, 0]),
+                // v1: partition_indexes count 0x7fffffff.
+                (1, &[0, 0, 0, 0, 0, 1, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0]),
+                // v8: compact groups count 0xffffffff.
+                (8, &[0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0, 0]),
+                // v8: compact group_id length 0xffffffff.
+                (8, &[0x02, 0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0]),
+                // v2: group_id length 0x7fff.
+                (2, &[0x7f, 0xff, 0, 0, 0, 0, 0, 0, 0, 0]),
+            ],
+            OffsetFetchResponse: [
+                // v3: topics count 0x7fffffff.
+                (3, &[0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0]),
+                // v8: compact groups count 0xffffffff.
+                (8, &[0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 0]),
+                // v10: compact partitions count 0xffffffff after a topic id.
+                (
+                    10,
+                    &[
+                        0, 0, 0, 0, 0x02, 0x02, b'g', 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                        0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 0,
+                    ],
+                ),
+            ],
         }
     }
 }

@@ -246,7 +246,6 @@ mod tests {
             ],
             SaslAuthenticateResponse: [(1, &[0, 0, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0])],
         }
-        refused [-1, 3]
     }
 
     #[test]

@@ -162,7 +162,6 @@ mod tests {
             // Mechanisms: count 0x7fffffff in a few bytes fails before allocating.
             SaslHandshakeResponse: [(1, &[0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0])],
         }
-        refused [-1, 2]
     }
 
     #[test]

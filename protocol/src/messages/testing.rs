@@ -99,17 +99,6 @@ pub(crate) fn check_versions_refused<M: Message + core::fmt::Debug>(
     }
 }
 
-/// [`check_versions_refused`] for the default request `Q` and response `S` (no bytes to
-/// decode: a version out of range is refused before any is read).
-pub(crate) fn check_defaults_refused<Q, S>(versions: &[i16])
-where
-    Q: Message + Default + core::fmt::Debug,
-    S: Message + Default + core::fmt::Debug,
-{
-    check_versions_refused(&Q::default(), &[], versions);
-    check_versions_refused(&S::default(), &[], versions);
-}
-
 /// Decodes `data` as a `Q` and as an `S` at each of `versions`: the result doesn't matter,
 /// only that nothing panics.
 pub(crate) fn decode_both<Q: Message, S: Message>(
@@ -393,13 +382,12 @@ pub(crate) fn check_not_in_version<M: Message + core::fmt::Debug>(cases: &[(i16,
 ///
 /// - `hand_written_encodings`: [`check_encodings`] for each type's `(version, bytes, value)`;
 /// - `length_bombs_fail_at_once`: [`check_length_bombs`] for each type's `(version, bytes)`;
-/// - `versions_outside_the_range_are_refused`: [`check_versions_refused`] at `refused` for
-///   each type, with its first encoding.
+/// - `versions_outside_the_range_are_refused`: [`check_versions_refused`] for each type with
+///   encodings, with its first one, at the versions just outside the type's range.
 macro_rules! codec_tests {
     (
         encodings { $($enc_ty:ty: [$($enc:expr),* $(,)?]),* $(,)? }
         length_bombs { $($bomb_ty:ty: [$($bomb:expr),* $(,)?]),* $(,)? }
-        refused $refused:expr
     ) => {
         #[test]
         fn hand_written_encodings() {
@@ -416,7 +404,12 @@ macro_rules! codec_tests {
             $({
                 let cases: &[(i16, &[u8], $enc_ty)] = &[$($enc),*];
                 let (_, bytes, value) = &cases[0];
-                crate::messages::testing::check_versions_refused(value, bytes, &$refused);
+                let range = <$enc_ty as crate::messages::Message>::VERSIONS;
+                crate::messages::testing::check_versions_refused(
+                    value,
+                    bytes,
+                    &[i16::MIN, range.min - 1, range.max + 1, i16::MAX],
+                );
             })*
         }
     };
