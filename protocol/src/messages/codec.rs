@@ -199,6 +199,30 @@ pub(crate) trait Wire: Sized + Default {
     }
 }
 
+/// A newtype over the wire's `int8` declared with [`int8_newtype!`]: written as its `int8`.
+pub(crate) trait Int8Newtype: Copy + Default {
+    /// The value of the wire's `int8`.
+    fn from_i8(value: i8) -> Self;
+    /// The `int8` to write.
+    fn to_i8(self) -> i8;
+}
+
+impl<T: Int8Newtype> Wire for T {
+    #[inline]
+    fn min_size(_: Cx) -> usize {
+        1
+    }
+    #[inline]
+    fn put(&self, buf: &mut BytesMut, _: Cx, _: &'static str) -> Result<()> {
+        buf.put_i8(self.to_i8());
+        Ok(())
+    }
+    #[inline]
+    fn get(buf: &mut Bytes, _: Cx, what: &'static str) -> Result<Self> {
+        get_i8(buf, what).map(T::from_i8)
+    }
+}
+
 /// The fixed-size integers.
 macro_rules! fixed_wire {
     ($($ty:ty: $put:ident, $get:ident;)*) => {$(
@@ -716,7 +740,8 @@ macro_rules! wire_struct {
 /// Declares an open newtype over the wire's `int8` (an enum of Kafka's whose values this crate
 /// names, while one it doesn't name still survives decoding): the struct (`Debug`, `Clone`,
 /// `Copy`, `PartialEq`, `Eq`, `Hash`, `Default`), its named values as constants, `Display`
-/// (the value's name, else `"$unknown <value>"`) and its [`Wire`] encoding as an `int8`. Methods
+/// (the value's name, else `"$unknown <value>"`) and [`Int8Newtype`], which gives it its [`Wire`]
+/// encoding as an `int8`. Methods
 /// after the values join the type's `impl`, beside the private `known_name`.
 ///
 /// ```ignore
@@ -763,25 +788,12 @@ macro_rules! int8_newtype {
             }
         }
 
-        impl $crate::messages::codec::Wire for $name {
-            fn min_size(_: $crate::messages::codec::Cx) -> usize {
-                1
+        impl $crate::messages::codec::Int8Newtype for $name {
+            fn from_i8(value: i8) -> Self {
+                $name(value)
             }
-            fn put(
-                &self,
-                buf: &mut ::bytes::BytesMut,
-                _: $crate::messages::codec::Cx,
-                _: &'static str,
-            ) -> $crate::error::Result<()> {
-                ::bytes::BufMut::put_i8(buf, self.0);
-                Ok(())
-            }
-            fn get(
-                buf: &mut ::bytes::Bytes,
-                _: $crate::messages::codec::Cx,
-                what: &'static str,
-            ) -> $crate::error::Result<Self> {
-                $crate::primitives::get_i8(buf, what).map($name)
+            fn to_i8(self) -> i8 {
+                self.0
             }
         }
     };
