@@ -369,24 +369,10 @@ mod tests {
         0x00, 0x00, 0x00, 0x00, // no synonyms
     ];
 
-    /// v3: the same, then config_type STRING and no documentation.
-    const RESPONSE_V3: &[u8] = &[
-        0x00, 0x00, 0x00, 0x00, // throttle
-        0x00, 0x00, 0x00, 0x01, // one result
-        0x00, 0x00, // error_code
-        0xff, 0xff, // error_message null
-        0x02, // resource_type TOPIC
-        0x00, 0x01, b't', // resource_name
-        0x00, 0x00, 0x00, 0x01, // one config
-        0x00, 0x01, b'a', // name
-        0x00, 0x01, b'b', // value
-        0x00, // read_only
-        0x05, // config_source DEFAULT_CONFIG
-        0x00, // is_sensitive
-        0x00, 0x00, 0x00, 0x00, // no synonyms
-        0x02, // config_type STRING
-        0xff, 0xff, // documentation null
-    ];
+    /// v3: [`RESPONSE_V1`], then config_type STRING (2) and a null documentation.
+    fn response_v3_bytes() -> Vec<u8> {
+        [RESPONSE_V1, &[0x02, 0xff, 0xff]].concat()
+    }
 
     #[test]
     fn synonyms_are_read_past_by_their_bytes() {
@@ -558,7 +544,7 @@ mod tests {
             DescribeConfigsResponse: [
                 (1, RESPONSE_V1, answer(1)),
                 (2, RESPONSE_V1, answer(2)),
-                (3, RESPONSE_V3, answer(3)),
+                (3, &response_v3_bytes()[..], answer(3)),
                 (
                     4,
                     &[
