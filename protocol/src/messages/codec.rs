@@ -740,9 +740,9 @@ macro_rules! wire_struct {
 /// Declares an open newtype over the wire's `int8` (an enum of Kafka's whose values this crate
 /// names, while one it doesn't name still survives decoding): the struct (`Debug`, `Clone`,
 /// `Copy`, `PartialEq`, `Eq`, `Hash`, `Default`), its named values as constants, `Display`
-/// (the value's name, else `"$unknown <value>"`) and [`Int8Newtype`], which gives it its [`Wire`]
-/// encoding as an `int8`. Methods
-/// after the values join the type's `impl`, beside the private `known_name`.
+/// (the value's name, else `"$unknown <value>"`) and [`Int8Newtype`], which gives it its
+/// [`Wire`] encoding as an `int8`. Methods after the values join the type's `impl`, beside the
+/// private `known_name`.
 ///
 /// ```ignore
 /// int8_newtype! {

@@ -165,7 +165,10 @@ wire_struct! {
     }
 }
 
-wire_message!(DescribeConfigsRequest => DescribeConfigsResponse: DESCRIBE_CONFIGS, versions 1..=4, first flexible 4);
+wire_message!(
+    DescribeConfigsRequest => DescribeConfigsResponse: DESCRIBE_CONFIGS,
+    versions 1..=4, first flexible 4
+);
 
 impl DescribeConfigsRequest {
     /// A request for every configuration entry of each of `topics`, without synonyms or
@@ -314,7 +317,7 @@ mod tests {
         )
     }
 
-    property_tests!(DescribeConfigsRequest, DescribeConfigsResponse, 1..=4, 96);
+    property_tests!(DescribeConfigsRequest, DescribeConfigsResponse, 96);
 
     fn one_topic() -> DescribeConfigsRequest {
         DescribeConfigsRequest::for_topics(["t"])

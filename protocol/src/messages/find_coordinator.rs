@@ -79,7 +79,10 @@ wire_struct! {
     }
 }
 
-wire_message!(FindCoordinatorRequest => FindCoordinatorResponse: FIND_COORDINATOR, versions 0..=6, first flexible 3);
+wire_message!(
+    FindCoordinatorRequest => FindCoordinatorResponse: FIND_COORDINATOR,
+    versions 0..=6, first flexible 3
+);
 
 #[cfg(test)]
 mod tests {
@@ -159,7 +162,7 @@ mod tests {
             )
     }
 
-    property_tests!(FindCoordinatorRequest, FindCoordinatorResponse, 0..=6, 64);
+    property_tests!(FindCoordinatorRequest, FindCoordinatorResponse, 64);
 
     /// A request for the coordinator of key "g1" of type `key_type`.
     fn single(key_type: i8) -> FindCoordinatorRequest {

@@ -310,7 +310,7 @@ mod tests {
             )
     }
 
-    property_tests!(MetadataRequest, MetadataResponse, 1..=13, 128);
+    property_tests!(MetadataRequest, MetadataResponse, 128);
 
     /// v10 and v12: one topic asked for by id, with a null name.
     fn request_by_id(id: [u8; 16], cluster_ops: bool) -> MetadataRequest {

@@ -74,7 +74,10 @@ wire_struct! {
     }
 }
 
-wire_message!(OffsetCommitRequest => OffsetCommitResponse: OFFSET_COMMIT, versions 2..=10, first flexible 8);
+wire_message!(
+    OffsetCommitRequest => OffsetCommitResponse: OFFSET_COMMIT,
+    versions 2..=10, first flexible 8
+);
 
 wire_topic! {
     /// One topic of an [`OffsetCommitResponse`].
@@ -176,7 +179,6 @@ mod tests {
     sample_property_tests!(
         OffsetCommitRequest,
         OffsetCommitResponse,
-        2..=10,
         [
             (REQUEST_V2, 2),
             (REQUEST_V7, 7),

@@ -135,7 +135,10 @@ wire_struct! {
     }
 }
 
-wire_message!(OffsetFetchRequest => OffsetFetchResponse: OFFSET_FETCH, versions 1..=10, first flexible 6);
+wire_message!(
+    OffsetFetchRequest => OffsetFetchResponse: OFFSET_FETCH,
+    versions 1..=10, first flexible 6
+);
 
 #[cfg(test)]
 mod tests {
@@ -288,7 +291,6 @@ mod tests {
     sample_property_tests!(
         OffsetFetchRequest,
         OffsetFetchResponse,
-        1..=10,
         [
             (REQUEST_V1, 1),
             (REQUEST_V3_ALL_TOPICS, 3),

@@ -267,14 +267,19 @@ pub(crate) fn arb_topic<T: ArbTopic>(
     })
 }
 
+/// Every version `M` declares (with [`wire_message!`](crate::messages::codec::wire_message)).
+pub(crate) fn declared_versions<M: Message>() -> core::ops::RangeInclusive<i16> {
+    M::VERSIONS.min..=M::VERSIONS.max
+}
+
 /// The property tests of a message file whose strategies `request(v)` and `response(v)` draw
-/// values for a version: at the versions `$versions`, both round-trip, and neither their
-/// encodings with a few bytes mutated nor arbitrary bytes (up to `$max_len`) make a decoder
-/// panic. Defines `versions()` too.
+/// values for a version: at every version the request declares, both round-trip, and neither
+/// their encodings with a few bytes mutated nor arbitrary bytes (up to `$max_len`) make a
+/// decoder panic. Defines `versions()` too.
 macro_rules! property_tests {
-    ($request:ty, $response:ty, $versions:expr, $max_len:expr) => {
+    ($request:ty, $response:ty, $max_len:expr) => {
         fn versions() -> core::ops::RangeInclusive<i16> {
-            $versions
+            crate::messages::testing::declared_versions::<$request>()
         }
 
         proptest! {
@@ -313,13 +318,13 @@ macro_rules! property_tests {
 pub(crate) use property_tests;
 
 /// The property tests of a message file with strategies `arb_request(v)`, `arb_response(v)`
-/// and hand-derived encodings: both types round-trip at every version of `$versions`, and
-/// neither arbitrary bytes (up to 128) nor the `$samples` (encoding, version) with a few bytes
-/// mutated, read at their version or a neighbouring one, make a decoder panic.
+/// and hand-derived encodings: both types round-trip at every version the request declares,
+/// and neither arbitrary bytes (up to 128) nor the `$samples` (encoding, version) with a few
+/// bytes mutated, read at their version or a neighbouring one, make a decoder panic.
 macro_rules! sample_property_tests {
-    ($request:ty, $response:ty, $versions:expr, $samples:expr) => {
+    ($request:ty, $response:ty, $samples:expr) => {
         fn all_versions() -> core::ops::RangeInclusive<i16> {
-            $versions
+            crate::messages::testing::declared_versions::<$request>()
         }
 
         #[test]
