@@ -385,7 +385,7 @@ impl Client {
         // Owned once here: the request and the cache keep the names.
         let topics: Vec<String> = topics.iter().map(|t| t.as_ref().to_owned()).collect();
         self.retry(&format!("fetching metadata for topics {topics:?}"), || {
-            self.metadata_once(&topics)
+            self.metadata_once(&topics, &[])
         })
         .await
     }
@@ -425,17 +425,19 @@ impl Client {
         .await
     }
 
-    /// [`Client::metadata`] without retries: the cache if fresh, else one Metadata request.
+    /// [`Client::metadata`] without retries: the cache if fresh, else one Metadata request
+    /// (to a broker not in `avoid` if there is one, as [`Client::refresh`] does).
     #[inline(never)]
     pub(crate) fn metadata_once<'a>(
         &'a self,
         topics: &'a [String],
+        avoid: &'a [i32],
     ) -> BoxFuture<'a, Result<Vec<TopicMetadata>>> {
         Box::pin(async move {
             if let Some(cached) = self.cached(topics) {
                 return Ok(cached);
             }
-            self.refresh(topics, &[]).await
+            self.refresh(topics, avoid).await
         })
     }
 
@@ -571,7 +573,7 @@ impl Client {
 
     /// The leader's node id and epoch of `topic`/`partition`, from (fresh) metadata.
     pub(crate) async fn leader(&self, topic: &str, partition: i32) -> Result<(i32, i32)> {
-        let topics = self.metadata_once(&[topic.to_owned()]).await?;
+        let topics = self.metadata_once(&[topic.to_owned()], &[]).await?;
         let Some(t) = topics.first() else {
             return Err(ErrorKind::UnknownTopic {
                 topic: topic.to_owned(),
@@ -681,8 +683,8 @@ impl Client {
     }
 
     /// Any open connection, for Metadata: an existing connection to a broker not in `avoid`,
-    /// else the bootstrap connection, else a new connection to a bootstrap server or a known
-    /// broker.
+    /// else the bootstrap connection if it is not to one of them, else a new connection to a
+    /// bootstrap server or a known broker (those of `avoid` last).
     #[inline(never)]
     pub(crate) fn any_connection<'a>(
         &'a self,
@@ -705,8 +707,17 @@ impl Client {
                     }
                 }
             }
+            // The bootstrap connection, and the servers to open one to: not those of `avoid`,
+            // unless nothing else answers (their addresses as the metadata names them).
+            let avoided = |address: &str| {
+                let state = self.state();
+                avoid
+                    .iter()
+                    .any(|id| state.brokers.get(id).is_some_and(|a| a == address))
+            };
             let mut bootstrap = self.inner.bootstrap.lock().await;
-            if let Some(conn) = bootstrap.as_ref().filter(|c| c.closed_reason().is_none()) {
+            let usable = |c: &&Arc<Connection>| c.closed_reason().is_none() && !avoided(c.broker());
+            if let Some(conn) = bootstrap.as_ref().filter(usable) {
                 return Ok(conn.clone());
             }
             // Bootstrap servers first, then the brokers the metadata named.
@@ -718,6 +729,9 @@ impl Client {
                     .into_iter()
                     .filter(|b| !self.inner.config.bootstrap.contains(b)),
             );
+            let (mut candidates, suspects): (Vec<_>, Vec<_>) =
+                candidates.into_iter().partition(|a| !avoided(a));
+            candidates.extend(suspects);
             let mut last = None;
             for address in &candidates {
                 match self.open(address).await {

@@ -158,7 +158,8 @@ impl Driver {
                 id,
                 topics,
                 refresh,
-            } => metadata(client, id, topics, refresh, Vec::new()),
+                avoid,
+            } => metadata(client, id, topics, refresh, avoid),
             Transmit::LeaderCheck { id, topics, avoid } => {
                 metadata(client, id, topics, true, avoid)
             }
@@ -192,7 +193,7 @@ fn metadata(
         let result = if refresh {
             client.refresh(&topics, &avoid).await
         } else {
-            client.metadata_once(&topics).await
+            client.metadata_once(&topics, &avoid).await
         };
         Answer::Metadata(id, result)
     })

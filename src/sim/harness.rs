@@ -125,6 +125,7 @@ pub(crate) fn run(schedule: &Schedule, limit: Budget) -> Run {
                     id,
                     topics,
                     refresh,
+                    ..
                 } => {
                     let cached = cache.as_ref().filter(|(metadata, fetched_at)| {
                         !refresh

@@ -6,9 +6,10 @@ use super::*;
 impl ReadMachine {
     /// When a leader check will be due: the earliest time a Fetch with partitions is
     /// overdue, or now if a partition backs off after its leader failed it; not before the
-    /// next check may go.
+    /// next check may go, nor before the newest check in flight has gone unanswered for
+    /// [`LEADER_CHECK_TIMEOUT`].
     pub(super) fn next_leader_check_at(&self) -> Option<Instant> {
-        if self.leader_check.is_some() {
+        if self.leader_checks.len() >= LEADER_CHECKS_AT_ONCE {
             return None;
         }
         let overdue = self
@@ -24,12 +25,36 @@ impl ReadMachine {
         } else {
             overdue
         }?;
-        Some(self.next_leader_check.map_or(due, |t| t.max(due)))
+        let unanswered = self
+            .leader_checks
+            .last()
+            .map(|&(_, sent)| sent + LEADER_CHECK_TIMEOUT);
+        let not_before = self.next_leader_check.max(unanswered);
+        Some(not_before.map_or(due, |t| t.max(due)))
     }
 
     /// Whether `p` backs off after its leader failed it (and no request for it is out).
     pub(super) fn waits_for_leader(&self, p: &PartState) -> bool {
         !p.done && !p.in_flight && p.not_before.is_some() && p.failed_at.is_some()
+    }
+
+    /// The leaders that failed a backing-off partition or hold a Fetch overdue at `now`:
+    /// Metadata is not asked of them if another broker can answer it.
+    pub(super) fn suspects(&self, now: Instant) -> Vec<i32> {
+        let mut suspects = Vec::new();
+        let failed = self.parts.iter().filter(|p| self.waits_for_leader(p));
+        // A broker that holds a Fetch past its time is suspect even after its partitions
+        // were taken out of it.
+        let overdue = self.fetches.values().filter(|f| f.overdue_at <= now);
+        for leader in failed
+            .filter_map(|p| p.failed_at)
+            .chain(overdue.map(|f| f.leader))
+        {
+            if !suspects.contains(&leader) {
+                suspects.push(leader);
+            }
+        }
+        suspects
     }
 
     /// A [`Transmit::LeaderCheck`] for the topics of the overdue Fetches at `now`, if one is
@@ -39,32 +64,23 @@ impl ReadMachine {
             return None;
         }
         let mut topics: Vec<Arc<str>> = Vec::new();
-        let mut avoid = Vec::new();
-        for p in self.parts.iter().filter(|p| self.waits_for_leader(p)) {
-            if !topics.contains(&p.topic) {
-                topics.push(p.topic.clone());
-            }
-            if let Some(leader) = p.failed_at.filter(|l| !avoid.contains(l)) {
-                avoid.push(leader);
-            }
-        }
-        for f in self.fetches.values() {
-            if f.requested.is_empty() || f.overdue_at > now {
-                continue;
-            }
-            if !avoid.contains(&f.leader) {
-                avoid.push(f.leader);
-            }
-            for r in &f.requested {
-                if !topics.contains(&r.topic) {
-                    topics.push(r.topic.clone());
-                }
+        let failed = self.parts.iter().filter(|p| self.waits_for_leader(p));
+        let overdue = self.fetches.values().filter(|f| f.overdue_at <= now);
+        let requested = overdue.flat_map(|f| &f.requested);
+        for topic in failed.map(|p| &p.topic).chain(requested.map(|r| &r.topic)) {
+            if !topics.contains(topic) {
+                topics.push(topic.clone());
             }
         }
+        let avoid = self.suspects(now);
         let id = self.next_id();
-        self.leader_check = Some(id);
+        crate::log::debug!(
+            leaders = ?avoid,
+            unanswered = self.leader_checks.len(),
+            "fetch overdue; checking its partitions' leaders"
+        );
+        self.leader_checks.push((id, now));
         self.next_leader_check = Some(now + LEADER_CHECK_EVERY);
-        crate::log::debug!(leaders = ?avoid, "fetch overdue; checking its partitions' leaders");
         Some(Transmit::LeaderCheck { id, topics, avoid })
     }
 

@@ -79,6 +79,14 @@ pub(crate) const OVERDUE_AFTER: Duration = Duration::from_millis(500);
 /// How often that check is made while a Fetch stays overdue.
 pub(crate) const LEADER_CHECK_EVERY: Duration = Duration::from_millis(250);
 
+/// How long a leader check may go unanswered before another one goes out beside it (the
+/// broker it went to may have frozen too). Metadata is answered in milliseconds; the
+/// request timeout (30 s by default) is far too long to wait for a new leader.
+pub(crate) const LEADER_CHECK_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// The most leader checks in flight at once (one overdue beside a fresh one).
+const LEADER_CHECKS_AT_ONCE: usize = 2;
+
 /// A Fetch in flight.
 #[derive(Debug)]
 struct InFlightFetch {
@@ -180,8 +188,9 @@ pub(crate) struct ReadMachine {
     fetches: FewMap<u64, InFlightFetch>,
     /// How long after it is sent a Fetch is overdue: the max wait and [`OVERDUE_AFTER`].
     overdue_after: Duration,
-    /// The leader check in flight ([`Transmit::LeaderCheck`]).
-    leader_check: Option<u64>,
+    /// The leader checks in flight ([`Transmit::LeaderCheck`]) and when each was sent,
+    /// oldest first (at most [`LEADER_CHECKS_AT_ONCE`]).
+    leader_checks: Vec<(u64, Instant)>,
     /// No leader check before this.
     next_leader_check: Option<Instant>,
     /// Fetch sessions per leader broker (when [`ReadOptions::fetch_sessions`] is on).
@@ -256,7 +265,7 @@ impl ReadMachine {
             discovery: None,
             fetches: FewMap::new(),
             overdue_after: options.max_wait + OVERDUE_AFTER,
-            leader_check: None,
+            leader_checks: Vec::new(),
             next_leader_check: None,
             sessions: FewMap::new(),
             listings: FewMap::new(),
@@ -327,6 +336,7 @@ impl ReadMachine {
                 id,
                 topics: self.discover.clone(),
                 refresh: true,
+                avoid: self.suspects(now),
             });
         }
         if let Some(t) = self.leader_check(now) {
@@ -347,6 +357,7 @@ impl ReadMachine {
                     id,
                     topics,
                     refresh: false,
+                    avoid: self.suspects(now),
                 });
             }
         }
@@ -394,8 +405,8 @@ impl ReadMachine {
             self.discovered(result);
             return;
         }
-        if self.leader_check == Some(id) {
-            self.leader_check = None;
+        if let Some(i) = self.leader_checks.iter().position(|&(c, _)| c == id) {
+            self.leader_checks.remove(i);
             self.leaders_checked(now, result);
             return;
         }

@@ -19,12 +19,15 @@ pub(crate) struct Chunk {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Transmit {
     /// Metadata for `topics`: from the client's cache when fresh (`refresh: false`), or
-    /// asked of a broker (`refresh: true`, for partition discovery). Answer with
+    /// asked of a broker (`refresh: true`, for partition discovery), one not in `avoid` if
+    /// there is one (leaders that failed or hold an overdue Fetch: a frozen broker would
+    /// hold the request to its timeout, and the read with it). Answer with
     /// [`ReadMachine::handle_metadata`].
     Metadata {
         id: u64,
         topics: Vec<Arc<str>>,
         refresh: bool,
+        avoid: Vec<i32>,
     },
     /// A Fetch. Answer with [`ReadMachine::handle_fetch`]: the broker's address, the version
     /// sent, the response.

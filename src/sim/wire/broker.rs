@@ -52,6 +52,10 @@ pub(super) async fn serve(state: Arc<Mutex<WireCluster>>, node: i32, mut sock: D
         if sock.read_exact(&mut frame).await.is_err() {
             return;
         }
+        if state.lock().unwrap().frozen.contains(&node) {
+            // Holds the connection open, reading nothing more, answering nothing.
+            return std::future::pending().await;
+        }
         let (answer, hold) = {
             let mut cluster = state.lock().unwrap();
             let answer = handle(&mut cluster, node, &mut authenticated, Bytes::from(frame));

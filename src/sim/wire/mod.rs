@@ -174,6 +174,8 @@ pub(crate) struct WireCluster {
     pub(crate) hold: std::time::Duration,
     /// The id of the last fetch session opened.
     pub(crate) last_session_id: i32,
+    /// Brokers that take requests and answer none (a paused process, a partitioned host).
+    pub(crate) frozen: Vec<i32>,
     /// PLAIN user name and password every connection must authenticate with, if any.
     pub(crate) sasl: Option<(String, String)>,
     /// A broker that always breaks off SASL, and how.

@@ -467,3 +467,59 @@ fn sasl_connections_closing_mid_handshake() {
         },
     );
 }
+
+/// The leader of the only partition, also the server the client bootstrapped from, freezes
+/// (it takes requests and answers none) as a read starts, and the partition's leader moves to
+/// another broker 4 s later (a controller fences a frozen broker after its session timeout).
+/// The only connections open are to the frozen broker, so the read's leader checks need a new
+/// connection to a broker that answers: the read goes on from the new leader within half a
+/// second of the move, not after the 30 s request timeout, and hands out the partition's
+/// records exactly.
+#[tokio::test(start_paused = true)]
+async fn a_frozen_bootstrap_leaders_partition_resumes_soon_after_its_leader_moves() {
+    let timestamps: Vec<i64> = (0..10).map(|i| BASE_TIMESTAMP + i * 1000).collect();
+    let net = SimNet::start(WireCluster {
+        nodes: vec![1, 2, 3],
+        partitions: vec![Partition {
+            leader: 1,
+            leader_epoch: 5,
+            previous_leader: 1,
+            log_start: 0,
+            timestamps: timestamps.clone(),
+        }],
+        coordinator: 1,
+        ..Default::default()
+    });
+    let client = Client::connect(net.bootstrap()).await.unwrap();
+    let plan = resolve(&client, Start::Earliest, End::Latest)
+        .await
+        .unwrap();
+    net.lock().frozen.push(1);
+    let started = tokio::time::Instant::now();
+    let moved_at = started + Duration::from_secs(4);
+    let state = net.state.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep_until(moved_at).await;
+        let mut cluster = state.lock().unwrap();
+        let p = &mut cluster.partitions[0];
+        (p.previous_leader, p.leader, p.leader_epoch) = (1, 2, p.leader_epoch + 1);
+    });
+    let mut records = client.read(plan, ReadOptions::default()).records();
+    let mut got = Vec::new();
+    let mut first_at = None;
+    while let Some(r) = tokio::time::timeout(HANG, records.next())
+        .await
+        .expect("a hang")
+    {
+        let r = r.expect("the read");
+        first_at.get_or_insert_with(tokio::time::Instant::now);
+        got.push((r.offset, r.timestamp));
+    }
+    let want: Vec<(i64, i64)> = (0..).zip(timestamps).collect();
+    assert_eq!(got, want);
+    let resumed = first_at.unwrap() - moved_at;
+    assert!(
+        resumed <= Duration::from_millis(500),
+        "resumed {resumed:?} after the leader moved"
+    );
+}

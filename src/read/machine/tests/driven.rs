@@ -548,7 +548,8 @@ fn discovery_adds_new_partitions_of_an_unbounded_read_at_their_log_start() {
             id,
             topics,
             refresh: true,
-        }] if topics == &[Arc::from("t")] => *id,
+            avoid,
+        }] if topics == &[Arc::from("t")] && avoid.is_empty() => *id,
         other => panic!("expected discovery's Metadata, got {other:?}"),
     };
     m.handle_metadata(t1, discovery, Ok(metadata(&[(0, 1), (1, 2)])));
@@ -653,4 +654,57 @@ fn unknown_and_inconsistent_topic_ids_are_retried_other_partition_errors_fail() 
             "{code:?}"
         );
     }
+}
+
+#[test]
+fn an_unanswered_leader_check_gets_one_more_beside_it_and_metadata_avoids_the_overdue_leader() {
+    let t0 = virtual_epoch();
+    let options = ReadOptions::default().max_wait(500 * MS);
+    let mut m = machine(&plan(&[(0, 0, Some(10))]), &options, t0);
+    let (_, positions) = one_fetch(&after_metadata(&mut m, t0, &[(0, 1)]));
+    assert_eq!(positions, [(0, 0)]);
+    let check = |t: &[Transmit]| match t {
+        [Transmit::LeaderCheck { id, avoid, .. }] if avoid[..] == [1] => *id,
+        other => panic!("expected a leader check avoiding broker 1, got {other:?}"),
+    };
+    // Broker 1 freezes: its Fetch is overdue after 500 + 500 ms, and the check goes
+    // unanswered too (it went to a broker that froze as well).
+    let overdue = t0 + 1000 * MS;
+    m.handle_timeout(overdue);
+    let first = check(&transmits(&mut m, overdue));
+    // Not every 250 ms while it is out: one more once it has gone unanswered for 1 s.
+    let beside = overdue + LEADER_CHECK_TIMEOUT;
+    assert_eq!(m.poll_timeout(), Some(beside));
+    assert!(transmits(&mut m, beside - MS).is_empty());
+    m.handle_timeout(beside);
+    let second = check(&transmits(&mut m, beside));
+    assert_ne!(first, second);
+    // Two at once at most: none while both are out.
+    assert_eq!(m.poll_timeout(), None);
+    let late = beside + 10_000 * MS;
+    m.handle_timeout(late);
+    assert!(transmits(&mut m, late).is_empty());
+    // The first answers late, naming broker 2 the leader: taken all the same. The Metadata
+    // for the new Fetch avoids broker 1, which still holds the overdue one.
+    m.handle_metadata(late, first, Ok(metadata(&[(0, 2)])));
+    let planning = match &transmits(&mut m, late)[..] {
+        [Transmit::Metadata {
+            id,
+            refresh: false,
+            avoid,
+            ..
+        }] if avoid[..] == [1] => *id,
+        other => panic!("expected Metadata avoiding broker 1, got {other:?}"),
+    };
+    m.handle_metadata(late, planning, Ok(metadata(&[(0, 2)])));
+    let sent = fetches(&transmits(&mut m, late));
+    assert_eq!(
+        (sent.len(), sent[0].1, &sent[0].2[..]),
+        (1, 2, &[(0, 0)][..])
+    );
+    // The second's answer changes nothing, and the emptied overdue Fetch asks for no
+    // more checks: the next is due when the Fetch to broker 2 is overdue in its turn.
+    m.handle_metadata(late, second, Ok(metadata(&[(0, 2)])));
+    assert!(transmits(&mut m, late).is_empty());
+    assert_eq!(m.poll_timeout(), Some(late + 1000 * MS));
 }
