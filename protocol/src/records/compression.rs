@@ -32,6 +32,17 @@ use bytes::Bytes;
 
 use crate::error::{Error, Result};
 
+/// Whether this build has a codec at all. Without one, code that only serves compressed
+/// batches (decompression on several threads) is left out: a constant, so the branch to
+/// it folds away.
+pub(crate) const ANY_CODEC: bool = cfg!(any(
+    feature = "gzip",
+    feature = "snappy",
+    feature = "lz4",
+    feature = "zstd",
+    feature = "zstd-c"
+));
+
 /// The compression codec of a record batch (attributes bits 0-2).
 ///
 /// # References
