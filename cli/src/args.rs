@@ -514,6 +514,11 @@ pub(crate) struct OutputArgs {
     /// No summary on stderr
     #[arg(long, short = 'q', help_heading = OUTPUT)]
     pub(crate) quiet: bool,
+    /// Threads that may decompress the batches of one partition's answer at once, the
+    /// reader's own among them (1: each batch on the reader's thread) [default: the cores
+    /// available]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) decode_threads: Option<u16>,
     /// How keys and values are decoded: key=FORMAT, value=FORMAT, or FORMAT for both, with
     /// FORMAT bytes (the default), string, json, or, in Confluent's framing with the schema
     /// from the Schema Registry, avro, protobuf, jsonschema, or registry (whichever the

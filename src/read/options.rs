@@ -46,6 +46,14 @@ pub struct ReadOptions {
     pub out_of_range: OutOfRange,
     /// How record batches are decoded (CRC checks, decompression limits).
     pub decode: DecodeOptions,
+    /// How many threads may decompress the batches of one partition's answer at once, the
+    /// read's own among them; default the cores available
+    /// ([`std::thread::available_parallelism`]), 1 in a build without codecs. Threads are
+    /// started only for an answer with at least two zstd or gzip batches of 256 KiB or more
+    /// in all, and the batches are handed out in order, exactly as one at a time
+    /// ([`PartitionReader::decode_threads`](kseek_protocol::records::PartitionReader::decode_threads)).
+    /// 1 decompresses each batch on the read's thread.
+    pub decode_threads: usize,
     /// How often an unbounded read looks for partitions added to its topics; default 30 s.
     /// `None` never looks. Bounded reads keep the partitions they were resolved with.
     pub partition_discovery: Option<Duration>,
@@ -73,6 +81,23 @@ pub struct ReadOptions {
     pub fetch_sessions: bool,
 }
 
+/// The cores available with a codec compiled in (there may be batches to decompress), else 1
+/// (nothing to share out, and no cgroup parsing in the program).
+fn default_decode_threads() -> usize {
+    let codecs = cfg!(any(
+        feature = "gzip",
+        feature = "snappy",
+        feature = "lz4",
+        feature = "zstd",
+        feature = "zstd-c"
+    ));
+    if codecs {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        1
+    }
+}
+
 impl Default for ReadOptions {
     fn default() -> Self {
         ReadOptions {
@@ -83,6 +108,7 @@ impl Default for ReadOptions {
             time_filter: None,
             out_of_range: OutOfRange::ResetToLogStart,
             decode: DecodeOptions::default(),
+            decode_threads: default_decode_threads(),
             partition_discovery: Some(Duration::from_secs(30)),
             max_buffered_bytes: 64 * 1024 * 1024,
             buffer: 1024,
@@ -143,6 +169,12 @@ impl ReadOptions {
     /// Sets [`ReadOptions::decode`].
     pub fn decode(mut self, decode: DecodeOptions) -> Self {
         self.decode = decode;
+        self
+    }
+
+    /// Sets [`ReadOptions::decode_threads`] (0 counts as 1).
+    pub fn decode_threads(mut self, threads: usize) -> Self {
+        self.decode_threads = threads.max(1);
         self
     }
 

@@ -237,6 +237,9 @@ async fn read_plan(
         started,
     } = reading;
     let mut options = ReadOptions::default();
+    if let Some(threads) = args.decode_threads {
+        options = options.decode_threads(threads.into());
+    }
     if let Some(filter) = filter {
         options = options.time_filter(filter);
     }

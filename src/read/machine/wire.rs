@@ -111,7 +111,9 @@ pub(crate) fn decode_partition(
     options: &ReadOptions,
 ) -> std::result::Result<Option<Output>, Box<DecodeFailure>> {
     let start = p.position;
-    let mut reader = PartitionReader::new(data.records.unwrap_or_default(), start, options.decode);
+    let records = data.records.unwrap_or_default();
+    let mut reader =
+        PartitionReader::new(records, start, options.decode).decode_threads(options.decode_threads);
     if let Some(end) = p.end {
         reader = reader.with_end_offset(end);
     }
