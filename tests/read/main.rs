@@ -482,6 +482,56 @@ async fn every_codec_reads_back_exactly() {
     }
 }
 
+/// zstd and gzip answers large enough for their decompression to be spread over threads
+/// (`ReadOptions::decode_threads`: about 1 MiB of 16 KiB batches per partition answer, from
+/// 2 MB of hex values that compress to about half): the records read back exactly as Kafka's
+/// producer wrote them, on 4 threads and on 1.
+#[tokio::test]
+async fn large_zstd_and_gzip_answers_decompressed_on_threads_read_back_exactly() {
+    for broker in support::brokers() {
+        let client = client(broker).await;
+        for codec in ["zstd", "gzip"] {
+            let topic = broker.new_topic(&format!("read-threads-{codec}"), 1, &[]);
+            let options = ProduceOptions {
+                compression: Some(codec.to_owned()),
+                linger_ms: Some(50),
+                ..ProduceOptions::default()
+            };
+            let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+            let mut hex = move || {
+                x = x
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                format!("{:08x}", x >> 32)
+            };
+            let input: Vec<Input> = (0..2_000)
+                .map(|i| {
+                    let value: String = (0..125).map(|_| hex()).collect();
+                    NewRecord::new()
+                        .partition(0)
+                        .timestamp(1_600_000_000_000 + i64::from(i))
+                        .key(format!("key-{i}"))
+                        .value(value)
+                        .into()
+                })
+                .collect();
+            let written = broker.produce_with(&topic, &options, &input);
+            let mut expected: Vec<Record> = written.into_iter().map(|w| w.record).collect();
+            expected.sort();
+            let plan = kseek_plan(&client, &topic, Start::Earliest, End::Latest).await;
+            for threads in [4, 1] {
+                let options = ReadOptions::default().decode_threads(threads);
+                let got = read_records(&client, plan.clone(), options).await;
+                assert_eq!(got.len(), expected.len(), "{codec}, {threads} threads");
+                assert!(
+                    got == expected,
+                    "{codec}, {threads} threads: records differ"
+                );
+            }
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_start_in_the_middle_of_a_batch_drops_earlier_records() {
     for broker in support::brokers() {
