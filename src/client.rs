@@ -385,7 +385,7 @@ impl Client {
         // Owned once here: the request and the cache keep the names.
         let topics: Vec<String> = topics.iter().map(|t| t.as_ref().to_owned()).collect();
         self.retry(&format!("fetching metadata for topics {topics:?}"), || {
-            self.metadata_once(&topics, &[])
+            self.metadata_once(&topics)
         })
         .await
     }
@@ -425,24 +425,20 @@ impl Client {
         .await
     }
 
-    /// [`Client::metadata`] without retries: the cache if fresh, else one Metadata request
-    /// (to a broker not in `avoid` if there is one, as [`Client::refresh`] does).
+    /// [`Client::metadata`] without retries: the cache if fresh, else one Metadata request.
     #[inline(never)]
     pub(crate) fn metadata_once<'a>(
         &'a self,
         topics: &'a [String],
-        avoid: &'a [i32],
     ) -> BoxFuture<'a, Result<Vec<TopicMetadata>>> {
-        Box::pin(async move {
-            if let Some(cached) = self.cached(topics) {
-                return Ok(cached);
-            }
-            self.refresh(topics, avoid).await
-        })
+        match self.cached(topics) {
+            Some(cached) => Box::pin(std::future::ready(Ok(cached))),
+            None => self.refresh(topics, &[]),
+        }
     }
 
     /// The cached metadata of `topics` if all are cached, fresh and not stale.
-    fn cached(&self, topics: &[String]) -> Option<Vec<TopicMetadata>> {
+    pub(crate) fn cached(&self, topics: &[String]) -> Option<Vec<TopicMetadata>> {
         let max_age = self.inner.config.metadata_max_age;
         let state = self.state();
         // Plain loops, here and at the end of `apply_metadata`: collecting into an `Option` or
@@ -573,7 +569,7 @@ impl Client {
 
     /// The leader's node id and epoch of `topic`/`partition`, from (fresh) metadata.
     pub(crate) async fn leader(&self, topic: &str, partition: i32) -> Result<(i32, i32)> {
-        let topics = self.metadata_once(&[topic.to_owned()], &[]).await?;
+        let topics = self.metadata_once(&[topic.to_owned()]).await?;
         let Some(t) = topics.first() else {
             return Err(ErrorKind::UnknownTopic {
                 topic: topic.to_owned(),
@@ -709,12 +705,12 @@ impl Client {
             }
             // The bootstrap connection, and the servers to open one to: not those of `avoid`,
             // unless nothing else answers (their addresses as the metadata names them).
-            let avoided = |address: &str| {
+            let (suspect, mut known): (Vec<String>, Vec<String>) = {
                 let state = self.state();
-                avoid
-                    .iter()
-                    .any(|id| state.brokers.get(id).is_some_and(|a| a == address))
+                let suspect = avoid.iter().filter_map(|id| state.brokers.get(id).cloned());
+                (suspect.collect(), state.brokers.values().cloned().collect())
             };
+            let avoided = |address: &str| suspect.iter().any(|a| a == address);
             let mut bootstrap = self.inner.bootstrap.lock().await;
             let usable = |c: &&Arc<Connection>| c.closed_reason().is_none() && !avoided(c.broker());
             if let Some(conn) = bootstrap.as_ref().filter(usable) {
@@ -722,7 +718,6 @@ impl Client {
             }
             // Bootstrap servers first, then the brokers the metadata named.
             let mut candidates = self.inner.config.bootstrap.clone();
-            let mut known: Vec<_> = self.state().brokers.values().cloned().collect();
             few::sort(&mut known);
             candidates.extend(
                 known

@@ -117,7 +117,7 @@ impl Client {
         self.retry(
             &format!("fetching committed offsets of group {group:?} for topics {topics:?}"),
             || async {
-                let metadata = self.metadata_once(&topics, &[]).await?;
+                let metadata = self.metadata_once(&topics).await?;
                 self.committed_once(group, &metadata).await
             },
         )
@@ -229,7 +229,7 @@ impl Client {
         let mut names: Vec<String> = offsets.iter().map(|o| o.topic.clone()).collect();
         few::sort(&mut names);
         names.dedup();
-        let metadata = self.metadata_once(&names, &[]).await?;
+        let metadata = self.metadata_once(&names).await?;
         for o in offsets {
             let t = metadata.iter().find(|t| t.name == o.topic);
             if let Some(t) = t.filter(|t| t.partition(o.partition).is_none()) {

@@ -57,7 +57,7 @@ impl Client {
             }
         }
         // Once: `log_sizes` retries the whole of this.
-        let metadata = self.metadata_once(&topics, &[]).await?;
+        let metadata = self.metadata_once(&topics).await?;
         // Per leader, the partitions asked about by index in the plan.
         let mut by_leader: FewMap<i32, Vec<usize>> = FewMap::new();
         for (at, p) in plan.partitions.iter().enumerate() {

@@ -159,7 +159,7 @@ impl Client {
     }
 
     async fn resolve_once(&self, spec: &ReadSpec) -> Result<Plan> {
-        let mut metadata = self.metadata_once(&spec.topics, &[]).await?;
+        let mut metadata = self.metadata_once(&spec.topics).await?;
         let targets = match select(spec, &metadata) {
             // The cache may predate added partitions: look once more before refusing.
             Err(e) if matches!(e.kind(), ErrorKind::UnknownPartition { .. }) => {

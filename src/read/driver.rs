@@ -190,10 +190,14 @@ fn metadata(
 ) -> BoxFuture<'static, Answer> {
     Box::pin(async move {
         let topics: Vec<String> = topics.iter().map(|t| t.to_string()).collect();
-        let result = if refresh {
-            client.refresh(&topics, &avoid).await
+        let cached = if refresh {
+            None
         } else {
-            client.metadata_once(&topics, &avoid).await
+            client.cached(&topics)
+        };
+        let result = match cached {
+            Some(cached) => Ok(cached),
+            None => client.refresh(&topics, &avoid).await,
         };
         Answer::Metadata(id, result)
     })
