@@ -8,6 +8,24 @@ use crate::error::Error;
 use crate::messages::{decode_exact, Message};
 use crate::primitives::{RawTaggedField, UnknownTaggedFields, Uuid};
 
+/// What the message codecs' unit tests use, in one import:
+/// `use crate::messages::testing::prelude::*;`.
+pub(crate) mod prelude {
+    pub(crate) use super::{
+        arb_topic, arb_unknown_tags, arb_unknown_tags_in, arb_uuid, assert_encoding_prefixes_fail,
+        assert_prefixes_fail, check_encodings, check_length_bombs, check_not_in_version,
+        check_round_trip, codec_tests, decode_both, encode, property_tests,
+        round_trip_every_version_with, sample_property_tests,
+    };
+    pub(crate) use crate::error::{Error, Result};
+    pub(crate) use crate::messages::{decode_exact, encode_request_frame, Message, Request};
+    pub(crate) use crate::primitives::{RawTaggedField, UnknownTaggedFields, Uuid};
+    pub(crate) use bytes::{Bytes, BytesMut};
+    pub(crate) use proptest::collection::vec;
+    pub(crate) use proptest::option;
+    pub(crate) use proptest::prelude::*;
+}
+
 /// Encodes `m` at `version`.
 pub(crate) fn encode<M: Message>(m: &M, version: i16) -> Bytes {
     let mut buf = BytesMut::new();

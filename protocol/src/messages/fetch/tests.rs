@@ -1,18 +1,9 @@
 //! Tests of `fetch`.
 
-use proptest::prelude::*;
-
-use crate::error::Error;
 use proptest::test_runner::Config;
 
 use super::*;
-use crate::messages::testing::{
-    arb_topic, arb_unknown_tags_in, arb_uuid, assert_encoding_prefixes_fail, check_encodings,
-    check_length_bombs, check_round_trip, decode_both, encode, round_trip_every_version_with,
-};
-use crate::messages::{decode_exact, Message};
-use crate::primitives::{RawTaggedField, UnknownTaggedFields};
-use bytes::BytesMut;
+use crate::messages::testing::prelude::*;
 
 const ALL_VERSIONS: core::ops::RangeInclusive<i16> = 4..=18;
 
