@@ -705,12 +705,12 @@ impl Client {
             }
             // The bootstrap connection, and the servers to open one to: not those of `avoid`,
             // unless nothing else answers (their addresses as the metadata names them).
-            let (suspect, mut known): (Vec<String>, Vec<String>) = {
+            let avoided = |address: &str| {
                 let state = self.state();
-                let suspect = avoid.iter().filter_map(|id| state.brokers.get(id).cloned());
-                (suspect.collect(), state.brokers.values().cloned().collect())
+                avoid
+                    .iter()
+                    .any(|id| state.brokers.get(id).is_some_and(|a| a == address))
             };
-            let avoided = |address: &str| suspect.iter().any(|a| a == address);
             let mut bootstrap = self.inner.bootstrap.lock().await;
             let usable = |c: &&Arc<Connection>| c.closed_reason().is_none() && !avoided(c.broker());
             if let Some(conn) = bootstrap.as_ref().filter(usable) {
@@ -718,6 +718,7 @@ impl Client {
             }
             // Bootstrap servers first, then the brokers the metadata named.
             let mut candidates = self.inner.config.bootstrap.clone();
+            let mut known: Vec<_> = self.state().brokers.values().cloned().collect();
             few::sort(&mut known);
             candidates.extend(
                 known
