@@ -29,9 +29,10 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+#[cfg(feature = "group")]
+use kseek::CommitOffset;
 use kseek::{
-    Client, ClientConfig, CommitOffset, End, Error, ErrorKind, ReadOptions, ReadSpec, RecordStream,
-    Start,
+    Client, ClientConfig, End, Error, ErrorKind, ReadOptions, ReadSpec, RecordStream, Start,
 };
 use support::{Broker, Input, KafkaVersion, NewRecord, ProduceOptions, Record};
 
@@ -751,6 +752,7 @@ async fn every_node_down_fails_clearly_by_the_retry_deadline() {
     );
 }
 
+#[cfg(feature = "group")]
 fn offsets(topic: &str, base: i64) -> Vec<CommitOffset> {
     (0..PARTITIONS)
         .map(|p| CommitOffset {
@@ -765,6 +767,7 @@ fn offsets(topic: &str, base: i64) -> Vec<CommitOffset> {
 
 /// `group`'s committed offsets of `topic`, as Kafka's Admin API and kseek both read them,
 /// which must agree and be `want`.
+#[cfg(feature = "group")]
 async fn assert_committed(
     broker: &'static Broker,
     client: &Client,
@@ -793,6 +796,7 @@ async fn assert_committed(
     assert_eq!(ours, want, "kseek's committed offsets");
 }
 
+#[cfg(feature = "group")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_coordinator_killed_during_a_commit_gets_it_to_the_next_or_fails_clearly() {
     let (broker, _serial) = whole_cluster().await;

@@ -114,22 +114,26 @@ async fn every_broker_address_a_client_learns_is_the_proxys() {
         );
     }
     // A commit finds its coordinator through FindCoordinator, rewritten too.
-    let topic = broker.new_topic("netfaults-coord", 1, &[]);
-    broker.produce(&topic, &inputs(1, 3, 10));
-    let group = support::unique_name("netfaults-group");
-    let commit = kseek::CommitOffset {
-        topic: topic.clone(),
-        partition: 0,
-        offset: 2,
-        leader_epoch: -1,
-        metadata: None,
-    };
-    client.commit(&group, &[commit]).await.unwrap();
-    let committed = broker.describe_group(&group);
-    assert_eq!(committed.len(), 1);
-    assert_eq!(committed[0].offset, Some(2));
+    #[cfg(feature = "group")]
+    {
+        let topic = broker.new_topic("netfaults-coord", 1, &[]);
+        broker.produce(&topic, &inputs(1, 3, 10));
+        let group = support::unique_name("netfaults-group");
+        let commit = kseek::CommitOffset {
+            topic: topic.clone(),
+            partition: 0,
+            offset: 2,
+            leader_epoch: -1,
+            metadata: None,
+        };
+        client.commit(&group, &[commit]).await.unwrap();
+        let committed = broker.describe_group(&group);
+        assert_eq!(committed.len(), 1);
+        assert_eq!(committed[0].offset, Some(2));
+        assert!(proxy.counters().rewritten >= 2, "{:?}", proxy.counters());
+    }
     let c = proxy.counters();
-    assert!(c.rewritten >= 2, "{c:?}");
+    assert!(c.rewritten >= 1, "{c:?}");
     assert_eq!(c.rewrite_failures, 0, "{c:?}");
 }
 
@@ -166,22 +170,25 @@ async fn on_a_three_node_cluster_every_broker_is_reached_through_the_proxy() {
     .await;
     assert_eq!(got, written);
     assert_eq!(proxy.counters().fetch_cuts, 1);
-    let group = support::unique_name("netfaults-cluster-group");
-    let commits: Vec<kseek::CommitOffset> = (0..3)
-        .map(|p| kseek::CommitOffset {
-            topic: topic.clone(),
-            partition: p,
-            offset: 800,
-            leader_epoch: -1,
-            metadata: None,
-        })
-        .collect();
-    client.commit(&group, &commits).await.unwrap();
-    let committed = cluster.describe_group(&group);
-    assert_eq!(
-        committed.iter().map(|c| c.offset).collect::<Vec<_>>(),
-        [Some(800); 3]
-    );
+    #[cfg(feature = "group")]
+    {
+        let group = support::unique_name("netfaults-cluster-group");
+        let commits: Vec<kseek::CommitOffset> = (0..3)
+            .map(|p| kseek::CommitOffset {
+                topic: topic.clone(),
+                partition: p,
+                offset: 800,
+                leader_epoch: -1,
+                metadata: None,
+            })
+            .collect();
+        client.commit(&group, &commits).await.unwrap();
+        let committed = cluster.describe_group(&group);
+        assert_eq!(
+            committed.iter().map(|c| c.offset).collect::<Vec<_>>(),
+            [Some(800); 3]
+        );
+    }
     assert_eq!(proxy.counters().rewrite_failures, 0);
 
     // The leader of partition 0 turns into a black hole for clients (Kafka still sees it

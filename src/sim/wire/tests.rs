@@ -287,6 +287,7 @@ fn read_while_fetch_sessions_are_evicted() {
 }
 
 /// What fails while [`commit_while_the_coordinator_moves`] commits, besides closes.
+#[cfg(feature = "group")]
 const COORDINATOR_FAULTS: &[Fault] = &[
     Fault::MoveCoordinator,
     Fault::Error(ErrorCode::NOT_COORDINATOR),
