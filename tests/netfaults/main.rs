@@ -130,10 +130,11 @@ async fn every_broker_address_a_client_learns_is_the_proxys() {
         let committed = broker.describe_group(&group);
         assert_eq!(committed.len(), 1);
         assert_eq!(committed[0].offset, Some(2));
-        assert!(proxy.counters().rewritten >= 2, "{:?}", proxy.counters());
     }
+    // The Metadata answers, and with a commit its FindCoordinator answer.
+    let rewrites = if cfg!(feature = "group") { 2 } else { 1 };
     let c = proxy.counters();
-    assert!(c.rewritten >= 1, "{c:?}");
+    assert!(c.rewritten >= rewrites, "{c:?}");
     assert_eq!(c.rewrite_failures, 0, "{c:?}");
 }
 
