@@ -74,13 +74,32 @@ pub(crate) fn assert_encoding_prefixes_fail<M: Message + core::fmt::Debug>(
 /// Checks hand-written encodings of `M`: each `(version, bytes, value)` encodes to exactly
 /// `bytes` and decodes back to `value`, every strict prefix of `bytes` fails, and one
 /// trailing byte is refused.
+///
+/// Where the environment variable `KSEEK_WIRE_DUMP` names a folder, each case's bytes are also
+/// written there, for Kafka's own message classes to parse and write again
+/// (`tests/kafka/check-wire`): the bytes here are written by hand from the schemas, so that
+/// check is what tells a misread schema from a right one.
 pub(crate) fn check_encodings<M: Message + PartialEq + core::fmt::Debug>(
     cases: &[(i16, &[u8], M)],
 ) {
+    let dump = std::env::var_os("KSEEK_WIRE_DUMP").map(std::path::PathBuf::from);
     for (version, bytes, value) in cases {
         assert_wire(value, *version, bytes);
         assert_prefixes_fail::<M>(bytes, *version);
+        if let Some(dir) = &dump {
+            dump_case(dir, M::NAME, *version, bytes);
+        }
     }
+}
+
+/// Writes `bytes` to `dir` as `<message>.v<version>.<FNV-1a of the bytes>.bin`: the name says
+/// what the bytes are to a reader that knows nothing else (the same bytes under one name).
+fn dump_case(dir: &std::path::Path, name: &str, version: i16, bytes: &[u8]) {
+    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let path = dir.join(format!("{name}.v{version}.{hash:016x}.bin"));
+    std::fs::write(&path, bytes).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
 }
 
 /// Each `(version, bytes)` claims a length or count beyond the bytes present, and decoding

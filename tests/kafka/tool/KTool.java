@@ -16,6 +16,8 @@
 //   list-offsets  --topic T [--spec earliest|latest|max-timestamp|<ms>] [--isolation ...]
 //   commit        --group G --topic T --partition P --offset O [--metadata M]
 //   describe-group --group G
+//   check-wire    --dir DIR   (no broker: Kafka's message classes read and write again the
+//                 encodings in DIR; see WireCheck.java)
 //
 // An ACL SPEC is PRINCIPAL,RESOURCE_TYPE,NAME,OPERATION[,PATTERN_TYPE], e.g. User:alice,TOPIC,*,READ:
 // an ALLOW binding for every host, pattern type LITERAL unless given. wait-ready creates them once the
@@ -161,6 +163,8 @@ public final class KTool {
                 return describeGroup(a);
             case "warm":
                 return warm();
+            case "check-wire":
+                return WireCheck.run(java.nio.file.Path.of(a.req("dir")), OUT);
             default:
                 throw new Usage("unknown command " + argv[0]);
         }
