@@ -19,6 +19,7 @@
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::Duration;
 
 use kseek_protocol::messages::metadata::{MetadataRequest, MetadataResponse};
@@ -409,7 +410,7 @@ impl Client {
     /// every topic).
     pub async fn cluster_metadata(&self) -> Result<ClusterMetadata> {
         self.retry("fetching metadata for every topic", || async {
-            let conn = self.any_connection(&[]).await?;
+            let conn = self.any_connection(&[], None).await?;
             let response = conn.send(&MetadataRequest::all_topics()).await?;
             let cluster = cluster_from_response(response);
             let now = Instant::now();
@@ -458,6 +459,12 @@ impl Client {
     /// the cache. With no topics, only the broker list is updated. Asks on an open connection to a
     /// broker not in `avoid` (leaders whose Fetches went unanswered: a frozen broker would hold
     /// the request to its timeout) if there is one.
+    ///
+    /// A broker can freeze before anything marks it a suspect (a stopped process, a link that
+    /// drops every packet). So when the answer has not come after [`METADATA_HEDGE_AFTER`],
+    /// the same request also goes to another broker, and the first answer wins; the other
+    /// request is dropped (connections are cancellation-safe). A hedge that finds no other
+    /// broker, or fails, leaves the first request to its answer or its timeout.
     #[inline(never)]
     pub(crate) fn refresh<'a>(
         &'a self,
@@ -465,11 +472,55 @@ impl Client {
         avoid: &'a [i32],
     ) -> BoxFuture<'a, Result<Vec<TopicMetadata>>> {
         Box::pin(async move {
-            let conn = self.any_connection(avoid).await?;
-            let response = conn
-                .send(&MetadataRequest::for_topics(topics.iter().cloned()))
-                .await?;
-            self.apply_metadata(conn.broker(), topics, response)
+            let conn = self.any_connection(avoid, None).await?;
+            let request = MetadataRequest::for_topics(topics.iter().cloned());
+            let mut first = std::pin::pin!(conn.send(&request));
+            let mut delay = std::pin::pin!(tokio::time::sleep(METADATA_HEDGE_AFTER));
+            let mut hedge = None;
+            let mut hedged = false;
+            let (via, response) = std::future::poll_fn(|cx| {
+                if let Poll::Ready(r) = first.as_mut().poll(cx) {
+                    return Poll::Ready(r.map(|response| (conn.clone(), response)));
+                }
+                if !hedged && delay.as_mut().poll(cx).is_ready() {
+                    hedged = true;
+                    hedge = Some(self.metadata_elsewhere(&conn, avoid, &request));
+                }
+                if let Some(h) = hedge.as_mut() {
+                    if let Poll::Ready(answer) = h.as_mut().poll(cx) {
+                        hedge = None;
+                        if let Some(answer) = answer {
+                            return Poll::Ready(Ok(answer));
+                        }
+                    }
+                }
+                Poll::Pending
+            })
+            .await?;
+            self.apply_metadata(via.broker(), topics, response)
+        })
+    }
+
+    /// The hedge of [`Client::refresh`]: `request` on a connection to a broker other than
+    /// `asked`'s and those of `avoid`, or `None` if there is none or it fails too.
+    #[inline(never)]
+    fn metadata_elsewhere<'a>(
+        &'a self,
+        asked: &'a Connection,
+        avoid: &'a [i32],
+        request: &'a MetadataRequest,
+    ) -> BoxFuture<'a, Option<(Arc<Connection>, MetadataResponse)>> {
+        Box::pin(async move {
+            let other = self
+                .any_connection(avoid, Some(asked.broker()))
+                .await
+                .ok()?;
+            if other.broker() == asked.broker() {
+                return None;
+            }
+            crate::log::debug!(slow = %asked.broker(), hedge = %other.broker(), "Metadata asked of a second broker");
+            let response = other.send(request).await.ok()?;
+            Some((other, response))
         })
     }
 
@@ -685,6 +736,7 @@ impl Client {
     pub(crate) fn any_connection<'a>(
         &'a self,
         avoid: &'a [i32],
+        avoid_address: Option<&'a str>,
     ) -> BoxFuture<'a, Result<Arc<Connection>>> {
         Box::pin(async move {
             let open: Vec<_> = {
@@ -696,20 +748,25 @@ impl Client {
                 let open = connections.iter().filter(|(id, _)| !avoid.contains(id));
                 open.map(|(_, slot)| slot.clone()).collect()
             };
+            let alive = |c: &&Arc<Connection>| {
+                c.closed_reason().is_none() && Some(c.broker()) != avoid_address
+            };
             for slot in open {
                 if let Ok(slot) = slot.try_lock() {
-                    if let Some(conn) = slot.as_ref().filter(|c| c.closed_reason().is_none()) {
+                    if let Some(conn) = slot.as_ref().filter(alive) {
                         return Ok(conn.clone());
                     }
                 }
             }
-            // The bootstrap connection, and the servers to open one to: not those of `avoid`,
-            // unless nothing else answers (their addresses as the metadata names them).
+            // The bootstrap connection, and the servers to open one to: not those of `avoid`
+            // (their addresses as the metadata names them) or `avoid_address`, unless nothing
+            // else answers.
             let avoided = |address: &str| {
                 let state = self.state();
-                avoid
-                    .iter()
-                    .any(|id| state.brokers.get(id).is_some_and(|a| a == address))
+                Some(address) == avoid_address
+                    || avoid
+                        .iter()
+                        .any(|id| state.brokers.get(id).is_some_and(|a| a == address))
             };
             let mut bootstrap = self.inner.bootstrap.lock().await;
             let usable = |c: &&Arc<Connection>| c.closed_reason().is_none() && !avoided(c.broker());
@@ -753,6 +810,10 @@ impl Client {
         self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
+
+/// How long a Metadata request waits for its answer before the same request also goes to
+/// another broker (see [`Client::refresh`]).
+pub(crate) const METADATA_HEDGE_AFTER: Duration = Duration::from_secs(1);
 
 /// [`ErrorKind::Bootstrap`]: none of `servers` answered, the last with `last`.
 #[cold]

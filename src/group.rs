@@ -283,7 +283,7 @@ impl Client {
         if let Some(id) = self.cached_coordinator(group) {
             return self.connection(id).await;
         }
-        let conn = self.any_connection(&[]).await?;
+        let conn = self.any_connection(&[], None).await?;
         let version = api_version::<FindCoordinatorRequest>(&conn)?;
         let broker = conn.broker().to_owned();
         // One request and one send for every version: v4 asks by a list of keys, earlier

@@ -117,7 +117,7 @@ impl Client {
     }
 
     async fn topic_config_once(&self, topic: &str) -> Result<TopicConfig> {
-        let conn = self.any_connection(&[]).await?;
+        let conn = self.any_connection(&[], None).await?;
         let response = conn
             .send(&DescribeConfigsRequest::for_topics([topic]))
             .await?;

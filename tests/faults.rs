@@ -537,13 +537,7 @@ async fn resume_after(failure: Failure) -> f64 {
          after that",
         visible - failed
     );
-    if let Some(e) = reader.until_end().await {
-        panic!("the read failed after node {victim} failed: {e}");
-    }
-    assert_exact(&reader.got, &expected);
-    blocking(move || broker.restart_node(victim)).await;
-    drop_topic(broker, &topic).await;
-    broker.wait_whole(HEAL_LIMIT).await;
+    read_exact_then_heal(broker, reader, &expected, victim, &topic).await;
     assert!(
         delay <= RESUME_LIMIT.as_secs_f64(),
         "{failure:?} leader: partitions {led:?} resumed {delay:.3} s after their new leaders \
@@ -563,6 +557,93 @@ async fn a_killed_leaders_partitions_resume_soon_after_their_new_leader_shows() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_frozen_leaders_partitions_resume_soon_after_their_new_leader_shows() {
     resume_after(Failure::Frozen).await;
+}
+
+/// Reads on to the end with node `failed` still down or frozen, checks the read exact against
+/// `expected`, then restarts the node, drops `topic` and waits until the cluster is whole.
+async fn read_exact_then_heal(
+    broker: &'static Broker,
+    mut reader: Reader,
+    expected: &[Record],
+    failed: i32,
+    topic: &str,
+) {
+    if let Some(e) = reader.until_end().await {
+        panic!("the read failed after node {failed} failed: {e}");
+    }
+    assert_exact(&reader.got, expected);
+    blocking(move || broker.restart_node(failed)).await;
+    drop_topic(broker, topic).await;
+    broker.wait_whole(HEAL_LIMIT).await;
+}
+
+/// The longest resolving may take with the client's bootstrap broker frozen: Metadata is
+/// asked again of another broker after 1 s unanswered; without that it waits out the 30 s
+/// request timeout (and a resolve with a 30 s retry deadline fails).
+const FROZEN_BOOTSTRAP_LIMIT: Duration = Duration::from_secs(10);
+
+/// The broker a client bootstrapped from freezes (SIGSTOP) before the client asks it anything
+/// more, so nothing marks it a suspect, and the next read's resolution needs the topic's
+/// Metadata: the request goes to the frozen node, on the one connection open. The same request
+/// goes to another broker after a second unanswered, so the read resolves in a few seconds and
+/// hands out exactly what the Java producer stored. (The topic has one partition, led by
+/// another node, so only Metadata meets the frozen one.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frozen_bootstrap_broker_does_not_hold_up_resolving() {
+    let (broker, _serial) = whole_cluster().await;
+    let topic = support::unique_name("faults-frozen-bootstrap");
+    let input: Vec<Input> = (0..10)
+        .map(|i| {
+            NewRecord::new()
+                .key(format!("k{i}"))
+                .value(format!("frozen bootstrap #{i}"))
+                .timestamp(BASE_MS + i * 10)
+                .into()
+        })
+        .collect();
+    let written = {
+        let topic = topic.clone();
+        blocking(move || {
+            broker.create_topic_replicated(&topic, 1, 3, &[]);
+            let options = ProduceOptions {
+                acks: Some("all".to_owned()),
+                ..ProduceOptions::default()
+            };
+            broker.produce_with(&topic, &options, &input)
+        })
+        .await
+    };
+    let mut expected: Vec<Record> = written.into_iter().map(|w| w.record).collect();
+    expected.sort();
+    let leader = leaders(&client(broker, MOVE_LIMIT).await, &topic).await[0];
+    let frozen = (1..=3).find(|&n| n != leader).unwrap();
+    // The frozen node first: the client's bootstrap connection is to it.
+    let mut servers = vec![broker.node_address(frozen).to_owned()];
+    servers.extend(
+        (1..=3)
+            .filter(|&n| n != frozen)
+            .map(|n| broker.node_address(n).to_owned()),
+    );
+    let config = ClientConfig::new(servers).retry_deadline(Duration::from_secs(30));
+    let client = Client::with_config(config).await.expect("connecting");
+    blocking(move || broker.pause_node(frozen)).await;
+    let started = Instant::now();
+    let spec = ReadSpec::new([&topic], Start::Earliest, End::Latest);
+    let plan = tokio::time::timeout(STEP_LIMIT, client.resolve(&spec))
+        .await
+        .expect("resolving hung")
+        .unwrap_or_else(|e| panic!("resolving with node {frozen} frozen: {e}"));
+    let took = started.elapsed();
+    eprintln!(
+        "  node {frozen} frozen (the bootstrap server; leader {leader}): resolved in {took:?}"
+    );
+    let reader = Reader::new(client.read(plan, options()).records());
+    read_exact_then_heal(broker, reader, &expected, frozen, &topic).await;
+    assert!(
+        took <= FROZEN_BOOTSTRAP_LIMIT,
+        "resolving took {took:?} with the bootstrap broker frozen (limit {FROZEN_BOOTSTRAP_LIMIT:?})"
+    );
+    eprintln!("faults: a frozen bootstrap broker: resolved in {took:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -12,7 +12,7 @@ use std::time::Duration;
 use kseek_protocol::ErrorCode;
 
 use super::*;
-use crate::client::{Client, ClientConfig};
+use crate::client::{Client, ClientConfig, METADATA_HEDGE_AFTER};
 #[cfg(feature = "group")]
 use crate::group::CommitOffset;
 use crate::plan::{End, Plan, ReadSpec, Start};
@@ -469,6 +469,68 @@ fn sasl_connections_closing_mid_handshake() {
     );
 }
 
+/// Three brokers and one partition led by `leader` (also the coordinator), holding a record at
+/// each of `timestamps`.
+fn one_partition_on(leader: i32, timestamps: &[i64]) -> SimNet {
+    SimNet::start(WireCluster {
+        nodes: vec![1, 2, 3],
+        partitions: vec![Partition {
+            leader,
+            leader_epoch: 5,
+            previous_leader: leader,
+            log_start: 0,
+            timestamps: timestamps.to_vec(),
+        }],
+        coordinator: leader,
+        ..Default::default()
+    })
+}
+
+/// Reads `plan` to its end: each record's offset and timestamp, and when the first came.
+async fn read_to_end(
+    client: &Client,
+    plan: Plan,
+) -> (Vec<(i64, i64)>, Option<tokio::time::Instant>) {
+    let mut records = client.read(plan, ReadOptions::default()).records();
+    let mut got = Vec::new();
+    let mut first_at = None;
+    while let Some(r) = tokio::time::timeout(HANG, records.next())
+        .await
+        .expect("a hang")
+    {
+        let r = r.expect("the read");
+        first_at.get_or_insert_with(tokio::time::Instant::now);
+        got.push((r.offset, r.timestamp));
+    }
+    (got, first_at)
+}
+
+/// The server the client bootstrapped from freezes before anything marks it a suspect (it
+/// takes requests and answers none), and resolving then needs the topic's metadata: the
+/// Metadata request goes to the frozen broker on the one connection open. Unanswered for
+/// [`METADATA_HEDGE_AFTER`], the same request also goes to another broker, so the read is
+/// resolved a second later, not after the 30 s request timeout, and exactly.
+#[tokio::test(start_paused = true)]
+async fn a_metadata_request_to_a_frozen_broker_is_asked_again_of_another_after_a_second() {
+    let timestamps: Vec<i64> = (0..10).map(|i| BASE_TIMESTAMP + i * 1000).collect();
+    let net = one_partition_on(2, &timestamps);
+    let client = Client::connect(net.bootstrap()).await.unwrap();
+    net.lock().frozen.push(1);
+    let started = tokio::time::Instant::now();
+    let plan = tokio::time::timeout(HANG, resolve(&client, Start::Earliest, End::Latest))
+        .await
+        .expect("a hang")
+        .expect("resolve");
+    let took = started.elapsed();
+    assert!(
+        took <= METADATA_HEDGE_AFTER + Duration::from_millis(500),
+        "resolved in {took:?}"
+    );
+    let (got, _) = read_to_end(&client, plan).await;
+    let want: Vec<(i64, i64)> = (0..).zip(timestamps).collect();
+    assert_eq!(got, want);
+}
+
 /// The leader of the only partition, also the server the client bootstrapped from, freezes
 /// (it takes requests and answers none) as a read starts, and the partition's leader moves to
 /// another broker 4 s later (a controller fences a frozen broker after its session timeout).
@@ -479,18 +541,7 @@ fn sasl_connections_closing_mid_handshake() {
 #[tokio::test(start_paused = true)]
 async fn a_frozen_bootstrap_leaders_partition_resumes_soon_after_its_leader_moves() {
     let timestamps: Vec<i64> = (0..10).map(|i| BASE_TIMESTAMP + i * 1000).collect();
-    let net = SimNet::start(WireCluster {
-        nodes: vec![1, 2, 3],
-        partitions: vec![Partition {
-            leader: 1,
-            leader_epoch: 5,
-            previous_leader: 1,
-            log_start: 0,
-            timestamps: timestamps.clone(),
-        }],
-        coordinator: 1,
-        ..Default::default()
-    });
+    let net = one_partition_on(1, &timestamps);
     let client = Client::connect(net.bootstrap()).await.unwrap();
     let plan = resolve(&client, Start::Earliest, End::Latest)
         .await
@@ -505,17 +556,7 @@ async fn a_frozen_bootstrap_leaders_partition_resumes_soon_after_its_leader_move
         let p = &mut cluster.partitions[0];
         (p.previous_leader, p.leader, p.leader_epoch) = (1, 2, p.leader_epoch + 1);
     });
-    let mut records = client.read(plan, ReadOptions::default()).records();
-    let mut got = Vec::new();
-    let mut first_at = None;
-    while let Some(r) = tokio::time::timeout(HANG, records.next())
-        .await
-        .expect("a hang")
-    {
-        let r = r.expect("the read");
-        first_at.get_or_insert_with(tokio::time::Instant::now);
-        got.push((r.offset, r.timestamp));
-    }
+    let (got, first_at) = read_to_end(&client, plan).await;
     let want: Vec<(i64, i64)> = (0..).zip(timestamps).collect();
     assert_eq!(got, want);
     let resumed = first_at.unwrap() - moved_at;
