@@ -625,11 +625,9 @@ macro_rules! wire_struct {
 
         impl $crate::messages::codec::Wire for $name {
             fn min_size(cx: $crate::messages::codec::Cx) -> usize {
-                #[allow(unused_imports)]
-                use $crate::messages::codec::*;
                 let mut size = $crate::primitives::min_tags(cx.flexible);
                 $(
-                    size += field_min_size::<$ty>(
+                    size += $crate::messages::codec::field_min_size::<$ty>(
                         $crate::messages::codec::wire_struct!(@presence $($presence)?),
                         cx,
                     );
@@ -643,24 +641,25 @@ macro_rules! wire_struct {
                 cx: $crate::messages::codec::Cx,
                 _: &'static str,
             ) -> $crate::error::Result<()> {
-                #[allow(unused_imports)]
-                use $crate::messages::codec::*;
                 // The body's fields in order; the tagged ones that hold a value, for the
                 // tagged section.
                 let mut tagged = ::std::vec::Vec::new();
                 $(
-                    put_field(
+                    $crate::messages::codec::put_field(
                         buf,
                         &mut tagged,
                         cx,
                         $crate::messages::codec::wire_struct!(@presence $($presence)?),
                         &self.$field,
-                        || self.$field == wire_struct!(@default $ty $(, $default)?),
+                        || {
+                            self.$field
+                                == $crate::messages::codec::wire_struct!(@default $ty $(, $default)?)
+                        },
                         concat!($path, ".", stringify!($field)),
                     )?;
                 )*
                 if cx.flexible {
-                    const TAGGED: bool = any_tagged(&[$($crate::messages::codec::wire_struct!(@presence $($presence)?)),*]);
+                    const TAGGED: bool = $crate::messages::codec::any_tagged(&[$($crate::messages::codec::wire_struct!(@presence $($presence)?)),*]);
                     if TAGGED {
                         $crate::primitives::put_tagged_fields(
                             buf,
@@ -699,13 +698,12 @@ macro_rules! wire_struct {
             ) -> $crate::error::Result<()> {
                 // The fields the version has, over the defaults in `self`, read by the one
                 // table-driven reader of every declared struct.
-                #[allow(unused_imports)]
-                use $crate::messages::codec::*;
                 const NAMES: &str = concat!($($path, ".", stringify!($field),)*);
-                const FIELDS: &[$crate::messages::codec::Field] = &field_table(
-                    [$($crate::messages::codec::wire_struct!(@presence $($presence)?)),*],
-                    [$(concat!($path, ".", stringify!($field)).len()),*],
-                );
+                const FIELDS: &[$crate::messages::codec::Field] =
+                    &$crate::messages::codec::field_table(
+                        [$($crate::messages::codec::wire_struct!(@presence $($presence)?)),*],
+                        [$(concat!($path, ".", stringify!($field)).len()),*],
+                    );
                 let $name { $($field,)* unknown_tagged_fields } = self;
                 $crate::messages::codec::get_fields(
                     buf,
@@ -734,7 +732,15 @@ macro_rules! wire_struct {
     (@default $ty:ty) => { <$ty as ::core::default::Default>::default() };
     (@default $ty:ty, $default:expr) => { $default };
     (@presence) => { $crate::messages::codec::ALWAYS };
-    (@presence $presence:expr) => { const { $presence } };
+    // The presence is written with `since`, `until` and the rest unqualified, so its const
+    // block brings them into scope.
+    (@presence $presence:expr) => {
+        const {
+            #[allow(unused_imports)]
+            use $crate::messages::codec::*;
+            $presence
+        }
+    };
 }
 
 /// Declares an open newtype over the wire's `int8` (an enum of Kafka's whose values this crate
@@ -887,8 +893,7 @@ pub(crate) use {int8_newtype, wire_message, wire_struct, wire_topic};
 mod tests {
     use bytes::{BufMut, Bytes, BytesMut};
 
-    #[allow(unused_imports)] // used through the macro's `use codec::*`
-    use super::{since, until, Cx, Wire};
+    use super::{Cx, Wire};
     use crate::error::Error;
 
     wire_struct! {
