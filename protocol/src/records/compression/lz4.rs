@@ -13,14 +13,26 @@ const FRAME_MAGIC: u32 = 0x184D_2204;
 const SKIPPABLE_MAGIC_MASK: u32 = 0xFFFF_FFF0;
 const SKIPPABLE_MAGIC: u32 = 0x184D_2A50;
 
-const FLG_VERSION_MASK: u8 = 0b1100_0000;
-const FLG_VERSION_01: u8 = 0b0100_0000;
-const FLG_BLOCK_INDEPENDENT: u8 = 0b0010_0000;
-const FLG_BLOCK_CHECKSUM: u8 = 0b0001_0000;
-const FLG_CONTENT_SIZE: u8 = 0b0000_1000;
-const FLG_CONTENT_CHECKSUM: u8 = 0b0000_0100;
-const FLG_RESERVED: u8 = 0b0000_0010;
-const FLG_DICT_ID: u8 = 0b0000_0001;
+/// The bits of a frame descriptor's FLG byte (the LZ4 frame format, "Frame Descriptor").
+mod flg {
+    /// Bits 7-6: the format version, which must be 01.
+    pub(super) const VERSION_MASK: u8 = 0b1100_0000;
+    pub(super) const VERSION_01: u8 = 0b0100_0000;
+    /// Bit 5: no block refers back into an earlier one.
+    pub(super) const BLOCK_INDEPENDENT: u8 = 0b0010_0000;
+    /// Bit 4: each block is followed by its xxHash32.
+    pub(super) const BLOCK_CHECKSUM: u8 = 0b0001_0000;
+    /// Bit 3: the descriptor holds the content's size (8 bytes).
+    pub(super) const CONTENT_SIZE: u8 = 0b0000_1000;
+    /// Bit 2: the frame ends with the xxHash32 of its content.
+    pub(super) const CONTENT_CHECKSUM: u8 = 0b0000_0100;
+    /// Bit 1: reserved, must be 0.
+    pub(super) const RESERVED: u8 = 0b0000_0010;
+    /// Bit 0: the descriptor holds a dictionary id (4 bytes).
+    pub(super) const DICT_ID: u8 = 0b0000_0001;
+}
+
+/// The BD byte's bits 6-4: the block maximum size (4 to 7); the others are reserved.
 const BD_BLOCK_SIZE_MASK: u8 = 0b0111_0000;
 
 /// A block with this bit set in its size is stored uncompressed.
@@ -94,7 +106,7 @@ fn decompress_frame<'a>(
         [flg, bd] => (flg, bd),
         _ => return Err(corrupt(NAME, "truncated frame descriptor")),
     };
-    if flg & FLG_VERSION_MASK != FLG_VERSION_01 || flg & FLG_RESERVED != 0 {
+    if flg & flg::VERSION_MASK != flg::VERSION_01 || flg & flg::RESERVED != 0 {
         return Err(corrupt(NAME, "unknown frame version or reserved flag set"));
     }
     if bd & !BD_BLOCK_SIZE_MASK != 0 {
@@ -107,7 +119,7 @@ fn decompress_frame<'a>(
         7 => 4 * 1024 * 1024,
         _ => return Err(corrupt(NAME, "invalid block maximum size")),
     };
-    if flg & FLG_CONTENT_SIZE != 0 {
+    if flg & flg::CONTENT_SIZE != 0 {
         let size = take(&mut input, 8, "truncated content size")?;
         let size = size
             .try_into()
@@ -117,7 +129,7 @@ fn decompress_frame<'a>(
             return Err(too_large(NAME, cap));
         }
     }
-    if flg & FLG_DICT_ID != 0 {
+    if flg & flg::DICT_ID != 0 {
         return Err(corrupt(NAME, "frames with a dictionary are not supported"));
     }
     let descriptor_len = descriptor_start.len() - input.len();
@@ -134,9 +146,9 @@ fn decompress_frame<'a>(
         }
     }
 
-    let independent = flg & FLG_BLOCK_INDEPENDENT != 0;
-    let block_checksum = flg & FLG_BLOCK_CHECKSUM != 0;
-    let content_checksum = flg & FLG_CONTENT_CHECKSUM != 0;
+    let independent = flg & flg::BLOCK_INDEPENDENT != 0;
+    let block_checksum = flg & flg::BLOCK_CHECKSUM != 0;
+    let content_checksum = flg & flg::CONTENT_CHECKSUM != 0;
     let frame_output_start = *written;
 
     // Size the output once for the whole frame (bounded by the cap), instead of growing
@@ -252,7 +264,7 @@ pub(super) fn compress(input: &[u8]) -> Result<Vec<u8>> {
     let mut out = Vec::with_capacity(input.len() / 2 + 64);
     out.extend_from_slice(&FRAME_MAGIC.to_le_bytes());
     let descriptor = [
-        FLG_VERSION_01 | FLG_BLOCK_INDEPENDENT,
+        flg::VERSION_01 | flg::BLOCK_INDEPENDENT,
         KAFKA_BLOCK_SIZE_CODE << 4,
     ];
     out.extend_from_slice(&descriptor);
