@@ -92,13 +92,11 @@ pub(crate) fn check_encodings<M: Message + PartialEq + core::fmt::Debug>(
     }
 }
 
-/// Writes `bytes` to `dir` as `<message>.v<version>.<FNV-1a of the bytes>.bin`: the name says
+/// Writes `bytes` to `dir` as `<message>.v<version>.<CRC-32C of the bytes>.bin`: the name says
 /// what the bytes are to a reader that knows nothing else (the same bytes under one name).
 fn dump_case(dir: &std::path::Path, name: &str, version: i16, bytes: &[u8]) {
-    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
-    let path = dir.join(format!("{name}.v{version}.{hash:016x}.bin"));
+    let hash = crate::records::crc32c(bytes);
+    let path = dir.join(format!("{name}.v{version}.{hash:08x}.bin"));
     std::fs::write(&path, bytes).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
 }
 
