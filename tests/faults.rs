@@ -96,15 +96,20 @@ fn options() -> ReadOptions {
         .max_wait(Duration::from_millis(200))
 }
 
-/// Creates a topic (three partitions, replication factor 3, min.insync.replicas=2) and writes
-/// `per_partition` records to each partition with the Java producer (acks=all, 4 KiB
+/// Creates a topic (`partitions` partitions, replication factor 3, min.insync.replicas=2) and
+/// writes `per_partition` records to each partition with the Java producer (acks=all, 4 KiB
 /// batches). Returns its name and the records as stored, sorted by partition and offset.
-fn seed(broker: &Broker, prefix: &str, per_partition: i64) -> (String, Vec<Record>) {
+fn seed(
+    broker: &Broker,
+    prefix: &str,
+    partitions: i32,
+    per_partition: i64,
+) -> (String, Vec<Record>) {
     let topic = support::unique_name(prefix);
-    broker.create_topic_replicated(&topic, PARTITIONS, 3, &[("min.insync.replicas", "2")]);
+    broker.create_topic_replicated(&topic, partitions, 3, &[("min.insync.replicas", "2")]);
     let input: Vec<Input> = (0..per_partition)
         .flat_map(|i| {
-            (0..PARTITIONS).map(move |p| {
+            (0..partitions).map(move |p| {
                 NewRecord::new()
                     .partition(p)
                     .key(format!("k{p}-{i}"))
@@ -334,7 +339,7 @@ struct Ninth {
 }
 
 async fn read_a_ninth(broker: &'static Broker, prefix: &'static str) -> Ninth {
-    let (topic, expected) = blocking(move || seed(broker, prefix, 3000)).await;
+    let (topic, expected) = blocking(move || seed(broker, prefix, PARTITIONS, 3000)).await;
     let client = client(broker, Duration::from_secs(60)).await;
     let plan = plan(&client, &topic, &expected).await;
     let mut reader = Reader::new(client.read(plan, options()).records());
@@ -591,39 +596,14 @@ const FROZEN_BOOTSTRAP_LIMIT: Duration = Duration::from_secs(10);
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_frozen_bootstrap_broker_does_not_hold_up_resolving() {
     let (broker, _serial) = whole_cluster().await;
-    let topic = support::unique_name("faults-frozen-bootstrap");
-    let input: Vec<Input> = (0..10)
-        .map(|i| {
-            NewRecord::new()
-                .key(format!("k{i}"))
-                .value(format!("frozen bootstrap #{i}"))
-                .timestamp(BASE_MS + i * 10)
-                .into()
-        })
-        .collect();
-    let written = {
-        let topic = topic.clone();
-        blocking(move || {
-            broker.create_topic_replicated(&topic, 1, 3, &[]);
-            let options = ProduceOptions {
-                acks: Some("all".to_owned()),
-                ..ProduceOptions::default()
-            };
-            broker.produce_with(&topic, &options, &input)
-        })
-        .await
-    };
-    let mut expected: Vec<Record> = written.into_iter().map(|w| w.record).collect();
-    expected.sort();
+    let (topic, expected) = blocking(move || seed(broker, "faults-frozen-bootstrap", 1, 10)).await;
     let leader = leaders(&client(broker, MOVE_LIMIT).await, &topic).await[0];
     let frozen = (1..=3).find(|&n| n != leader).unwrap();
     // The frozen node first: the client's bootstrap connection is to it.
-    let mut servers = vec![broker.node_address(frozen).to_owned()];
-    servers.extend(
-        (1..=3)
-            .filter(|&n| n != frozen)
-            .map(|n| broker.node_address(n).to_owned()),
-    );
+    let servers: Vec<String> = std::iter::once(frozen)
+        .chain((1..=3).filter(|&n| n != frozen))
+        .map(|n| broker.node_address(n).to_owned())
+        .collect();
     let config = ClientConfig::new(servers).retry_deadline(Duration::from_secs(30));
     let client = Client::with_config(config).await.expect("connecting");
     blocking(move || broker.pause_node(frozen)).await;
@@ -650,7 +630,7 @@ async fn a_frozen_bootstrap_broker_does_not_hold_up_resolving() {
 async fn a_graceful_shutdown_an_election_and_a_reassignment_mid_read_give_the_exact_records() {
     let (broker, _serial) = whole_cluster().await;
     let started = Instant::now();
-    let (topic, expected) = blocking(move || seed(broker, "faults-move", 3000)).await;
+    let (topic, expected) = blocking(move || seed(broker, "faults-move", PARTITIONS, 3000)).await;
     let client = client(broker, Duration::from_secs(60)).await;
     let plan = plan(&client, &topic, &expected).await;
     let mut reader = Reader::new(client.read(plan, options()).records());
@@ -742,7 +722,7 @@ async fn a_graceful_shutdown_an_election_and_a_reassignment_mid_read_give_the_ex
 async fn every_node_down_fails_clearly_by_the_retry_deadline() {
     let (broker, _serial) = whole_cluster().await;
     let started = Instant::now();
-    let (topic, expected) = blocking(move || seed(broker, "faults-down", 1000)).await;
+    let (topic, expected) = blocking(move || seed(broker, "faults-down", PARTITIONS, 1000)).await;
     let deadline = Duration::from_secs(3);
     let client = client(broker, deadline).await;
     let plan = plan(&client, &topic, &expected).await;
