@@ -171,6 +171,14 @@ impl Broker {
 
     /// Restarts every node that is down or frozen, all at once (a KRaft quorum needs a
     /// majority of them to come up together), and waits until the cluster is whole.
+    ///
+    /// After a restart, "whole" takes two checks. Every node's Metadata answer must list every
+    /// broker and full in-sync sets ([`Broker::wait_whole`]), but a node that has just restarted
+    /// can answer from the metadata log it replayed while the controllers still elect a leader.
+    /// So the Admin client of Kafka's Java tool must also see every broker and a controller
+    /// (`ktool wait-ready`), which is what the next create-topic or delete-topic needs. Without
+    /// that second check, a delete-topic right after all three nodes were killed once timed
+    /// out "waiting for a node assignment".
     pub(crate) async fn heal(&self) {
         let mut down = self.down_nodes();
         down.extend(self.paused_nodes());
@@ -179,7 +187,24 @@ impl Broker {
                 s.spawn(move || self.restart_node(node));
             }
         });
-        self.wait_whole(Duration::from_secs(180)).await;
+        let limit = Duration::from_secs(180);
+        self.wait_whole(limit).await;
+        if !down.is_empty() {
+            self.wait_admin_ready(limit);
+        }
+    }
+
+    /// Waits until an Admin client sees every node as a broker and names a controller
+    /// (`ktool wait-ready`); panics with the tool's last reason after `limit`.
+    pub(crate) fn wait_admin_ready(&self, limit: Duration) {
+        let nodes = self.node_addresses().len().to_string();
+        let timeout = limit.as_millis().to_string();
+        let started = Instant::now();
+        self.ktool(
+            &["wait-ready", "--nodes", &nodes, "--timeout-ms", &timeout],
+            None,
+        );
+        eprintln!("admin client ready after {:?}", started.elapsed());
     }
 
     /// One node's Metadata answer for every topic, or why there is none.
