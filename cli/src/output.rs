@@ -124,6 +124,11 @@ impl RecordFormat {
         Ok(RecordFormat::Template(pieces))
     }
 
+    /// Whether the format writes nothing for any record (`--format ''`).
+    fn writes_nothing(&self) -> bool {
+        matches!(self, RecordFormat::Template(pieces) if pieces.is_empty())
+    }
+
     /// Appends `record` of `topic`'s `partition` to `out`: no allocation beyond `out`'s
     /// growth.
     #[inline]
@@ -260,8 +265,35 @@ impl<W: Write> RecordWriter<W> {
         &mut self,
         topic: &str,
         partition: i32,
+        records: impl Iterator<Item = Result<Record<'a>, E>> + Clone,
+        limit: u64,
+    ) -> Result<Printed, BatchFailed<E>> {
+        // One loop each for a format that writes nothing (`--format ''`: a count), for one
+        // without `-s`, and for `-s`: the first two small enough for the record decoder to be
+        // inlined into them (BENCHMARKS.md, "The command line's record loop").
+        if self.decoding.is_none() && self.format.writes_nothing() {
+            self.write_records(records, limit, |_, _| Ok(true))
+        } else if self.decoding.is_none() {
+            self.write_records(records, limit, |w, record| {
+                w.format.write(&mut w.buf, topic, partition, record);
+                Ok(true)
+            })
+        } else {
+            self.write_records(records, limit, |w, record| {
+                w.write_decoded(topic, partition, record)
+            })
+        }
+    }
+
+    /// [`write_batch`](Self::write_batch) with `write` formatting each record into the
+    /// buffer: whether it printed the record, or the offset and reason of a record whose
+    /// key or value did not decode.
+    #[inline(always)]
+    fn write_records<'a, E>(
+        &mut self,
         mut records: impl Iterator<Item = Result<Record<'a>, E>> + Clone,
         limit: u64,
+        mut write: impl FnMut(&mut Self, &Record<'a>) -> Result<bool, (i64, String)>,
     ) -> Result<Printed, BatchFailed<E>> {
         // Where the batch's output starts in the buffer, until all of it is known to decode.
         let mut mark = Some(self.buf.len());
@@ -275,44 +307,10 @@ impl<W: Write> RecordWriter<W> {
                 Some(Ok(record)) => record,
                 Some(Err(e)) => return Err(self.fail(mark, e)),
             };
-            let printed_it = match &mut self.decoding {
-                None => {
-                    self.format.write(&mut self.buf, topic, partition, &record);
-                    true
-                }
-                Some(decoding) => {
-                    let at = self.buf.len();
-                    match self.format.write_decoded(
-                        &mut self.buf,
-                        topic,
-                        partition,
-                        &record,
-                        decoding,
-                    ) {
-                        Ok(()) => true,
-                        Err(message) => {
-                            self.buf.truncate(at);
-                            match decoding.on_error {
-                                OnDecodeError::Fail => {
-                                    let offset = record.offset();
-                                    return Err(self.fail_decode(mark, offset, message));
-                                }
-                                OnDecodeError::Skip => {
-                                    decoding.skipped += 1;
-                                    false
-                                }
-                                OnDecodeError::Raw => {
-                                    decoding.raw += 1;
-                                    self.format.write(&mut self.buf, topic, partition, &record);
-                                    true
-                                }
-                            }
-                        }
-                    }
-                }
-            };
-            if !printed_it {
-                continue;
+            match write(self, &record) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err((offset, message)) => return Err(self.fail_decode(mark, offset, message)),
             }
             printed.records += 1;
             printed.bytes += record_bytes(&record);
@@ -337,7 +335,43 @@ impl<W: Write> RecordWriter<W> {
         Ok(printed)
     }
 
-    /// Writes the buffer to the output if it holds `at` bytes or more.
+    /// Formats `record` with its key and value decoded (`-s`): whether it was printed
+    /// (`--on-decode-error skip` leaves it out), or its offset and why it did not decode
+    /// (`--on-decode-error fail`).
+    fn write_decoded(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        record: &Record<'_>,
+    ) -> Result<bool, (i64, String)> {
+        let Some(decoding) = &mut self.decoding else {
+            self.format.write(&mut self.buf, topic, partition, record);
+            return Ok(true);
+        };
+        let at = self.buf.len();
+        match self
+            .format
+            .write_decoded(&mut self.buf, topic, partition, record, decoding)
+        {
+            Ok(()) => Ok(true),
+            Err(message) => {
+                self.buf.truncate(at);
+                match decoding.on_error {
+                    OnDecodeError::Fail => Err((record.offset(), message)),
+                    OnDecodeError::Skip => {
+                        decoding.skipped += 1;
+                        Ok(false)
+                    }
+                    OnDecodeError::Raw => {
+                        decoding.raw += 1;
+                        self.format.write(&mut self.buf, topic, partition, record);
+                        Ok(true)
+                    }
+                }
+            }
+        }
+    }
+
     fn write_out_from<E>(&mut self, at: usize) -> Result<(), BatchFailed<E>> {
         if self.buf.len() >= at {
             self.out.write_all(&self.buf).map_err(BatchFailed::Output)?;
@@ -666,6 +700,31 @@ mod tests {
         assert_eq!(printed.stopped_before, None);
         w.flush().unwrap();
         assert_eq!(w.out, b"10\n11\n10\n11\n12\n13\n14\n");
+    }
+
+    #[test]
+    fn a_format_that_writes_nothing_counts_like_the_others_and_fails_alike() {
+        // `--format ''` has a loop of its own (write_batch): the same counts, the same stop
+        // inside a batch, the same failure of a batch that does not decode to its end.
+        let b = batch(10, 5);
+        let mut broken = batch(3, 3000).to_vec();
+        broken[57..61].copy_from_slice(&2999i32.to_be_bytes());
+        let broken = Bytes::from(broken);
+        let empty = RecordFormat::parse("").unwrap();
+        assert!(empty.writes_nothing());
+        assert!(!RecordFormat::parse("%o").unwrap().writes_nothing());
+        let mut w = RecordWriter::new(empty, Vec::new());
+        let all = w.write_batch("t", 0, records_of(&b).records(), u64::MAX);
+        let all = all.unwrap();
+        assert_eq!((all.records, all.bytes, all.stopped_before), (5, 500, None));
+        let two = w.write_batch("t", 0, records_of(&b).records(), 2).unwrap();
+        assert_eq!((two.records, two.stopped_before), (2, Some(12)));
+        for limit in [u64::MAX, 2] {
+            let failed = w.write_batch("t", 0, records_of(&broken).records(), limit);
+            assert!(matches!(failed, Err(BatchFailed::Read(_))), "{failed:?}");
+        }
+        w.flush().unwrap();
+        assert!(w.out.is_empty());
     }
 
     #[test]
