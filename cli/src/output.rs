@@ -657,14 +657,18 @@ mod tests {
         reader.next().unwrap().unwrap()
     }
 
+    /// 3000 records whose declared count is one short: the last is trailing bytes, an error
+    /// found only after more than HOLD_AT bytes of JSON output.
+    fn broken_batch() -> Bytes {
+        let mut broken = batch(3, 3000).to_vec();
+        broken[57..61].copy_from_slice(&2999i32.to_be_bytes());
+        Bytes::from(broken)
+    }
+
     #[test]
     fn a_batch_that_fails_to_decode_prints_none_of_its_records() {
         let good = batch(0, 3);
-        // 3000 records whose declared count is one short: the last is trailing bytes, an
-        // error found only after more than HOLD_AT bytes of output.
-        let mut broken = batch(3, 3000).to_vec();
-        broken[57..61].copy_from_slice(&2999i32.to_be_bytes());
-        let broken = Bytes::from(broken);
+        let broken = broken_batch();
         let mut w = RecordWriter::new(RecordFormat::Json, Vec::new());
         let printed = w
             .write_batch("t", 2, records_of(&good).records(), u64::MAX)
@@ -707,9 +711,7 @@ mod tests {
         // `--format ''` has a loop of its own (write_batch): the same counts, the same stop
         // inside a batch, the same failure of a batch that does not decode to its end.
         let b = batch(10, 5);
-        let mut broken = batch(3, 3000).to_vec();
-        broken[57..61].copy_from_slice(&2999i32.to_be_bytes());
-        let broken = Bytes::from(broken);
+        let broken = broken_batch();
         let empty = RecordFormat::parse("").unwrap();
         assert!(empty.writes_nothing());
         assert!(!RecordFormat::parse("%o").unwrap().writes_nothing());
