@@ -311,30 +311,7 @@ fn port_of(broker: &Broker, node: i32) -> u16 {
 /// Deletes a scenario's topic, so that the next scenarios wait for no partition of it.
 async fn drop_topic(broker: &'static Broker, topic: &str) {
     let topic = topic.to_owned();
-    blocking(move || {
-        let delete = ["delete-topic", "--topic", &topic];
-        let first = support::run_ktool(broker.bootstrap(), &delete, None, None);
-        if first.status.success() {
-            return;
-        }
-        // A delete right after a restart of every node once timed out waiting for a node to
-        // send it to: once more when an Admin client sees the cluster (the first try may have
-        // deleted the topic all the same).
-        eprintln!(
-            "  delete-topic {topic} failed ({}): {}; once more when the admin client is ready",
-            first.status,
-            String::from_utf8_lossy(&first.stderr).trim()
-        );
-        broker.wait_admin_ready(HEAL_LIMIT);
-        let again = support::run_ktool(broker.bootstrap(), &delete, None, None);
-        let why = String::from_utf8_lossy(&again.stderr);
-        assert!(
-            again.status.success() || why.contains("UNKNOWN_TOPIC_OR_PARTITION"),
-            "ktool delete-topic --topic {topic} failed twice ({}): {why}",
-            again.status
-        );
-    })
-    .await;
+    blocking(move || broker.delete_topic(&topic)).await;
 }
 
 /// The records a Java consumer reads of `topic` now, which must be what was written.

@@ -196,7 +196,7 @@ impl Broker {
 
     /// Waits until an Admin client sees every node as a broker and names a controller
     /// (`ktool wait-ready`); panics with the tool's last reason after `limit`.
-    pub(crate) fn wait_admin_ready(&self, limit: Duration) {
+    fn wait_admin_ready(&self, limit: Duration) {
         let nodes = self.node_addresses().len().to_string();
         let timeout = limit.as_millis().to_string();
         let started = Instant::now();
