@@ -32,8 +32,8 @@ use bytes::{Bytes, BytesMut};
 use kseek_protocol::messages::api_versions::{ApiVersionsRequest, ApiVersionsResponse};
 use kseek_protocol::negotiate::{self, ApiVersionMap, ApiVersionsReply};
 use kseek_protocol::{
-    check_frame, decode_exact, messages::encode_request_frame, split_frame, ApiKey, FrameStatus,
-    Message, Request, ResponseHeader,
+    check_frame, decode_exact, frame::SIZE_PREFIX_LEN, messages::encode_request_frame, split_frame,
+    ApiKey, FrameStatus, Message, Request, ResponseHeader,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
@@ -298,6 +298,7 @@ impl Connection {
             has_client_cert: config.security.tls.client_cert.is_some(),
             shared: shared.clone(),
             read_buf: BytesMut::new(),
+            largest_frame: 0,
             answered: false,
             writing: None,
             flushing: false,
@@ -557,6 +558,9 @@ struct Io {
     has_client_cert: bool,
     shared: Arc<Shared>,
     read_buf: BytesMut,
+    /// The largest response frame read whole so far, size prefix included: the room the next
+    /// frame may be given from its size prefix on (`read_capacity`).
+    largest_frame: usize,
     /// Whether any response frame has come yet.
     answered: bool,
     writing: Option<Writing>,
@@ -626,7 +630,7 @@ impl Io {
             Ok(FrameStatus::Incomplete { needed }) if len >= 4 => Some(needed),
             _ => None,
         };
-        let want = read_capacity(len, pending);
+        let want = read_capacity(len, pending, self.largest_frame);
         if self.read_buf.capacity() < want {
             self.read_buf.reserve((want - len).max(READ_CHUNK));
         }
@@ -661,6 +665,7 @@ impl Io {
         loop {
             match split_frame(&mut self.read_buf, self.max_frame_size) {
                 Ok(Some(frame)) => {
+                    self.largest_frame = self.largest_frame.max(SIZE_PREFIX_LEN + frame.len());
                     self.answered = true;
                     self.answers += 1;
                     dispatch(&self.shared, frame)?
@@ -834,19 +839,27 @@ const MIN_SPARE: usize = 8 * 1024;
 const FRAME_GROWTH: usize = 16;
 
 /// The capacity the read buffer should have before the next read, holding `len` bytes of
-/// which the start of a frame still missing `pending` bytes (when its size prefix is there).
+/// which the start of a frame still missing `pending` bytes (`None` until its size prefix is
+/// there), on a connection whose largest whole frame so far was `largest` bytes.
 ///
 /// Room for the whole rest of the frame, so a large Fetch response lands in the buffer it is
-/// split from and is not copied as the buffer grows in steps, but at most `FRAME_GROWTH`
-/// times what has arrived: a frame of 8 MiB is read into buffers of 1 MiB (after its first
-/// 64 KiB) and then 8 MiB, copying 1 MiB, not into one doubling at every 64 KiB.
-fn read_capacity(len: usize, pending: Option<usize>) -> usize {
+/// split from and is not copied as the buffer grows. But a size prefix is only a claim: the
+/// room is at most `FRAME_GROWTH` times what has arrived of the frame, or the size of the
+/// largest frame this connection has read whole, whichever is more; before the size prefix,
+/// room for a frame that large. So the answers of a read, one like the other, are each read
+/// into room made once before their first byte, with nothing copied; the first 8 MiB frame of
+/// a connection goes into 1 MiB (after its first 64 KiB) and then 8 MiB, copying 1 MiB; and
+/// whatever size a broker claims, the connection never sets aside more than 16 times the
+/// bytes it sent of the frame, or one frame's worth it has already sent whole. A frame's
+/// last bytes ask for no more room than they take: more would move the whole frame to a new
+/// buffer just before it is split off.
+fn read_capacity(len: usize, pending: Option<usize>, largest: usize) -> usize {
     let spare = len + MIN_SPARE;
     match pending {
         Some(needed) => (len + needed)
-            .min(len.saturating_mul(FRAME_GROWTH))
-            .max(spare),
-        None => spare,
+            .min(len.saturating_mul(FRAME_GROWTH).max(largest))
+            .max(len + needed.min(MIN_SPARE)),
+        None => spare.max(largest),
     }
 }
 

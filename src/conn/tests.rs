@@ -18,19 +18,37 @@ use super::*;
 #[test]
 fn read_buffer_grows_toward_the_frame_in_bounded_steps() {
     // Nothing pending: the usual spare room.
-    assert_eq!(read_capacity(0, None), MIN_SPARE);
-    assert_eq!(read_capacity(100, None), 100 + MIN_SPARE);
-    // The first 64 KiB of an 8 MiB frame: room for 16 times that, not the whole frame.
+    assert_eq!(read_capacity(0, None, 0), MIN_SPARE);
+    assert_eq!(read_capacity(100, None, 0), 100 + MIN_SPARE);
+    // The first 64 KiB of a connection's first 8 MiB frame: room for 16 times that, not the
+    // whole frame.
     assert_eq!(
-        read_capacity(64 << 10, Some((8 << 20) - (64 << 10))),
+        read_capacity(64 << 10, Some((8 << 20) - (64 << 10)), 0),
         1 << 20
     );
     // From 1 MiB on, the rest of the frame fits: the last buffer is the frame's own.
-    assert_eq!(read_capacity(1 << 20, Some(7 << 20)), 8 << 20);
-    // A frame about to end: at least the usual spare room.
-    assert_eq!(read_capacity(100, Some(50)), 100 + MIN_SPARE);
-    // A size prefix alone, however large the size it claims, asks for little.
-    assert_eq!(read_capacity(4, Some(100 << 20)), 4 + MIN_SPARE);
+    assert_eq!(read_capacity(1 << 20, Some(7 << 20), 0), 8 << 20);
+    // A frame about to end: room for its end, no more (more would copy the frame).
+    assert_eq!(read_capacity(100, Some(50), 0), 150);
+    assert_eq!(read_capacity(8 << 20, Some(3), 8 << 20), (8 << 20) + 3);
+    // A size prefix alone, however large the size it claims, asks for little...
+    assert_eq!(read_capacity(4, Some(100 << 20), 0), 4 + MIN_SPARE);
+    assert_eq!(read_capacity(4, Some(100 << 20), 1000), 4 + MIN_SPARE);
+}
+
+#[test]
+fn a_frame_no_larger_than_one_read_before_gets_its_room_before_its_first_byte() {
+    // After an 8 MiB frame, the next one's room is there before its size prefix comes, and
+    // made whole as soon as its size is known: none of its bytes are copied into a larger
+    // buffer later.
+    let largest = 8 << 20;
+    assert_eq!(read_capacity(0, None, largest), largest);
+    assert_eq!(read_capacity(2, None, largest), largest);
+    assert_eq!(read_capacity(75, Some((8 << 20) - 75), largest), 8 << 20);
+    assert_eq!(read_capacity(4, Some(1 << 20), largest), 4 + (1 << 20));
+    // A larger claim gets no more than the largest frame so far, or 16 times what came.
+    assert_eq!(read_capacity(4, Some(100 << 20), largest), largest);
+    assert_eq!(read_capacity(1 << 20, Some(100 << 20), largest), 16 << 20);
 }
 
 async fn read_request(sock: &mut TcpStream) -> Vec<u8> {
