@@ -627,7 +627,7 @@ impl Io {
     fn poll_read(&mut self, cx: &mut Context<'_>) -> Poll<std::result::Result<(), String>> {
         let len = self.read_buf.len();
         let pending = match check_frame(&self.read_buf, self.max_frame_size) {
-            Ok(FrameStatus::Incomplete { needed }) if len >= 4 => Some(needed),
+            Ok(FrameStatus::Incomplete { needed }) if len >= SIZE_PREFIX_LEN => Some(needed),
             _ => None,
         };
         let want = read_capacity(len, pending, self.largest_frame);
@@ -843,23 +843,19 @@ const FRAME_GROWTH: usize = 16;
 /// there), on a connection whose largest whole frame so far was `largest` bytes.
 ///
 /// Room for the whole rest of the frame, so a large Fetch response lands in the buffer it is
-/// split from and is not copied as the buffer grows. But a size prefix is only a claim: the
-/// room is at most `FRAME_GROWTH` times what has arrived of the frame, or the size of the
-/// largest frame this connection has read whole, whichever is more; before the size prefix,
-/// room for a frame that large. So the answers of a read, one like the other, are each read
-/// into room made once before their first byte, with nothing copied; the first 8 MiB frame of
-/// a connection goes into 1 MiB (after its first 64 KiB) and then 8 MiB, copying 1 MiB; and
-/// whatever size a broker claims, the connection never sets aside more than 16 times the
-/// bytes it sent of the frame, or one frame's worth it has already sent whole. A frame's
+/// split from and is not copied as the buffer grows. A size prefix is only a claim, so the
+/// room is at most `FRAME_GROWTH` times what has arrived of the frame or the largest frame
+/// read whole so far, whichever is more (before the size prefix: room for that largest frame).
+/// So answers of one size are each read into room made before their first byte; the first
+/// 8 MiB frame of a connection goes into 1 MiB (after its first 64 KiB), then 8 MiB. A frame's
 /// last bytes ask for no more room than they take: more would move the whole frame to a new
 /// buffer just before it is split off.
 fn read_capacity(len: usize, pending: Option<usize>, largest: usize) -> usize {
-    let spare = len + MIN_SPARE;
     match pending {
         Some(needed) => (len + needed)
             .min(len.saturating_mul(FRAME_GROWTH).max(largest))
             .max(len + needed.min(MIN_SPARE)),
-        None => spare.max(largest),
+        None => (len + MIN_SPARE).max(largest),
     }
 }
 
